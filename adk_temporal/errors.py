@@ -1,0 +1,152 @@
+"""The exception tree of adk-temporal.
+
+Every error the library raises on purpose derives from :class:`AdkError`. Two families:
+
+* **Request errors** (:class:`AdkRequestError`): the caller asked for something invalid —
+  a malformed artifact request, an unknown agent or model, a confirmation id that names
+  nothing, a resume input that violates its schema. Retrying the same call cannot help, so
+  the Temporal layer turns these into non-retryable ``ApplicationError`` values whose
+  ``type`` is the class name.
+* **Run errors** (:class:`AdkRunError`): the request was fine but the run could not
+  complete it — a version race lost on every attempt, a backend or capability that is not
+  there. Some are retryable (:class:`VersionConflictError`).
+
+Two classes also derive from builtin errors so plain Python code can catch them:
+``InvalidArtifactRequestError`` is a ``ValueError`` and ``ArtifactNotFoundError`` is a
+``FileNotFoundError`` (the analogue of Go's ``fs.ErrNotExist``).
+
+```
+AdkError
+├── AdkRequestError
+│   ├── InvalidArtifactRequestError (ValueError)
+│   ├── InvalidResumeInputError (ValueError)
+│   ├── UnknownRequestIdError (KeyError)
+│   ├── ConfirmationMismatchError
+│   ├── SessionNotFoundError (LookupError)
+│   ├── SessionExistsError
+│   ├── ModelRequestError (a 4xx from the model API)
+│   ├── UnknownAgentError (LookupError)
+│   └── UnknownModelError (LookupError)
+└── AdkRunError
+    ├── ArtifactNotFoundError (FileNotFoundError)
+    ├── VersionConflictError
+    ├── ModelUnavailableError (429, 5xx, transport; retryable)
+    ├── MemoryServiceNotConfiguredError
+    └── ArtifactServiceNotConfiguredError
+```
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AdkError",
+    "AdkRequestError",
+    "AdkRunError",
+    "ArtifactNotFoundError",
+    "ArtifactServiceNotConfiguredError",
+    "ConfirmationMismatchError",
+    "InvalidArtifactRequestError",
+    "InvalidResumeInputError",
+    "MemoryServiceNotConfiguredError",
+    "ModelRequestError",
+    "ModelUnavailableError",
+    "SessionExistsError",
+    "SessionNotFoundError",
+    "UnknownAgentError",
+    "UnknownModelError",
+    "UnknownRequestIdError",
+    "VersionConflictError",
+]
+
+
+class AdkError(Exception):
+    """Base class of every error adk-temporal raises on purpose."""
+
+
+class AdkRequestError(AdkError):
+    """The caller asked for something invalid; retrying the same request cannot succeed."""
+
+
+class AdkRunError(AdkError):
+    """A valid request could not be completed by the run or its backends."""
+
+
+class InvalidArtifactRequestError(AdkRequestError, ValueError):
+    """An artifact request failed validation; no backend was touched."""
+
+
+class InvalidResumeInputError(AdkRequestError, ValueError):
+    """A resume input does not satisfy the JSON schema of the request it answers."""
+
+
+class UnknownRequestIdError(AdkRequestError, KeyError):
+    """A confirmation or interrupt id names no open request of this invocation."""
+
+    def __str__(self) -> str:
+        # KeyError quotes its argument; keep the message readable.
+        return str(self.args[0]) if self.args else ""
+
+
+class ConfirmationMismatchError(AdkRequestError):
+    """A confirmation reply does not match the call it claims to approve (digest or conflict)."""
+
+
+class SessionNotFoundError(AdkRequestError, LookupError):
+    """No session exists with the given app, user and session id."""
+
+
+class SessionExistsError(AdkRequestError):
+    """A session with the given app, user and session id already exists."""
+
+
+class ModelRequestError(AdkRequestError):
+    """The model API refused the request (HTTP 400/401/403/404); retrying cannot help.
+
+    Args:
+        status: The HTTP status code the API answered with.
+        message: The API's error message.
+    """
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"model request failed with HTTP {status}: {message}")
+        self.status = status
+        self.message = message
+
+
+class UnknownAgentError(AdkRequestError, LookupError):
+    """No agent with the given name is registered."""
+
+
+class UnknownModelError(AdkRequestError, LookupError):
+    """No model factory in the registry matches the given model name."""
+
+
+class ArtifactNotFoundError(AdkRunError, FileNotFoundError):
+    """The artifact, or the requested version of it, does not exist."""
+
+
+class VersionConflictError(AdkRunError):
+    """A save lost the version race on every attempt, or the requested version exists."""
+
+
+class ModelUnavailableError(AdkRunError):
+    """The model API is rate-limited, failing (5xx) or unreachable; a retry may succeed.
+
+    Args:
+        status: The HTTP status code, or ``None`` for a transport error.
+        message: What went wrong.
+    """
+
+    def __init__(self, status: int | None, message: str) -> None:
+        where = f"HTTP {status}" if status is not None else "transport error"
+        super().__init__(f"model unavailable ({where}): {message}")
+        self.status = status
+        self.message = message
+
+
+class MemoryServiceNotConfiguredError(AdkRunError):
+    """``search_memory`` was called but the runtime was given no memory service."""
+
+
+class ArtifactServiceNotConfiguredError(AdkRunError):
+    """An artifact operation was requested but the runtime was given no artifact service."""

@@ -1,0 +1,132 @@
+"""Events, the actions they carry, and the wire names of ADK's long-running requests.
+
+An :class:`Event` is one entry of a session's history: a user message, a model reply, a
+merged function-response, or a confirmation/input request. Its :class:`EventActions` is the
+delta the event applies (state, artifact versions, requested confirmations and inputs,
+control flags). These models cross every Temporal boundary, so they are pydantic v2 models
+and their JSON keys are part of the wire format.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.genai import types
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "ADK_ID_PREFIX",
+    "REQUEST_CONFIRMATION_FUNCTION_NAME",
+    "REQUEST_INPUT_FUNCTION_NAME",
+    "Event",
+    "EventActions",
+    "InputRequest",
+    "ToolConfirmation",
+]
+
+REQUEST_CONFIRMATION_FUNCTION_NAME = "adk_request_confirmation"
+"""Name of the function call that asks a human to approve or reject a tool call."""
+
+REQUEST_INPUT_FUNCTION_NAME = "adk_request_input"
+"""Name of the function call that asks a human for an input value."""
+
+ADK_ID_PREFIX = "adk-"
+"""Prefix of ids the runtime generates; such ids are blanked before they reach a model."""
+
+
+class ToolConfirmation(BaseModel):
+    """A confirmation request for one tool call, or the user's answer to it."""
+
+    hint: str = ""
+    confirmed: bool = False
+    payload: Any = None
+
+
+class InputRequest(BaseModel):
+    """An open request for a human-supplied value, raised by ``ctx.request_input``."""
+
+    interrupt_id: str
+    function_call_id: str
+    message: str = ""
+    input_schema: dict[str, Any] | None = None
+
+
+_MAP_FIELDS = (
+    "state_delta",
+    "artifact_delta",
+    "requested_tool_confirmations",
+    "requested_inputs",
+)
+
+
+class EventActions(BaseModel):
+    """The deltas and control flags an event applies.
+
+    Empty maps serialise as ``{}``; ``None`` given for a map is read as empty, so a
+    serialised ``EventActions`` never carries ``null`` where a map is expected.
+    """
+
+    model_config = ConfigDict(validate_assignment=True)
+
+    state_delta: dict[str, Any] = Field(default_factory=dict)
+    artifact_delta: dict[str, int] = Field(default_factory=dict)
+    requested_tool_confirmations: dict[str, ToolConfirmation] = Field(default_factory=dict)
+    requested_inputs: dict[str, InputRequest] = Field(default_factory=dict)
+    skip_summarization: bool = False
+    transfer_to_agent: str | None = None
+    escalate: bool = False
+    end_invocation: bool = False
+
+    @field_validator(*_MAP_FIELDS, mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    def is_empty(self) -> bool:
+        """True when the actions change nothing."""
+        return self == EventActions()
+
+
+class Event(BaseModel):
+    """One entry of a session's history."""
+
+    id: str = ""
+    invocation_id: str = ""
+    author: str = ""
+    branch: str = ""
+    isolation_scope: str = ""
+    content: types.Content | None = None
+    actions: EventActions = Field(default_factory=EventActions)
+    long_running_tool_ids: list[str] = Field(default_factory=list)
+    timestamp: float = 0.0
+    error_code: str | None = None
+    error_message: str | None = None
+
+    @field_validator("actions", mode="before")
+    @classmethod
+    def _none_is_default(cls, value: Any) -> Any:
+        return EventActions() if value is None else value
+
+    def parts(self) -> list[types.Part]:
+        """The content's parts, or an empty list."""
+        if self.content is None or not self.content.parts:
+            return []
+        return list(self.content.parts)
+
+    def function_calls(self) -> list[types.FunctionCall]:
+        """The function calls in this event, in order."""
+        return [p.function_call for p in self.parts() if p.function_call is not None]
+
+    def function_responses(self) -> list[types.FunctionResponse]:
+        """The function responses in this event, in order."""
+        return [p.function_response for p in self.parts() if p.function_response is not None]
+
+    def text(self) -> str:
+        """The concatenated text parts (thoughts excluded)."""
+        return "".join(p.text for p in self.parts() if p.text and not p.thought)
+
+    def is_final_response(self) -> bool:
+        """True for a reply that ends the agent's turn: no calls, no responses, no pauses."""
+        if self.actions.skip_summarization or self.long_running_tool_ids:
+            return True
+        return not self.function_calls() and not self.function_responses()

@@ -1,0 +1,26 @@
+"""The Session model: one conversation's identity, merged state and events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..events import Event
+
+__all__ = ["Session"]
+
+
+class Session(BaseModel):
+    """A conversation of one user with one app.
+
+    ``state`` is the merged view the agent reads: the session's own keys plus the app's
+    ``app:`` keys and the user's ``user:`` keys (prefixes kept).
+    """
+
+    id: str
+    app_name: str
+    user_id: str
+    state: dict[str, Any] = Field(default_factory=dict)
+    events: list[Event] = Field(default_factory=list)
+    last_update_time: float = 0.0

@@ -1,0 +1,1 @@
+"""Test helpers shipped with the package: real local servers for Temporal, GCS and Gemini."""
