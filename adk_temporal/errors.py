@@ -20,10 +20,13 @@ AdkError
 ├── AdkRequestError
 │   ├── InvalidArtifactRequestError (ValueError)
 │   ├── InvalidResumeInputError (ValueError)
+│   ├── InvalidSessionRequestError (ValueError)
+│   ├── InvalidToolArgumentsError (ValueError)
 │   ├── UnknownRequestIdError (KeyError)
 │   ├── ConfirmationMismatchError
 │   ├── SessionNotFoundError (LookupError)
 │   ├── SessionExistsError
+│   ├── SessionBusyError
 │   ├── ModelRequestError (a 4xx from the model API)
 │   ├── UnknownAgentError (LookupError)
 │   └── UnknownModelError (LookupError)
@@ -47,9 +50,12 @@ __all__ = [
     "ConfirmationMismatchError",
     "InvalidArtifactRequestError",
     "InvalidResumeInputError",
+    "InvalidSessionRequestError",
+    "InvalidToolArgumentsError",
     "MemoryServiceNotConfiguredError",
     "ModelRequestError",
     "ModelUnavailableError",
+    "SessionBusyError",
     "SessionExistsError",
     "SessionNotFoundError",
     "UnknownAgentError",
@@ -79,6 +85,10 @@ class InvalidResumeInputError(AdkRequestError, ValueError):
     """A resume input does not satisfy the JSON schema of the request it answers."""
 
 
+class InvalidSessionRequestError(AdkRequestError, ValueError):
+    """A session request failed validation (empty id, non-JSON state); nothing was stored."""
+
+
 class UnknownRequestIdError(AdkRequestError, KeyError):
     """A confirmation or interrupt id names no open request of this invocation."""
 
@@ -99,6 +109,10 @@ class SessionExistsError(AdkRequestError):
     """A session with the given app, user and session id already exists."""
 
 
+class SessionBusyError(AdkRequestError):
+    """An invocation is already running in this session; wait for it or answer its requests."""
+
+
 class ModelRequestError(AdkRequestError):
     """The model API refused the request (HTTP 400/401/403/404); retrying cannot help.
 
@@ -111,6 +125,20 @@ class ModelRequestError(AdkRequestError):
         super().__init__(f"model request failed with HTTP {status}: {message}")
         self.status = status
         self.message = message
+
+
+class InvalidToolArgumentsError(AdkRequestError, ValueError):
+    """The arguments of a tool call do not match the tool's parameters.
+
+    Args:
+        tool_name: The tool the arguments were meant for.
+        problems: One ``"<field>: <problem>"`` line per violation, in validation order.
+    """
+
+    def __init__(self, tool_name: str, problems: list[str]) -> None:
+        super().__init__(f"invalid arguments for tool {tool_name}: {'; '.join(problems)}")
+        self.tool_name = tool_name
+        self.problems = problems
 
 
 class UnknownAgentError(AdkRequestError, LookupError):

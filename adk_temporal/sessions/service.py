@@ -1,0 +1,386 @@
+"""The SessionService interface and the rules every backend shares.
+
+A session service stores conversations: a session's identity, its events in append order,
+and state in three scopes (``app:`` keys per app, ``user:`` keys per app and user, the rest
+per session; ``temp:`` keys are never stored). Temporal activities call it worker-side: a
+model step reads the whole session and appends the model event, a tool step reads the state,
+and either may be retried, so appends are idempotent by event id.
+
+The helpers below the protocol hold the logic both backends share (validation, error
+messages, event preparation, the merged state view) so the backends differ only in storage.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from ..errors import InvalidSessionRequestError, SessionExistsError, SessionNotFoundError
+from ..events import Event
+from ..state import TEMP_PREFIX, split_scopes
+from .session import Session
+
+__all__ = [
+    "SessionService",
+    "apply_state_delta",
+    "check_after_sequence",
+    "check_identity",
+    "merged_state",
+    "new_session_id",
+    "prepare_events",
+    "session_exists_error",
+    "session_not_found_error",
+    "to_json_state",
+]
+
+
+class SessionService(Protocol):
+    """Stores sessions, their events and their scoped state.
+
+    Every method is a coroutine and takes keyword arguments only. A session is identified by
+    ``(app_name, user_id, session_id)``; the same session id under another user is another
+    session. Returned :class:`Session` objects are snapshots: mutating them never changes the
+    store, and they do not follow later writes.
+
+    Events carry a per-session sequence number: 1 for the first event appended, then
+    consecutive. It is not a field of :class:`Event`; it is the event's 1-based position in
+    ``Session.events``, which lets a reader ask only for events it has not seen yet.
+    """
+
+    async def create(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str | None = None,
+        state: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """Create an empty session.
+
+        Args:
+            app_name: The app the session belongs to.
+            user_id: The user the session belongs to.
+            session_id: The id to use; ``None`` generates a random hex id.
+            state: Initial state, split by scope like an event's ``state_delta``: ``app:``
+                keys update the app's state and ``user:`` keys the user's state (both are
+                shared with other sessions), ``temp:`` keys are dropped. Values must be
+                JSON-serialisable.
+
+        Returns:
+            The new session, with no events and the merged state view.
+
+        Raises:
+            SessionExistsError: The session already exists (nothing is changed).
+            InvalidSessionRequestError: ``app_name``, ``user_id`` or ``session_id`` is empty,
+                or a state value is not JSON-serialisable.
+        """
+        ...
+
+    async def get(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        after_sequence: int = 0,
+    ) -> Session:
+        """Read a session with its events in append order.
+
+        Args:
+            app_name: The app the session belongs to.
+            user_id: The user the session belongs to.
+            session_id: The session's id.
+            after_sequence: Return only events with a higher sequence number. Sequence
+                numbers are 1-based positions, so passing the number of events already seen
+                returns just the new ones; ``0`` returns all of them. The state is always
+                the full current state.
+
+        Returns:
+            The session with the merged state view (session, ``app:`` and ``user:`` keys).
+
+        Raises:
+            SessionNotFoundError: No such session.
+            InvalidSessionRequestError: An identity field is empty or ``after_sequence`` is
+                negative.
+        """
+        ...
+
+    async def get_state(self, *, app_name: str, user_id: str, session_id: str) -> dict[str, Any]:
+        """Read only a session's merged state, without loading its events.
+
+        Args:
+            app_name: The app the session belongs to.
+            user_id: The user the session belongs to.
+            session_id: The session's id.
+
+        Returns:
+            The same mapping ``get(...).state`` would return (a copy).
+
+        Raises:
+            SessionNotFoundError: No such session.
+            InvalidSessionRequestError: An identity field is empty.
+        """
+        ...
+
+    async def list(self, *, app_name: str, user_id: str) -> builtins.list[Session]:
+        """List a user's sessions of one app.
+
+        Args:
+            app_name: The app to list.
+            user_id: The user to list.
+
+        Returns:
+            The sessions sorted by id, each with its merged state but **no events**. An app
+            or user with no sessions gives an empty list.
+
+        Raises:
+            InvalidSessionRequestError: ``app_name`` or ``user_id`` is empty.
+        """
+        ...
+
+    async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete a session and its events; the app and user state stay.
+
+        Deleting a session that does not exist is not an error, so a retried delete is
+        harmless.
+
+        Args:
+            app_name: The app the session belongs to.
+            user_id: The user the session belongs to.
+            session_id: The session's id.
+
+        Raises:
+            InvalidSessionRequestError: An identity field is empty.
+        """
+        ...
+
+    async def append_events(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        events: Sequence[Event],
+    ) -> builtins.list[Event]:
+        """Append events to a session and apply their state deltas, in one transaction.
+
+        Idempotent by event id: an event whose id is already stored in this session (by an
+        earlier call or earlier in the same batch) is skipped and its state delta is not
+        applied again, so a retried activity changes nothing. The stored event wins even if
+        the retry carries different content.
+
+        Each new event gets the next sequence number. Its ``state_delta`` is applied by
+        scope (``app:`` keys to the app, ``user:`` keys to the user, the rest to the
+        session, each key assigned as is); ``temp:`` keys are removed from the stored
+        event's ``state_delta`` as well as from the state. An event with ``timestamp == 0``
+        is stamped with the service clock. The caller's events are never modified.
+
+        Args:
+            app_name: The app the session belongs to.
+            user_id: The user the session belongs to.
+            session_id: The session's id.
+            events: The events to append, in order. Every event needs a non-empty ``id``;
+                an empty sequence only checks that the session exists.
+
+        Returns:
+            One stored event per given event, in the given order: the newly stored event,
+            or for a skipped one the event stored earlier under its id.
+
+        Raises:
+            SessionNotFoundError: No such session (nothing is stored).
+            InvalidSessionRequestError: An event has an empty id or a state value that is
+                not JSON-serialisable, or an identity field is empty (nothing is stored).
+        """
+        ...
+
+    async def get_or_create(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        state: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """Read a session, creating it first when it does not exist.
+
+        Safe when several workers race: whoever loses the create reads the winner's
+        session. ``state`` is used only when this call creates the session.
+
+        Args:
+            app_name: The app the session belongs to.
+            user_id: The user the session belongs to.
+            session_id: The session's id.
+            state: Initial state for a newly created session (see :meth:`create`).
+
+        Returns:
+            The existing or newly created session, with its events.
+
+        Raises:
+            InvalidSessionRequestError: An identity field is empty.
+        """
+        try:
+            return await self.get(app_name=app_name, user_id=user_id, session_id=session_id)
+        except SessionNotFoundError:
+            pass
+        try:
+            return await self.create(
+                app_name=app_name, user_id=user_id, session_id=session_id, state=state
+            )
+        except SessionExistsError:
+            # Another worker created it between our read and our create; theirs stands.
+            return await self.get(app_name=app_name, user_id=user_id, session_id=session_id)
+
+
+def new_session_id() -> str:
+    """A fresh random session id (UUID4 hex)."""
+    return uuid.uuid4().hex
+
+
+def check_identity(app_name: str, user_id: str, session_id: str | None = None) -> None:
+    """Refuse empty identity fields, naming every missing one.
+
+    Args:
+        app_name: The app name to check.
+        user_id: The user id to check.
+        session_id: The session id to check; ``None`` skips it.
+
+    Raises:
+        InvalidSessionRequestError: One or more of the fields is empty.
+    """
+    fields = {"app_name": app_name, "user_id": user_id}
+    if session_id is not None:
+        fields["session_id"] = session_id
+    missing = [name for name, value in fields.items() if not value]
+    if missing:
+        raise InvalidSessionRequestError(
+            f"invalid session request: missing required fields: {', '.join(missing)}"
+        )
+
+
+def check_after_sequence(after_sequence: int) -> None:
+    """Refuse a negative ``after_sequence``.
+
+    Raises:
+        InvalidSessionRequestError: ``after_sequence`` is below zero.
+    """
+    if after_sequence < 0:
+        raise InvalidSessionRequestError(
+            f"invalid session request: after_sequence must be >= 0, got {after_sequence}"
+        )
+
+
+def to_json_state(state: Mapping[str, Any], *, where: str) -> dict[str, Any]:
+    """A copy of ``state`` without ``temp:`` keys, with values normalised through JSON.
+
+    Every backend stores this form, so code tested against the in-memory service sees the
+    same values (a tuple comes back as a list) and the same errors as against SQLite.
+
+    Args:
+        state: A state delta or initial state.
+        where: What the state belongs to, for the message (``"initial state"``, ...).
+
+    Returns:
+        The persistable copy.
+
+    Raises:
+        InvalidSessionRequestError: A value is not JSON-serialisable; the key is named.
+    """
+    stored: dict[str, Any] = {}
+    for key, value in state.items():
+        if key.startswith(TEMP_PREFIX):
+            continue
+        try:
+            stored[key] = json.loads(json.dumps(value))
+        except (TypeError, ValueError) as exc:
+            raise InvalidSessionRequestError(
+                f"invalid session request: {where} value for key {key!r} is not "
+                f"JSON-serialisable ({exc}); store only JSON values in state"
+            ) from exc
+    return stored
+
+
+def session_not_found_error(app_name: str, user_id: str, session_id: str) -> SessionNotFoundError:
+    """The error every backend raises for a missing session."""
+    return SessionNotFoundError(
+        f"session {session_id!r} not found for app {app_name!r} and user {user_id!r}; "
+        "create it first"
+    )
+
+
+def session_exists_error(app_name: str, user_id: str, session_id: str) -> SessionExistsError:
+    """The error every backend raises when creating a session that exists."""
+    return SessionExistsError(
+        f"session {session_id!r} already exists for app {app_name!r} and user {user_id!r}; "
+        "use get_or_create to reuse it or pick another session_id"
+    )
+
+
+def prepare_events(events: Sequence[Event], *, now: float) -> builtins.list[Event]:
+    """Validate a batch and return copies of its events as they will be stored.
+
+    The copies carry their ``state_delta`` as :func:`to_json_state` stores it (no
+    ``temp:`` keys) and a zero timestamp replaced by ``now``; the caller's events are
+    untouched.
+
+    Args:
+        events: The events to append.
+        now: The timestamp given to events that have none.
+
+    Returns:
+        The prepared copies, in order.
+
+    Raises:
+        InvalidSessionRequestError: An event has an empty id or a state value that is not
+            JSON-serialisable (checked for the whole batch before anything is stored).
+    """
+    missing = [index for index, event in enumerate(events) if not event.id]
+    if missing:
+        raise InvalidSessionRequestError(
+            f"invalid append request: events at positions {missing} have an empty id; "
+            "give every event a unique id so a retried append can recognise it"
+        )
+    prepared: builtins.list[Event] = []
+    for event in events:
+        state_delta = to_json_state(
+            event.actions.state_delta, where=f"state_delta of event {event.id!r}"
+        )
+        stored = event.model_copy(deep=True)
+        stored.actions.state_delta = state_delta
+        if not stored.timestamp:
+            stored.timestamp = now
+        prepared.append(stored)
+    return prepared
+
+
+def apply_state_delta(
+    delta: Mapping[str, Any],
+    *,
+    app: dict[str, Any],
+    user: dict[str, Any],
+    session: dict[str, Any],
+) -> None:
+    """Assign each key of ``delta`` into its scope's dict in place; ``temp:`` keys are dropped.
+
+    Args:
+        delta: A state delta (an event's ``state_delta`` or a session's initial state).
+        app: The app's state, receiving ``app:`` keys.
+        user: The user's state, receiving ``user:`` keys.
+        session: The session's own state, receiving unprefixed keys.
+    """
+    app_part, user_part, session_part = split_scopes(delta)
+    app.update(app_part)
+    user.update(user_part)
+    session.update(session_part)
+
+
+def merged_state(
+    app: Mapping[str, Any], user: Mapping[str, Any], session: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The state view a session exposes: its own keys plus ``app:`` and ``user:`` keys.
+
+    The scopes cannot collide because scoped keys keep their prefix.
+    """
+    return {**session, **app, **user}

@@ -1,0 +1,469 @@
+"""The embedded default SessionService: one SQLite file shared by a machine's workers.
+
+Several worker processes may open the same file. The journal is WAL (readers never block
+the writer), every write runs in a ``BEGIN IMMEDIATE`` transaction (it takes the write lock
+up front, so two appends can never both read the same "next sequence" and deadlock on the
+upgrade), and a busy timeout makes a process wait for the lock instead of failing.
+``UNIQUE (session_pk, event_id)`` backs the idempotency check: even a bug that skipped the
+check could not store an event twice.
+
+All sqlite3 calls run on one dedicated thread per service, never on the event loop.
+
+Schema (version 1, recorded in ``schema_version`` so later versions can migrate):
+
+* ``app_states(app_name, state)`` and ``user_states(app_name, user_id, state)``: the shared
+  scopes, ``state`` as a JSON object with prefixed keys.
+* ``sessions(pk, app_name, user_id, session_id, state, create_time, update_time)``.
+* ``events(session_pk, sequence, event_id, author, invocation_id, timestamp, event_json)``:
+  ``event_json`` is ``Event.model_dump_json()``; the other columns are for queries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from ..events import Event
+from .service import (
+    SessionService,
+    apply_state_delta,
+    check_after_sequence,
+    check_identity,
+    merged_state,
+    new_session_id,
+    prepare_events,
+    session_exists_error,
+    session_not_found_error,
+    to_json_state,
+)
+from .session import Session
+
+__all__ = ["SCHEMA_VERSION", "SqliteSessionService"]
+
+SCHEMA_VERSION = 1
+"""The schema version this module creates and reads."""
+
+_T = TypeVar("_T")
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS app_states (
+        app_name TEXT PRIMARY KEY,
+        state TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS user_states (
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (app_name, user_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS sessions (
+        pk INTEGER PRIMARY KEY,
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        create_time REAL NOT NULL,
+        update_time REAL NOT NULL,
+        UNIQUE (app_name, user_id, session_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS events (
+        session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
+        sequence INTEGER NOT NULL,
+        event_id TEXT NOT NULL,
+        author TEXT NOT NULL,
+        invocation_id TEXT NOT NULL,
+        timestamp REAL NOT NULL,
+        event_json TEXT NOT NULL,
+        PRIMARY KEY (session_pk, sequence),
+        UNIQUE (session_pk, event_id)
+    )""",
+)
+
+_SESSION_ROW = (
+    "SELECT pk, state, update_time FROM sessions "
+    "WHERE app_name = ? AND user_id = ? AND session_id = ?"
+)
+
+
+class SqliteSessionService(SessionService):
+    """Stores sessions in one SQLite file; safe for several processes on one machine.
+
+    The file and its schema are created on first use. Use ``async with`` or call
+    :meth:`close` when done; a closed service refuses further calls.
+
+    Args:
+        path: The database file (its parent directories are created), or ``":memory:"``
+            for a private in-memory database.
+        busy_timeout: Seconds a call waits for another process's write lock before
+            failing with ``sqlite3.OperationalError``.
+        clock: Returns the current time in seconds; stamps update times and events
+            appended without a timestamp.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._path = os.fspath(path)
+        self._busy_timeout = busy_timeout
+        self._clock = clock
+        # One thread owns the connection: sqlite3 connections must not be used from two
+        # threads at once, and a single writer per process keeps transactions simple.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="adk-sessions")
+        self._connection: sqlite3.Connection | None = None
+        self._closed = False
+
+    @property
+    def path(self) -> str:
+        """The database file this service uses."""
+        return self._path
+
+    async def close(self) -> None:
+        """Close the database connection and stop the service's thread; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        loop = asyncio.get_running_loop()
+        # Queued behind any call still running, so those finish first.
+        await loop.run_in_executor(self._executor, self._close_connection)
+        self._executor.shutdown(wait=False)
+
+    async def __aenter__(self) -> SqliteSessionService:
+        """Return the service; it opens the database on first use."""
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Close the service."""
+        await self.close()
+
+    async def create(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str | None = None,
+        state: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """Create an empty session (see :meth:`SessionService.create`)."""
+        session_id = new_session_id() if session_id is None else session_id
+        check_identity(app_name, user_id, session_id)
+        initial = to_json_state(state or {}, where="initial state")
+        key = (app_name, user_id, session_id)
+
+        def create(conn: sqlite3.Connection) -> Session:
+            with _transaction(conn, write=True):
+                if conn.execute(_SESSION_ROW, key).fetchone() is not None:
+                    raise session_exists_error(*key)
+                scopes = _SharedScopes.load(conn, app_name, user_id)
+                session_state: dict[str, Any] = {}
+                apply_state_delta(initial, app=scopes.app, user=scopes.user, session=session_state)
+                scopes.save(conn)
+                now = self._clock()
+                conn.execute(
+                    "INSERT INTO sessions "
+                    "(app_name, user_id, session_id, state, create_time, update_time) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (*key, json.dumps(session_state), now, now),
+                )
+                return _read_session(conn, key, after_sequence=0)
+
+        return await self._run(create)
+
+    async def get(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        after_sequence: int = 0,
+    ) -> Session:
+        """Read a session with its events (see :meth:`SessionService.get`)."""
+        check_identity(app_name, user_id, session_id)
+        check_after_sequence(after_sequence)
+        key = (app_name, user_id, session_id)
+
+        def get(conn: sqlite3.Connection) -> Session:
+            with _transaction(conn, write=False):
+                return _read_session(conn, key, after_sequence=after_sequence)
+
+        return await self._run(get)
+
+    async def get_state(self, *, app_name: str, user_id: str, session_id: str) -> dict[str, Any]:
+        """Read a session's merged state (see :meth:`SessionService.get_state`)."""
+        check_identity(app_name, user_id, session_id)
+        key = (app_name, user_id, session_id)
+
+        def get_state(conn: sqlite3.Connection) -> dict[str, Any]:
+            with _transaction(conn, write=False):
+                row = conn.execute(_SESSION_ROW, key).fetchone()
+                if row is None:
+                    raise session_not_found_error(*key)
+                scopes = _SharedScopes.load(conn, app_name, user_id)
+                return merged_state(scopes.app, scopes.user, json.loads(row[1]))
+
+        return await self._run(get_state)
+
+    async def list(self, *, app_name: str, user_id: str) -> builtins.list[Session]:
+        """List a user's sessions without events (see :meth:`SessionService.list`)."""
+        check_identity(app_name, user_id)
+
+        def list_sessions(conn: sqlite3.Connection) -> builtins.list[Session]:
+            with _transaction(conn, write=False):
+                rows = conn.execute(
+                    "SELECT session_id, state, update_time FROM sessions "
+                    "WHERE app_name = ? AND user_id = ? ORDER BY session_id",
+                    (app_name, user_id),
+                ).fetchall()
+                scopes = _SharedScopes.load(conn, app_name, user_id)
+            # Parse the shared scopes once per session so no two results share a value.
+            return [
+                Session(
+                    id=session_id,
+                    app_name=app_name,
+                    user_id=user_id,
+                    state=merged_state(
+                        json.loads(scopes.app_json), json.loads(scopes.user_json), json.loads(state)
+                    ),
+                    last_update_time=update_time,
+                )
+                for session_id, state, update_time in rows
+            ]
+
+        return await self._run(list_sessions)
+
+    async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete a session if it exists (see :meth:`SessionService.delete`)."""
+        check_identity(app_name, user_id, session_id)
+
+        def delete(conn: sqlite3.Connection) -> None:
+            with _transaction(conn, write=True):
+                # Events go with it through ON DELETE CASCADE.
+                conn.execute(
+                    "DELETE FROM sessions WHERE app_name = ? AND user_id = ? AND session_id = ?",
+                    (app_name, user_id, session_id),
+                )
+
+        await self._run(delete)
+
+    async def append_events(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        events: Sequence[Event],
+    ) -> builtins.list[Event]:
+        """Append events idempotently (see :meth:`SessionService.append_events`)."""
+        check_identity(app_name, user_id, session_id)
+        key = (app_name, user_id, session_id)
+        now = self._clock()
+        prepared = prepare_events(events, now=now)
+
+        def append(conn: sqlite3.Connection) -> builtins.list[Event]:
+            with _transaction(conn, write=True):
+                row = conn.execute(_SESSION_ROW, key).fetchone()
+                if row is None:
+                    raise session_not_found_error(*key)
+                session_pk, state_json, _ = row
+                session_state = json.loads(state_json)
+                scopes = _SharedScopes.load(conn, app_name, user_id)
+                (sequence,) = conn.execute(
+                    "SELECT COALESCE(MAX(sequence), 0) FROM events WHERE session_pk = ?",
+                    (session_pk,),
+                ).fetchone()
+                last_stored = sequence
+                result: builtins.list[Event] = []
+                for event in prepared:
+                    earlier = conn.execute(
+                        "SELECT event_json FROM events WHERE session_pk = ? AND event_id = ?",
+                        (session_pk, event.id),
+                    ).fetchone()
+                    if earlier is not None:
+                        result.append(Event.model_validate_json(earlier[0]))
+                        continue
+                    sequence += 1
+                    conn.execute(
+                        "INSERT INTO events (session_pk, sequence, event_id, author, "
+                        "invocation_id, timestamp, event_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            session_pk,
+                            sequence,
+                            event.id,
+                            event.author,
+                            event.invocation_id,
+                            event.timestamp,
+                            event.model_dump_json(),
+                        ),
+                    )
+                    apply_state_delta(
+                        event.actions.state_delta,
+                        app=scopes.app,
+                        user=scopes.user,
+                        session=session_state,
+                    )
+                    result.append(event)
+                if sequence > last_stored:
+                    scopes.save(conn)
+                    conn.execute(
+                        "UPDATE sessions SET state = ?, update_time = ? WHERE pk = ?",
+                        (json.dumps(session_state), now, session_pk),
+                    )
+                return result
+
+        return await self._run(append)
+
+    async def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        if self._closed:
+            raise RuntimeError(f"SqliteSessionService({self._path!r}) is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._call, operation)
+
+    def _call(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        if self._connection is None:
+            self._connection = self._open()
+        return operation(self._connection)
+
+    def _open(self) -> sqlite3.Connection:
+        if self._path != ":memory:":
+            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: the module issues no implicit BEGIN/COMMIT; every
+        # transaction below is explicit, so BEGIN IMMEDIATE means what it says.
+        conn = sqlite3.connect(
+            self._path,
+            timeout=self._busy_timeout,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            with _transaction(conn, write=True):
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                row = conn.execute("SELECT version FROM schema_version").fetchone()
+                if row is None:
+                    conn.execute(
+                        "INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,)
+                    )
+                elif row[0] != SCHEMA_VERSION:
+                    raise RuntimeError(
+                        f"session database {self._path!r} has schema version {row[0]}, but "
+                        f"this adk-temporal reads version {SCHEMA_VERSION}; use a matching "
+                        "adk-temporal release or a new database file"
+                    )
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _close_connection(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+class _SharedScopes:
+    """The app and user state rows of one (app, user), loaded for a transaction."""
+
+    def __init__(self, app_name: str, user_id: str, app_json: str, user_json: str) -> None:
+        self.app_name = app_name
+        self.user_id = user_id
+        self.app_json = app_json
+        self.user_json = user_json
+        self.app: dict[str, Any] = json.loads(app_json)
+        self.user: dict[str, Any] = json.loads(user_json)
+
+    @classmethod
+    def load(cls, conn: sqlite3.Connection, app_name: str, user_id: str) -> _SharedScopes:
+        """Read both scopes; a missing row is an empty state."""
+        app_row = conn.execute(
+            "SELECT state FROM app_states WHERE app_name = ?", (app_name,)
+        ).fetchone()
+        user_row = conn.execute(
+            "SELECT state FROM user_states WHERE app_name = ? AND user_id = ?",
+            (app_name, user_id),
+        ).fetchone()
+        return cls(
+            app_name,
+            user_id,
+            app_row[0] if app_row else "{}",
+            user_row[0] if user_row else "{}",
+        )
+
+    def save(self, conn: sqlite3.Connection) -> None:
+        """Write back the scopes that changed since :meth:`load`."""
+        app_json = json.dumps(self.app)
+        if app_json != self.app_json:
+            conn.execute(
+                "INSERT INTO app_states (app_name, state) VALUES (?, ?) "
+                "ON CONFLICT (app_name) DO UPDATE SET state = excluded.state",
+                (self.app_name, app_json),
+            )
+        user_json = json.dumps(self.user)
+        if user_json != self.user_json:
+            conn.execute(
+                "INSERT INTO user_states (app_name, user_id, state) VALUES (?, ?, ?) "
+                "ON CONFLICT (app_name, user_id) DO UPDATE SET state = excluded.state",
+                (self.app_name, self.user_id, user_json),
+            )
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection, *, write: bool) -> Iterator[None]:
+    # A read transaction gives the several SELECTs of one call a single snapshot; a write
+    # takes the lock at BEGIN, where the busy timeout applies, rather than at the first write.
+    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        # Also after a failed COMMIT: a transaction left open would make every later
+        # BEGIN on this connection fail.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _read_session(
+    conn: sqlite3.Connection, key: tuple[str, str, str], *, after_sequence: int
+) -> Session:
+    row = conn.execute(_SESSION_ROW, key).fetchone()
+    if row is None:
+        raise session_not_found_error(*key)
+    session_pk, state_json, update_time = row
+    scopes = _SharedScopes.load(conn, key[0], key[1])
+    events = [
+        Event.model_validate_json(event_json)
+        for (event_json,) in conn.execute(
+            "SELECT event_json FROM events WHERE session_pk = ? AND sequence > ? ORDER BY sequence",
+            (session_pk, after_sequence),
+        )
+    ]
+    app_name, user_id, session_id = key
+    return Session(
+        id=session_id,
+        app_name=app_name,
+        user_id=user_id,
+        state=merged_state(scopes.app, scopes.user, json.loads(state_json)),
+        events=events,
+        last_update_time=update_time,
+    )

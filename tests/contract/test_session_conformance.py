@@ -1,0 +1,654 @@
+"""One conformance suite for every SessionService backend, plus SQLite-only durability tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sqlite3
+import sys
+import textwrap
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.genai import types
+
+from adk_temporal.errors import (
+    InvalidSessionRequestError,
+    SessionExistsError,
+    SessionNotFoundError,
+)
+from adk_temporal.events import Event, EventActions, ToolConfirmation
+from adk_temporal.sessions import (
+    InMemorySessionService,
+    SessionService,
+    SqliteSessionService,
+)
+
+APP = "weather_app"
+USER = "alice"
+
+
+class _Clock:
+    """A clock that advances one second per reading, so times are predictable."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def service(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionService]:
+    """A fresh, empty service of each backend."""
+    if request.param == "memory":
+        yield InMemorySessionService(clock=_Clock())
+    else:
+        async with SqliteSessionService(tmp_path / "sessions.db", clock=_Clock()) as sqlite:
+            yield sqlite
+
+
+def _event(event_id: str, delta: dict[str, Any] | None = None, **fields: Any) -> Event:
+    return Event(
+        id=event_id,
+        author=fields.pop("author", "agent"),
+        invocation_id=fields.pop("invocation_id", "e-1"),
+        content=types.Content(role="model", parts=[types.Part(text=f"text of {event_id}")]),
+        actions=EventActions(state_delta=delta or {}),
+        **fields,
+    )
+
+
+async def _ids(service: SessionService, session_id: str, user_id: str = USER) -> list[str]:
+    session = await service.get(app_name=APP, user_id=user_id, session_id=session_id)
+    return [event.id for event in session.events]
+
+
+# --- create / get / list / delete -------------------------------------------------------
+
+
+async def test_create_without_id_generates_hex_id_and_get_finds_it(service: SessionService) -> None:
+    """create() with no id picks a uuid4 hex id, and get() returns the empty session."""
+    created = await service.create(app_name=APP, user_id=USER)
+    assert re.fullmatch(r"[0-9a-f]{32}", created.id)
+    assert (created.app_name, created.user_id, created.events) == (APP, USER, [])
+    fetched = await service.get(app_name=APP, user_id=USER, session_id=created.id)
+    assert fetched.id == created.id
+    assert fetched.events == []
+    assert fetched.last_update_time == created.last_update_time > 0
+    other = await service.create(app_name=APP, user_id=USER)
+    assert other.id != created.id
+
+
+async def test_create_existing_id_raises_exists_error_and_changes_nothing(
+    service: SessionService,
+) -> None:
+    """Creating an existing session raises SessionExistsError naming it; its state stays."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1", state={"k": 1})
+    with pytest.raises(SessionExistsError) as caught:
+        await service.create(
+            app_name=APP, user_id=USER, session_id="s-1", state={"k": 2, "app:leak": True}
+        )
+    message = str(caught.value)
+    assert "'s-1' already exists" in message
+    assert f"app '{APP}'" in message and f"user '{USER}'" in message
+    assert await service.get_state(app_name=APP, user_id=USER, session_id="s-1") == {"k": 1}
+
+
+async def test_get_unknown_session_raises_not_found_naming_identity(
+    service: SessionService,
+) -> None:
+    """get() of a missing session raises SessionNotFoundError naming app, user and session."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    with pytest.raises(SessionNotFoundError) as caught:
+        await service.get(app_name=APP, user_id="bob", session_id="s-1")
+    assert str(caught.value) == (
+        f"session 's-1' not found for app '{APP}' and user 'bob'; create it first"
+    )
+    assert isinstance(caught.value, LookupError)
+    with pytest.raises(SessionNotFoundError, match="session 'nope' not found"):
+        await service.get_state(app_name=APP, user_id=USER, session_id="nope")
+
+
+async def test_empty_identity_fields_are_refused_together(service: SessionService) -> None:
+    """Empty app/user/session ids raise InvalidSessionRequestError naming every missing field."""
+    with pytest.raises(InvalidSessionRequestError) as caught:
+        await service.create(app_name="", user_id="", session_id="")
+    assert str(caught.value) == (
+        "invalid session request: missing required fields: app_name, user_id, session_id"
+    )
+    assert isinstance(caught.value, ValueError)
+    with pytest.raises(InvalidSessionRequestError, match=r"missing required fields: user_id$"):
+        await service.list(app_name=APP, user_id="")
+
+
+async def test_list_returns_sorted_sessions_with_state_but_without_events(
+    service: SessionService,
+) -> None:
+    """list() gives the user's sessions of the app, sorted by id, state included, no events."""
+    for session_id in ("s-b", "s-c", "s-a"):
+        await service.create(app_name=APP, user_id=USER, session_id=session_id)
+    await service.create(app_name=APP, user_id="bob", session_id="s-0")
+    await service.create(app_name="other_app", user_id=USER, session_id="s-0")
+    await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-a", events=[_event("e-1", {"city": "Paris"})]
+    )
+
+    listed = await service.list(app_name=APP, user_id=USER)
+
+    assert [session.id for session in listed] == ["s-a", "s-b", "s-c"]
+    assert all(session.events == [] for session in listed)
+    assert listed[0].state == {"city": "Paris"}
+    assert await service.list(app_name=APP, user_id="nobody") == []
+
+
+async def test_delete_removes_session_and_events_and_absent_is_not_error(
+    service: SessionService,
+) -> None:
+    """delete() removes one session and its events; deleting again or a missing one is fine."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(app_name=APP, user_id=USER, session_id="s-2")
+    await service.append_events(
+        app_name=APP,
+        user_id=USER,
+        session_id="s-1",
+        events=[_event("e-1", {"user:lang": "fr", "k": 1})],
+    )
+
+    await service.delete(app_name=APP, user_id=USER, session_id="s-1")
+    await service.delete(app_name=APP, user_id=USER, session_id="s-1")
+    await service.delete(app_name=APP, user_id=USER, session_id="never-existed")
+
+    with pytest.raises(SessionNotFoundError):
+        await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    assert [s.id for s in await service.list(app_name=APP, user_id=USER)] == ["s-2"]
+    recreated = await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    assert recreated.events == []
+    # The user scope outlives the session that wrote it; the session's own keys do not.
+    assert recreated.state == {"user:lang": "fr"}
+    await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1", {"k": 2})]
+    )
+    assert await service.get_state(app_name=APP, user_id=USER, session_id="s-1") == {
+        "user:lang": "fr",
+        "k": 2,
+    }
+
+
+async def test_get_or_create_creates_once_then_returns_existing(service: SessionService) -> None:
+    """get_or_create() creates a missing session with its state, later calls return it as is."""
+    first = await service.get_or_create(
+        app_name=APP, user_id=USER, session_id="s-1", state={"k": "initial"}
+    )
+    await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1")]
+    )
+    second = await service.get_or_create(
+        app_name=APP, user_id=USER, session_id="s-1", state={"k": "ignored"}
+    )
+    assert first.state == second.state == {"k": "initial"}
+    assert [event.id for event in second.events] == ["e-1"]
+
+
+# --- append ---------------------------------------------------------------------------------
+
+
+async def test_append_keeps_order_and_after_sequence_returns_the_tail(
+    service: SessionService,
+) -> None:
+    """Events keep append order across calls; get(after_sequence=n) returns events n+1.."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    ids = ["e-z", "e-a", "e-m", "e-b", "e-y"]
+    await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[_event(i) for i in ids[:2]]
+    )
+    await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[_event(i) for i in ids[2:]]
+    )
+
+    assert await _ids(service, "s-1") == ids
+    tail = await service.get(app_name=APP, user_id=USER, session_id="s-1", after_sequence=3)
+    assert [event.id for event in tail.events] == ["e-b", "e-y"]
+    beyond = await service.get(app_name=APP, user_id=USER, session_id="s-1", after_sequence=9)
+    assert beyond.events == []
+    with pytest.raises(InvalidSessionRequestError, match="after_sequence must be >= 0, got -1"):
+        await service.get(app_name=APP, user_id=USER, session_id="s-1", after_sequence=-1)
+
+
+async def test_append_stamps_missing_timestamps_and_update_time(service: SessionService) -> None:
+    """An event without a timestamp gets the service clock's; a given one is kept."""
+    created = await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    stored = await service.append_events(
+        app_name=APP,
+        user_id=USER,
+        session_id="s-1",
+        events=[_event("e-1"), _event("e-2", timestamp=5.0)],
+    )
+    assert stored[0].timestamp > created.last_update_time
+    assert stored[1].timestamp == 5.0
+    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    assert session.last_update_time == stored[0].timestamp
+
+
+async def test_appending_the_same_event_twice_applies_its_delta_once(
+    service: SessionService,
+) -> None:
+    """A retried append of a stored event id is skipped: no duplicate, no second delta."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1", {"n": 1})]
+    )
+    await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-2", {"n": 2})]
+    )
+    before = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+
+    # The retry carries different content (a model is not deterministic); the stored one wins.
+    retry = _event("e-1", {"n": 1})
+    retry.content = types.Content(role="model", parts=[types.Part(text="a different reply")])
+    returned = await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[retry]
+    )
+
+    after = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    assert [event.id for event in after.events] == ["e-1", "e-2"]
+    assert after.state == {"n": 2}
+    assert returned == [before.events[0]]
+    assert returned[0].text() == "text of e-1"
+    assert after.last_update_time == before.last_update_time
+
+
+async def test_batch_with_stored_and_repeated_ids_stores_each_id_once(
+    service: SessionService,
+) -> None:
+    """A batch mixing a stored id, new ids and a repeated id stores only the new ones, once."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.append_events(
+        app_name=APP,
+        user_id=USER,
+        session_id="s-1",
+        events=[_event("e-1", {"first": 1, "app:hits": 1, "user:seen": 1})],
+    )
+    await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-2", {"first": 2})]
+    )
+
+    returned = await service.append_events(
+        app_name=APP,
+        user_id=USER,
+        session_id="s-1",
+        events=[
+            _event("e-1", {"first": 99, "app:hits": 99, "user:seen": 99}),
+            _event("e-3", {"third": 3}),
+            _event("e-3", {"third": 33}),
+        ],
+    )
+
+    assert [(event.id, event.actions.state_delta) for event in returned] == [
+        ("e-1", {"first": 1, "app:hits": 1, "user:seen": 1}),
+        ("e-3", {"third": 3}),
+        ("e-3", {"third": 3}),
+    ]
+    assert await _ids(service, "s-1") == ["e-1", "e-2", "e-3"]
+    assert await service.get_state(app_name=APP, user_id=USER, session_id="s-1") == {
+        "first": 2,
+        "third": 3,
+        "app:hits": 1,
+        "user:seen": 1,
+    }
+
+
+async def test_events_without_id_are_refused_and_nothing_is_stored(
+    service: SessionService,
+) -> None:
+    """An event with an empty id fails the whole batch with a ValueError naming its position."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    with pytest.raises(InvalidSessionRequestError) as caught:
+        await service.append_events(
+            app_name=APP,
+            user_id=USER,
+            session_id="s-1",
+            events=[_event("e-1", {"k": 1}), _event("", {"k": 2})],
+        )
+    assert isinstance(caught.value, ValueError)
+    assert "events at positions [1] have an empty id" in str(caught.value)
+    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    assert (session.events, session.state) == ([], {})
+
+
+async def test_non_json_state_values_are_refused_naming_the_key(service: SessionService) -> None:
+    """State values that cannot be stored as JSON are refused before anything is written."""
+    with pytest.raises(InvalidSessionRequestError, match="initial state value for key 'bad'"):
+        await service.create(app_name=APP, user_id=USER, session_id="s-1", state={"bad": {1, 2}})
+    await service.create(
+        app_name=APP, user_id=USER, session_id="s-1", state={"temp:handle": object()}
+    )
+    with pytest.raises(
+        InvalidSessionRequestError,
+        match=r"state_delta of event 'e-2' value for key 'when' is not JSON-serialisable",
+    ):
+        await service.append_events(
+            app_name=APP,
+            user_id=USER,
+            session_id="s-1",
+            events=[_event("e-1", {"ok": 1}), _event("e-2", {"when": object()})],
+        )
+    assert await _ids(service, "s-1") == []
+
+
+async def test_state_values_are_normalised_through_json(service: SessionService) -> None:
+    """Every backend hands back state values as JSON would (a tuple becomes a list)."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1", state={"pair": (1, 2)})
+    stored = await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1", {"t": ("a", None)})]
+    )
+    assert stored[0].actions.state_delta == {"t": ["a", None]}
+    assert await service.get_state(app_name=APP, user_id=USER, session_id="s-1") == {
+        "pair": [1, 2],
+        "t": ["a", None],
+    }
+
+
+async def test_append_to_unknown_session_raises_not_found(service: SessionService) -> None:
+    """append_events() to a missing session raises SessionNotFoundError and creates nothing."""
+    with pytest.raises(SessionNotFoundError, match=f"session 'ghost' not found for app '{APP}'"):
+        await service.append_events(
+            app_name=APP, user_id=USER, session_id="ghost", events=[_event("e-1", {"app:x": 1})]
+        )
+    with pytest.raises(SessionNotFoundError):
+        await service.append_events(app_name=APP, user_id=USER, session_id="ghost", events=[])
+    assert await service.list(app_name=APP, user_id=USER) == []
+    created = await service.create(app_name=APP, user_id=USER, session_id="ghost")
+    assert created.state == {}
+
+
+# --- state scopes -----------------------------------------------------------------------------
+
+
+async def test_app_scope_is_shared_by_every_user_of_the_app(service: SessionService) -> None:
+    """app: keys written in one user's session are visible to another user's session."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(app_name=APP, user_id="bob", session_id="s-9")
+    await service.create(app_name="other_app", user_id="bob", session_id="s-9")
+    await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1", {"app:units": "C"})]
+    )
+
+    bob = await service.get(app_name=APP, user_id="bob", session_id="s-9")
+    assert bob.state == {"app:units": "C"}
+    assert await service.get_state(app_name="other_app", user_id="bob", session_id="s-9") == {}
+
+
+async def test_user_scope_is_shared_by_the_users_sessions_only(service: SessionService) -> None:
+    """user: keys reach the same user's other sessions, never another user's."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(app_name=APP, user_id=USER, session_id="s-2")
+    await service.create(app_name=APP, user_id="bob", session_id="s-1")
+    await service.append_events(
+        app_name=APP,
+        user_id=USER,
+        session_id="s-1",
+        events=[_event("e-1", {"user:name": "Alice", "topic": "rain"})],
+    )
+
+    assert await service.get_state(app_name=APP, user_id=USER, session_id="s-2") == {
+        "user:name": "Alice"
+    }
+    assert await service.get_state(app_name=APP, user_id="bob", session_id="s-1") == {}
+    own = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    assert own.state == {"user:name": "Alice", "topic": "rain"}
+
+
+async def test_initial_state_is_split_by_scope_like_a_delta(service: SessionService) -> None:
+    """create(state=...) routes app:/user: keys to their scopes and drops temp: keys."""
+    created = await service.create(
+        app_name=APP,
+        user_id=USER,
+        session_id="s-1",
+        state={"app:v": 1, "user:w": 2, "k": 3, "temp:t": 4},
+    )
+    assert created.state == {"app:v": 1, "user:w": 2, "k": 3}
+    sibling = await service.create(app_name=APP, user_id=USER, session_id="s-2")
+    assert sibling.state == {"app:v": 1, "user:w": 2}
+    stranger = await service.create(app_name=APP, user_id="bob", session_id="s-3")
+    assert stranger.state == {"app:v": 1}
+
+
+async def test_temp_keys_are_never_stored_not_even_in_the_event(service: SessionService) -> None:
+    """temp: keys reach neither the state nor the stored event; the caller's event is untouched."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    event = _event("e-1", {"temp:scratch": "x", "kept": "y"})
+
+    returned = await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[event]
+    )
+
+    assert returned[0].actions.state_delta == {"kept": "y"}
+    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    assert session.state == {"kept": "y"}
+    assert session.events[0].actions.state_delta == {"kept": "y"}
+    assert event.actions.state_delta == {"temp:scratch": "x", "kept": "y"}
+    assert event.timestamp == 0.0
+
+
+# --- snapshots and serialisation --------------------------------------------------------------
+
+
+async def test_returned_objects_are_copies_of_the_store(service: SessionService) -> None:
+    """Mutating returned sessions, states, events or the appended input never changes the store."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1", state={"cfg": {"a": 1}})
+    event = _event("e-1", {"items": [1]})
+    returned = await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[event]
+    )
+    expected = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+
+    event.actions.state_delta["items"].append("input")
+    returned[0].actions.state_delta["items"].append("returned")
+    returned[0].id = "changed"
+    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    session.state["cfg"]["a"] = 2
+    session.events[0].author = "intruder"
+    session.events.clear()
+    state = await service.get_state(app_name=APP, user_id=USER, session_id="s-1")
+    state["cfg"]["b"] = 3
+    (listed,) = await service.list(app_name=APP, user_id=USER)
+    listed.state["items"].append("listed")
+
+    assert await service.get(app_name=APP, user_id=USER, session_id="s-1") == expected
+    assert expected.state == {"cfg": {"a": 1}, "items": [1]}
+
+
+async def test_event_json_round_trips_calls_bytes_and_confirmations(
+    service: SessionService,
+) -> None:
+    """An event with function calls, inline bytes and requested confirmations reads back equal."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    event = Event(
+        id="e-rich",
+        invocation_id="e-42",
+        author="report_agent",
+        branch="root.report",
+        isolation_scope="scope-1",
+        timestamp=1_700_000_000.25,
+        long_running_tool_ids=["adk-confirm-1"],
+        content=types.Content(
+            role="model",
+            parts=[
+                types.Part(text="Let me check."),
+                types.Part(
+                    function_call=types.FunctionCall(
+                        id="call-1",
+                        name="buy_report",
+                        args={"city": "Hangzhou", "pages": [1, 2], "rush": None},
+                    )
+                ),
+                types.Part(
+                    function_response=types.FunctionResponse(
+                        id="call-0", name="get_weather", response={"temp_c": 21.5}
+                    )
+                ),
+                types.Part(
+                    inline_data=types.Blob(mime_type="image/png", data=bytes(range(256)) * 3)
+                ),
+            ],
+        ),
+        actions=EventActions(
+            state_delta={"user:plan": "pro", "nested": {"x": [1, {"y": None}]}},
+            artifact_delta={"report.txt": 3},
+            requested_tool_confirmations={
+                "call-1": ToolConfirmation(hint="Approve $5?", payload={"amount": 5})
+            },
+            skip_summarization=True,
+            transfer_to_agent="billing",
+        ),
+        error_code="E1",
+        error_message="partial",
+    )
+
+    (returned,) = await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[event]
+    )
+
+    (stored,) = (await service.get(app_name=APP, user_id=USER, session_id="s-1")).events
+    assert stored == event
+    assert returned == event
+    blob = stored.parts()[3].inline_data
+    assert blob is not None
+    assert blob.data == bytes(range(256)) * 3
+
+
+# --- SQLite only ------------------------------------------------------------------------------
+
+
+async def test_sqlite_data_survives_closing_and_reopening(tmp_path: Path) -> None:
+    """Sessions, events and every state scope survive closing and reopening the file."""
+    path = tmp_path / "nested" / "sessions.db"
+    async with SqliteSessionService(path) as first:
+        await first.create(app_name=APP, user_id=USER, session_id="s-1", state={"app:a": 1})
+        await first.append_events(
+            app_name=APP,
+            user_id=USER,
+            session_id="s-1",
+            events=[_event("e-1", {"user:u": 2, "s": 3}), _event("e-2")],
+        )
+        before = await first.get(app_name=APP, user_id=USER, session_id="s-1")
+
+    async with SqliteSessionService(path) as second:
+        assert await second.get(app_name=APP, user_id=USER, session_id="s-1") == before
+        assert before.state == {"app:a": 1, "user:u": 2, "s": 3}
+        await second.append_events(
+            app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1"), _event("e-3")]
+        )
+        assert await _ids(second, "s-1") == ["e-1", "e-2", "e-3"]
+
+    with sqlite3.connect(path) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert raw.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+        assert raw.execute(
+            "SELECT sequence, event_id, author, invocation_id FROM events ORDER BY sequence"
+        ).fetchall() == [
+            (1, "e-1", "agent", "e-1"),
+            (2, "e-2", "agent", "e-1"),
+            (3, "e-3", "agent", "e-1"),
+        ]
+
+
+async def test_sqlite_refuses_calls_after_close(tmp_path: Path) -> None:
+    """A closed SqliteSessionService raises RuntimeError naming its file; close is idempotent."""
+    service = SqliteSessionService(tmp_path / "s.db")
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.close()
+    await service.close()
+    with pytest.raises(RuntimeError, match=r"SqliteSessionService\('.*s\.db'\) is closed"):
+        await service.get(app_name=APP, user_id=USER, session_id="s-1")
+
+
+async def test_sqlite_refuses_a_database_of_another_schema_version(tmp_path: Path) -> None:
+    """A file whose schema version differs is refused with a message naming both versions."""
+    path = tmp_path / "s.db"
+    async with SqliteSessionService(path) as service:
+        await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE schema_version SET version = 2")
+    async with SqliteSessionService(path) as service:
+        with pytest.raises(RuntimeError, match="has schema version 2, but this adk-temporal reads"):
+            await service.get(app_name=APP, user_id=USER, session_id="s-1")
+
+
+_WORKER = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from adk_temporal.events import Event, EventActions
+    from adk_temporal.sessions import SqliteSessionService
+
+    async def main(path, tag):
+        sys.stdin.readline()  # start together with the other process
+        stored = []
+        async with SqliteSessionService(path) as service:
+            for i in range(50):
+                if i % 5 == 0:
+                    event_id, delta = f"shared-{i // 5}", {f"shared-{i // 5}": tag}
+                else:
+                    event_id, delta = f"{tag}-{i}", {f"own-{tag}": i}
+                event = Event(id=event_id, author=tag, actions=EventActions(state_delta=delta))
+                (result,) = await service.append_events(
+                    app_name="app", user_id="u", session_id="s", events=[event]
+                )
+                stored.append([result.id, result.author])
+        print(json.dumps(stored))
+
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    """
+)
+
+
+async def test_sqlite_two_processes_appending_concurrently_store_exactly_the_union(
+    tmp_path: Path,
+) -> None:
+    """Two processes appending to one session lose nothing, duplicate nothing, apply deltas once."""
+    path = tmp_path / "shared.db"
+    script = tmp_path / "worker.py"
+    script.write_text(_WORKER)
+    async with SqliteSessionService(path) as service:
+        await service.create(app_name="app", user_id="u", session_id="s")
+
+        workers = [
+            await asyncio.create_subprocess_exec(
+                sys.executable,
+                str(script),
+                str(path),
+                tag,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            for tag in ("A", "B")
+        ]
+        outputs = await asyncio.gather(*(worker.communicate(b"go\n") for worker in workers))
+        for worker, (_, stderr) in zip(workers, outputs, strict=True):
+            assert worker.returncode == 0, stderr.decode()
+        results = {tag: json.loads(out) for tag, (out, _) in zip("AB", outputs, strict=True)}
+
+        session = await service.get(app_name="app", user_id="u", session_id="s")
+
+    ids = [event.id for event in session.events]
+    own = {f"{tag}-{i}" for tag in "AB" for i in range(50) if i % 5}
+    shared = {f"shared-{k}" for k in range(10)}
+    assert len(ids) == len(set(ids)) == 90
+    assert set(ids) == own | shared
+    winners = {event.id: event.author for event in session.events if event.id in shared}
+    for tag in "AB":
+        # Both processes see the winner of each shared id, and their own events keep order.
+        assert [author for i, author in results[tag] if i in shared] == [
+            winners[f"shared-{k}"] for k in range(10)
+        ]
+        mine = [i for i in ids if i.startswith(f"{tag}-")]
+        assert mine == [f"{tag}-{i}" for i in range(50) if i % 5]
+        assert session.state[f"own-{tag}"] == 49
+    # A skipped duplicate's delta was not applied: each shared key holds its winner's value.
+    assert {key: session.state[key] for key in shared} == winners
