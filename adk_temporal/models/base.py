@@ -1,0 +1,114 @@
+"""The ``Model`` protocol and the registry that turns a model name into a live model.
+
+Agents name their model with a string (``gemini-2.5-flash``, ``scripted:weather``); only
+that string crosses the Temporal boundary. Each worker resolves it through its own
+:class:`ModelRegistry`, so credentials and clients stay on the worker.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from adk_temporal.errors import UnknownModelError
+from adk_temporal.models.gemini import GeminiModel
+from adk_temporal.models.llm import LlmRequest, LlmResponse
+from adk_temporal.models.scripted import weather_model
+
+__all__ = ["Model", "ModelFactory", "ModelRegistry", "default_registry"]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything that answers an :class:`LlmRequest` with an :class:`LlmResponse`."""
+
+    @property
+    def name(self) -> str:
+        """The model's name."""
+        ...
+
+    async def generate(self, request: LlmRequest) -> LlmResponse:
+        """Make one model call.
+
+        Args:
+            request: The conversation and what the model may do next.
+
+        Returns:
+            The reply; a reply the API produced but that is unusable carries
+            ``error_code``/``error_message`` instead of raising.
+
+        Raises:
+            ModelUnavailableError: A failure a retry may fix (rate limit, 5xx, transport).
+            ModelRequestError: The API refused the request; retrying cannot help.
+        """
+        ...
+
+
+ModelFactory = Callable[[str], Model]
+"""Builds the model for a resolved name; called once per name."""
+
+
+class ModelRegistry:
+    """Maps exact model names and ``fnmatch`` patterns to factories, caching one model per name.
+
+    Resolution tries the exact names first, then the patterns in registration order; the
+    first match builds the model. Registering a name or pattern again replaces its factory
+    and keeps its place in the order.
+    Matching is case-sensitive.
+    """
+
+    def __init__(self) -> None:
+        self._factories: dict[str, ModelFactory] = {}
+        self._models: dict[str, Model] = {}
+
+    def register(self, pattern: str, factory: ModelFactory) -> None:
+        """Register ``factory`` for an exact name or a pattern such as ``gemini-*``.
+
+        Args:
+            pattern: A model name or an ``fnmatch`` pattern (``*``, ``?``, ``[...]``).
+            factory: Called with the resolved name the first time it is resolved.
+        """
+        self._factories[pattern] = factory
+        # A cached model may have come from the factory being replaced.
+        self._models.clear()
+
+    def patterns(self) -> list[str]:
+        """The registered names and patterns, in registration order."""
+        return list(self._factories)
+
+    def resolve(self, name: str) -> Model:
+        """The model for ``name``, built on first use and reused afterwards.
+
+        Args:
+            name: The model name an agent asked for.
+
+        Returns:
+            The cached or newly built model.
+
+        Raises:
+            UnknownModelError: No registered name or pattern matches ``name``.
+        """
+        model = self._models.get(name)
+        if model is not None:
+            return model
+        factory = self._factories.get(name) or next(
+            (f for p, f in self._factories.items() if fnmatch.fnmatchcase(name, p)), None
+        )
+        if factory is None:
+            known = ", ".join(repr(p) for p in self._factories) or "none"
+            raise UnknownModelError(
+                f"no model registered for {name!r} (registered: {known}); "
+                "register a factory for it with ModelRegistry.register"
+            )
+        model = factory(name)
+        self._models[name] = model
+        return model
+
+
+def default_registry() -> ModelRegistry:
+    """A new registry with ``gemini-*`` (GeminiModel) and ``scripted:weather`` (the demo)."""
+    registry = ModelRegistry()
+    registry.register("gemini-*", GeminiModel)
+    registry.register("scripted:weather", weather_model)
+    return registry

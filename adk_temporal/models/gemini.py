@@ -1,0 +1,205 @@
+"""``GeminiModel``: the Gemini API (or Vertex AI) through the google-genai client.
+
+Failures are sorted for the Temporal activity layer, which owns retries:
+
+* HTTP 408, 429, 5xx and transport failures (connection refused, reset, timeouts) raise
+  :class:`~adk_temporal.errors.ModelUnavailableError` — retryable.
+* Every other 4xx raises :class:`~adk_temporal.errors.ModelRequestError` — retrying the same
+  request cannot help.
+* A reply the API produced but that holds nothing usable (blocked prompt, candidate stopped
+  for safety, no candidate, no parts) is returned as an :class:`LlmResponse` with
+  ``error_code`` set, so the run can record it as an event instead of failing.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from google import genai
+from google.auth import exceptions as auth_exceptions
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from adk_temporal.errors import ModelRequestError, ModelUnavailableError
+from adk_temporal.models.llm import LlmRequest, LlmResponse
+
+__all__ = ["GeminiModel"]
+
+# 408 is a server-side timeout and 429 a quota refusal: both 4xx, both worth retrying.
+_RETRYABLE_4XX = frozenset({408, 429})
+
+_NORMAL_FINISH_REASONS = frozenset({"STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"})
+
+
+def _transport_error_types() -> tuple[type[BaseException], ...]:
+    # google-genai talks through httpx, its fork httpx2, or aiohttp, whichever is
+    # installed; each raises its own transport errors and none of them may be imported
+    # unconditionally.
+    found: list[type[BaseException]] = [OSError, TimeoutError, auth_exceptions.TransportError]
+    for module_name, class_name in (
+        ("httpx", "TransportError"),
+        ("httpx2", "TransportError"),
+        ("aiohttp", "ClientError"),
+    ):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        found.append(getattr(module, class_name))
+    return tuple(found)
+
+
+_TRANSPORT_ERRORS = _transport_error_types()
+
+
+class GeminiModel:
+    """A Gemini model called through ``client.aio.models.generate_content``.
+
+    Credentials come from the arguments or, when none are given, from the environment as
+    google-genai reads it: ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY`` for the Gemini API, or
+    ``GOOGLE_GENAI_USE_VERTEXAI`` with ``GOOGLE_CLOUD_PROJECT`` and
+    ``GOOGLE_CLOUD_LOCATION`` for Vertex AI. A client built here makes exactly one HTTP
+    attempt per call: retries belong to the Temporal activity, and a client-side retry loop
+    inside it would multiply every retry and hide 429s from the retry policy.
+
+    Args:
+        model_name: The model to call, e.g. ``gemini-2.5-flash``.
+        api_key: A Gemini API key; overrides the environment.
+        base_url: Another endpoint, e.g. a proxy or a local fake server.
+        client: A ready ``genai.Client``; its own HTTP and retry settings are used as they
+            are. Cannot be combined with the connection arguments.
+        api_version: The API version path segment (google-genai's default when ``None``).
+        timeout: Seconds before one HTTP call is abandoned (no limit when ``None``).
+
+    Raises:
+        ValueError: ``client`` was given together with connection arguments, or
+            google-genai found no credentials (no API key and Vertex AI not configured).
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: genai.Client | None = None,
+        api_version: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self._name = model_name
+        if client is not None:
+            if any(v is not None for v in (api_key, base_url, api_version, timeout)):
+                raise ValueError(
+                    "GeminiModel: pass either client or api_key/base_url/api_version/timeout, "
+                    "not both; configure the client's HttpOptions instead"
+                )
+            self._client = client
+            return
+        http_options = types.HttpOptions(
+            base_url=base_url,
+            api_version=api_version,
+            timeout=None if timeout is None else round(timeout * 1000),
+            retry_options=types.HttpRetryOptions(attempts=1),
+        )
+        self._client = genai.Client(api_key=api_key, http_options=http_options)
+
+    @property
+    def name(self) -> str:
+        """The model name sent to the API."""
+        return self._name
+
+    def __repr__(self) -> str:
+        # Deliberately omits the client: its repr could expose the API key in logs.
+        return f"GeminiModel({self._name!r})"
+
+    async def generate(self, request: LlmRequest) -> LlmResponse:
+        """Call the model once.
+
+        ``request.model`` is informational; the call always goes to this model's name.
+
+        Args:
+            request: The conversation, system instruction, tools and generation settings.
+
+        Returns:
+            The reply; ``error_code``/``error_message`` are set (and ``content`` is
+            ``None``) when the prompt or candidate was blocked or came back empty.
+
+        Raises:
+            ModelUnavailableError: HTTP 408, 429 or 5xx, or a transport failure or timeout.
+            ModelRequestError: Any other HTTP 4xx.
+        """
+        try:
+            response = await self._client.aio.models.generate_content(
+                model=self._name, contents=request.contents, config=_config_for(request)
+            )
+        except genai_errors.APIError as exc:
+            status: int | None = exc.code
+            message = exc.message or str(exc)
+            if status is None or status in _RETRYABLE_4XX or status >= 500:
+                raise ModelUnavailableError(status, message) from exc
+            raise ModelRequestError(status, message) from exc
+        except _TRANSPORT_ERRORS as exc:
+            raise ModelUnavailableError(None, f"{type(exc).__name__}: {exc}") from exc
+        return _to_llm_response(response)
+
+
+def _config_for(request: LlmRequest) -> types.GenerateContentConfig:
+    config = (
+        request.generation_config.model_copy(deep=True)
+        if request.generation_config is not None
+        else types.GenerateContentConfig()
+    )
+    if request.system_instruction is not None:
+        config.system_instruction = request.system_instruction
+    if request.tools:
+        config.tools = [
+            *(config.tools or []),
+            types.Tool(function_declarations=list(request.tools)),
+        ]
+    # The runtime executes tools itself, durably; google-genai must never call them.
+    config.automatic_function_calling = types.AutomaticFunctionCallingConfig(disable=True)
+    return config
+
+
+def _reason_name(reason: object) -> str:
+    return str(getattr(reason, "value", reason))
+
+
+def _to_llm_response(response: types.GenerateContentResponse) -> LlmResponse:
+    usage = response.usage_metadata
+    if not response.candidates:
+        feedback = response.prompt_feedback
+        if feedback is not None and feedback.block_reason is not None:
+            reason = _reason_name(feedback.block_reason)
+            detail = feedback.block_reason_message or "no details given"
+            return LlmResponse(
+                usage=usage,
+                error_code=reason,
+                error_message=f"the prompt was blocked ({reason}): {detail}",
+            )
+        return LlmResponse(
+            usage=usage,
+            error_code="EMPTY_RESPONSE",
+            error_message="the model returned no candidates",
+        )
+    candidate = response.candidates[0]
+    finish = _reason_name(candidate.finish_reason) if candidate.finish_reason else None
+    if finish is not None and finish not in _NORMAL_FINISH_REASONS:
+        detail = candidate.finish_message or "no details given"
+        return LlmResponse(
+            finish_reason=finish,
+            usage=usage,
+            error_code=finish,
+            error_message=f"the model stopped the reply ({finish}): {detail}",
+        )
+    content = candidate.content
+    if content is None or not content.parts:
+        return LlmResponse(
+            finish_reason=finish,
+            usage=usage,
+            error_code="EMPTY_RESPONSE",
+            error_message="the model returned a candidate without content",
+        )
+    if content.role is None:
+        content = content.model_copy(update={"role": "model"})
+    return LlmResponse(content=content, finish_reason=finish, usage=usage)

@@ -1,0 +1,301 @@
+"""``FakeGeminiServer``: a real local HTTP server that answers like the Gemini API.
+
+Point a google-genai client at :attr:`FakeGeminiServer.base_url` (``HttpOptions(base_url=...)``)
+and it calls ``POST /<version>/models/<model>:generateContent`` or
+``:streamGenerateContent?alt=sse`` here; any API version and any prefix before ``models/``
+(a Vertex AI path too) is accepted. Replies come from a queue the test fills; every request is
+recorded, with the API key removed, for assertions.
+
+The server runs in its own thread, so it serves sync and async tests alike. An empty queue is
+answered with HTTP 500 and a message saying so, which makes a test's missing reply obvious.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+__all__ = ["FakeGeminiServer", "RecordedRequest"]
+
+_ENDPOINT = re.compile(
+    r"/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)$"
+)
+_SECRET_HEADERS = frozenset({"x-goog-api-key", "authorization"})
+_SECRET_QUERY_PARAMS = frozenset({"key"})
+_STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    501: "NOT_IMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the fake server received, credentials removed."""
+
+    method: str
+    path: str
+    model: str
+    stream: bool
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Reply:
+    status: int
+    # One body for generateContent; for a stream, one SSE event per chunk.
+    chunks: list[dict[str, Any]]
+    delay: float = 0.0
+
+
+@dataclass
+class _State:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    replies: deque[_Reply] = field(default_factory=deque)
+    requests: list[RecordedRequest] = field(default_factory=list)
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], state: _State) -> None:
+        super().__init__(address, _Handler)
+        self.state = state
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        # Test output should show assertions, not an access log.
+        pass
+
+    def do_POST(self) -> None:
+        state = self.server.state
+        url = urlsplit(self.path)
+        query = [(k, v) for k, v in parse_qsl(url.query) if k not in _SECRET_QUERY_PARAMS]
+        path = url.path + (f"?{urlencode(query)}" if query else "")
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        endpoint = _ENDPOINT.search(url.path)
+        if endpoint is None:
+            self._send_json(404, _error_body(404, f"FakeGeminiServer does not serve {path}"))
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError as exc:
+            self._send_json(400, _error_body(400, f"request body is not JSON: {exc}"))
+            return
+        stream = endpoint["method"] == "streamGenerateContent"
+        with state.lock:
+            state.requests.append(
+                RecordedRequest(
+                    method="POST",
+                    path=path,
+                    model=endpoint["model"],
+                    stream=stream,
+                    headers={
+                        k.lower(): v
+                        for k, v in self.headers.items()
+                        if k.lower() not in _SECRET_HEADERS
+                    },
+                    body=body,
+                )
+            )
+            number = len(state.requests)
+            reply = state.replies.popleft() if state.replies else None
+        if reply is None:
+            message = (
+                f"FakeGeminiServer has no scripted reply left for request #{number} "
+                f"(POST {path}); enqueue one before calling the model"
+            )
+            self._send_json(500, _error_body(500, message))
+            return
+        # Waiting on the stop event lets stop() end a delayed reply at once.
+        if reply.delay and state.stopping.wait(reply.delay):
+            return
+        try:
+            if stream and reply.status == 200:
+                self._send_sse(reply.chunks)
+            else:
+                self._send_json(reply.status, reply.chunks[0])
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # The client gave up (a timeout test); nothing is left to answer.
+
+    def _send_json(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_sse(self, chunks: list[dict[str, Any]]) -> None:
+        data = b"".join(f"data: {json.dumps(c)}\r\n\r\n".encode() for c in chunks)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _error_body(status: int, message: str, status_name: str | None = None) -> dict[str, Any]:
+    name = status_name or _STATUS_NAMES.get(status, "UNKNOWN")
+    return {"error": {"code": status, "message": message, "status": name}}
+
+
+def _candidate_body(parts: list[dict[str, Any]], finish_reason: str) -> dict[str, Any]:
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": finish_reason}
+        ]
+    }
+
+
+class FakeGeminiServer:
+    """A Gemini-API look-alike on a free loopback port, replying from a scripted queue.
+
+    Use it as a context manager (``with FakeGeminiServer() as server:``) or call
+    :meth:`start` and :meth:`stop`.
+
+    Args:
+        host: The loopback address to bind.
+    """
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self._host = host
+        self._state = _State()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> FakeGeminiServer:
+        """Bind a free port and serve in a background thread; returns ``self``.
+
+        Raises:
+            RuntimeError: The server is already running.
+        """
+        if self._server is not None:
+            raise RuntimeError("FakeGeminiServer is already running")
+        self._state.stopping.clear()
+        self._server = _Server((self._host, 0), self._state)
+        self._thread = threading.Thread(
+            # A short poll interval keeps stop() fast: shutdown() waits for the next poll.
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-gemini",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and release the port; a no-op when not running."""
+        if self._server is None or self._thread is None:
+            return
+        self._state.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> FakeGeminiServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        """The bound port.
+
+        Raises:
+            RuntimeError: The server is not running.
+        """
+        if self._server is None:
+            raise RuntimeError("FakeGeminiServer is not running; call start() first")
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """``http://<host>:<port>``, for ``HttpOptions(base_url=...)``."""
+        return f"http://{self._host}:{self.port}"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, oldest first."""
+        with self._state.lock:
+            return list(self._state.requests)
+
+    def pending(self) -> int:
+        """How many scripted replies are still queued."""
+        with self._state.lock:
+            return len(self._state.replies)
+
+    def enqueue_response(
+        self, body: Mapping[str, Any], *, status: int = 200, delay: float = 0.0
+    ) -> None:
+        """Queue a raw reply body (a ``GenerateContentResponse`` in its JSON form).
+
+        Args:
+            body: The JSON body; sent as the single SSE event on a streaming call.
+            status: The HTTP status.
+            delay: Seconds to wait before answering (to exercise client timeouts).
+        """
+        self._push(_Reply(status=status, chunks=[dict(body)], delay=delay))
+
+    def enqueue_stream(self, chunks: Sequence[Mapping[str, Any]]) -> None:
+        """Queue a streaming reply: one ``data:`` event per chunk (a non-streaming call gets
+        the first chunk)."""
+        if not chunks:
+            raise ValueError("a streamed reply needs at least one chunk")
+        self._push(_Reply(status=200, chunks=[dict(c) for c in chunks]))
+
+    def enqueue_text(self, text: str, *, finish_reason: str = "STOP") -> None:
+        """Queue a model reply made of one text part."""
+        self.enqueue_response(_candidate_body([{"text": text}], finish_reason))
+
+    def enqueue_function_call(self, name: str, args: Mapping[str, Any] | None = None) -> None:
+        """Queue a model reply with one function call."""
+        self.enqueue_function_calls([(name, args or {})])
+
+    def enqueue_function_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        """Queue a model reply with several (parallel) function calls, in order."""
+        parts = [{"functionCall": {"name": n, "args": dict(a)}} for n, a in calls]
+        self.enqueue_response(_candidate_body(parts, "STOP"))
+
+    def enqueue_error(self, status: int, message: str, *, status_name: str | None = None) -> None:
+        """Queue an error reply with a Google-style ``{"error": {code, message, status}}`` body.
+
+        Args:
+            status: The HTTP status, also the body's ``code``.
+            message: The error message.
+            status_name: The canonical status (``RESOURCE_EXHAUSTED``…); derived from
+                ``status`` when ``None``.
+        """
+        self.enqueue_response(_error_body(status, message, status_name), status=status)
+
+    def _push(self, reply: _Reply) -> None:
+        with self._state.lock:
+            self._state.replies.append(reply)

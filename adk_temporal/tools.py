@@ -1,0 +1,373 @@
+"""Tools from plain Python functions: declaration, validation and invocation from one model.
+
+A :class:`FunctionTool` builds a pydantic model from the function's signature once and uses
+it twice: its JSON schema is the ``parameters_json_schema`` the model sees, and its
+validation checks the arguments the model sends back. The schema and the check therefore
+never disagree.
+
+The parameter that receives the :class:`~adk_temporal.context.ToolContext` is left out of
+both: it is the one annotated with a class named ``ToolContext`` (a string annotation
+counts) or named ``tool_context`` or ``ctx``. A tool has at most one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+import types as pytypes
+import typing
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import Any, overload
+
+import pydantic
+import pydantic_core
+from google.genai import types
+from pydantic.json_schema import GenerateJsonSchema
+
+from adk_temporal.errors import InvalidToolArgumentsError
+
+__all__ = ["ConfirmationPredicate", "FunctionTool", "as_tool", "tool"]
+
+ConfirmationPredicate = Callable[[dict[str, Any]], bool]
+"""Decides from a call's arguments (as the model sent them) whether it needs approval."""
+
+_CONTEXT_CLASS_NAME = "ToolContext"
+_CONTEXT_PARAM_NAMES = frozenset({"tool_context", "ctx"})
+# The function-name rule of the Gemini API: a letter or underscore, then up to 63 of
+# letters, digits, underscores, dots, colons and dashes.
+_TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}")
+_ARGS_SECTION = re.compile(r"(Args|Arguments|Parameters):")
+_ARG_ENTRY = re.compile(r"\*{0,2}(?P<name>\w+)\s*(?:\([^)]*\))?\s*:\s*(?P<text>.*)")
+
+
+class _NoFieldTitles(GenerateJsonSchema):
+    # Pydantic titles every property with its own name; the model gains nothing from them
+    # and they cost tokens on every call.
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+class FunctionTool:
+    """A tool backed by a sync or async Python function.
+
+    Sync functions run in a worker thread (``asyncio.to_thread``) so a blocking tool cannot
+    stall the event loop the worker's other activities share. The options are kept as
+    attributes of the same names; ``context_param`` names the parameter that receives the
+    context (``None`` when the function takes none).
+
+    Args:
+        func: The function. Its parameters become the tool's (the context parameter
+            excepted); it may not take ``*args``, ``**kwargs`` or positional-only parameters.
+        name: The tool name; the function's name when ``None``.
+        description: The description; the docstring's first paragraph when ``None``.
+        require_confirmation: ``True`` to require approval of every call, or a predicate
+            over the call's arguments deciding per call.
+        start_to_close_timeout: The tool activity's start-to-close timeout (the runtime's
+            default when ``None``).
+        retry_policy: A ``temporalio.common.RetryPolicy`` for the tool activity (typed
+            loosely so this module never imports temporalio).
+        heartbeat_timeout: The tool activity's heartbeat timeout, for tools that heartbeat.
+
+    Raises:
+        ValueError: The name is not a valid function name for the model API.
+        TypeError: The function's parameters cannot be declared to a model.
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        require_confirmation: bool | ConfirmationPredicate = False,
+        start_to_close_timeout: timedelta | None = None,
+        retry_policy: object | None = None,
+        heartbeat_timeout: timedelta | None = None,
+    ) -> None:
+        self.func = func
+        self.name = name if name is not None else getattr(func, "__name__", "")
+        if not _TOOL_NAME.fullmatch(self.name):
+            raise ValueError(
+                f"invalid tool name {self.name!r}: use a letter or underscore followed by at "
+                "most 63 letters, digits, '_', '.', ':' or '-' (pass name=...)"
+            )
+        doc = inspect.getdoc(func) or ""
+        self.description = description if description is not None else _summary(doc)
+        self.require_confirmation = require_confirmation
+        self.start_to_close_timeout = start_to_close_timeout
+        self.retry_policy = retry_policy
+        self.heartbeat_timeout = heartbeat_timeout
+        self.context_param, self._args_model = _signature_model(func, self.name, doc)
+        self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+            getattr(func, "__call__", None)  # noqa: B004 - an object with an async __call__
+        )
+
+    def __repr__(self) -> str:
+        return f"FunctionTool({self.name!r})"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the wrapped function directly, as if it had not been decorated."""
+        return self.func(*args, **kwargs)
+
+    def parameters_schema(self) -> dict[str, Any] | None:
+        """The JSON schema of the parameters, or ``None`` when the tool takes none."""
+        if not self._args_model.model_fields:
+            return None
+        return self._args_model.model_json_schema(schema_generator=_NoFieldTitles)
+
+    def declaration(self) -> types.FunctionDeclaration:
+        """The function declaration the model is given for this tool."""
+        return types.FunctionDeclaration(
+            name=self.name,
+            description=self.description or None,
+            parameters_json_schema=self.parameters_schema(),
+        )
+
+    def validate_args(self, args: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Check the model's arguments against the declared parameters.
+
+        Args:
+            args: The call's arguments as the model sent them (``None`` means none).
+
+        Returns:
+            The keyword arguments for the function: coerced, defaults filled in, nested
+            models and enums as Python objects; the context parameter is not included.
+
+        Raises:
+            InvalidToolArgumentsError: An argument is missing, unexpected or of the wrong
+                type; the message names each offending field and the problem.
+        """
+        try:
+            parsed = self._args_model.model_validate(dict(args or {}))
+        except pydantic.ValidationError as exc:
+            problems = [
+                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
+                for err in exc.errors(include_url=False)
+            ]
+            raise InvalidToolArgumentsError(self.name, problems) from None
+        return {field: getattr(parsed, field) for field in self._args_model.model_fields}
+
+    def requires_confirmation(self, args: Mapping[str, Any] | None) -> bool:
+        """Whether a call with ``args`` must be approved before it runs.
+
+        Args:
+            args: The call's arguments as the model sent them.
+
+        Returns:
+            ``require_confirmation`` itself when it is a bool, else the predicate's answer.
+        """
+        if isinstance(self.require_confirmation, bool):
+            return self.require_confirmation
+        return bool(self.require_confirmation(dict(args or {})))
+
+    async def run(self, args: Mapping[str, Any] | None, ctx: Any) -> dict[str, Any]:
+        """Validate ``args``, call the function with ``ctx`` injected, and shape its result.
+
+        Args:
+            args: The call's arguments as the model sent them.
+            ctx: The ``ToolContext`` passed to the context parameter, if the function has one.
+
+        Returns:
+            The function's result as a JSON-able dict: a dict as returned (its values made
+            JSON-able), a pydantic model dumped, anything else as ``{"result": value}``.
+
+        Raises:
+            InvalidToolArgumentsError: The arguments do not match the parameters; the
+                function was not called.
+            Exception: Whatever the function raised, unchanged.
+        """
+        kwargs = self.validate_args(args)
+        if self.context_param is not None:
+            kwargs[self.context_param] = ctx
+        if self._is_async:
+            result = await self.func(**kwargs)
+        else:
+            result = await asyncio.to_thread(self.func, **kwargs)
+            # A sync callable may still hand back an awaitable (a partial of an async
+            # function, a lambda returning a coroutine); it must run on the loop.
+            if inspect.isawaitable(result):
+                result = await result
+        jsonable = pydantic_core.to_jsonable_python(result, bytes_mode="base64")
+        return jsonable if isinstance(jsonable, dict) else {"result": jsonable}
+
+
+@overload
+def tool(func: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    require_confirmation: bool | ConfirmationPredicate = False,
+    start_to_close_timeout: timedelta | None = None,
+    retry_policy: object | None = None,
+    heartbeat_timeout: timedelta | None = None,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    require_confirmation: bool | ConfirmationPredicate = False,
+    start_to_close_timeout: timedelta | None = None,
+    retry_policy: object | None = None,
+    heartbeat_timeout: timedelta | None = None,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Make a :class:`FunctionTool`; usable as ``@tool`` or ``@tool(...)``.
+
+    Args:
+        func: The function, when used as a bare decorator.
+        name: The tool name; the function's name when ``None``.
+        description: The description; the docstring's first paragraph when ``None``.
+        require_confirmation: ``True``, or a predicate over the call's arguments.
+        start_to_close_timeout: The tool activity's start-to-close timeout.
+        retry_policy: A ``temporalio.common.RetryPolicy`` for the tool activity.
+        heartbeat_timeout: The tool activity's heartbeat timeout.
+
+    Returns:
+        The tool, or a decorator that makes it.
+    """
+
+    def make(f: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(
+            f,
+            name=name,
+            description=description,
+            require_confirmation=require_confirmation,
+            start_to_close_timeout=start_to_close_timeout,
+            retry_policy=retry_policy,
+            heartbeat_timeout=heartbeat_timeout,
+        )
+
+    return make if func is None else make(func)
+
+
+def as_tool(obj: FunctionTool | Callable[..., Any]) -> FunctionTool:
+    """Return ``obj`` if it is a :class:`FunctionTool`, else wrap the function in one.
+
+    Args:
+        obj: A tool or a plain sync or async function.
+
+    Returns:
+        The tool.
+
+    Raises:
+        TypeError: ``obj`` is neither a tool nor callable.
+    """
+    if isinstance(obj, FunctionTool):
+        return obj
+    if not callable(obj):
+        raise TypeError(f"cannot make a tool from {obj!r}: expected a function or FunctionTool")
+    return FunctionTool(obj)
+
+
+def _is_context_annotation(annotation: Any) -> bool:
+    if isinstance(annotation, str):
+        return re.search(rf"\b{_CONTEXT_CLASS_NAME}\b", annotation) is not None
+    if isinstance(annotation, type):
+        return annotation.__name__ == _CONTEXT_CLASS_NAME
+    # ToolContext | None, Optional[ToolContext], Annotated[ToolContext, ...]
+    return any(_is_context_annotation(arg) for arg in typing.get_args(annotation))
+
+
+def _signature_model(
+    func: Callable[..., Any], tool_name: str, doc: str
+) -> tuple[str | None, type[pydantic.BaseModel]]:
+    signature = inspect.signature(func)
+    context_param: str | None = None
+    params: list[inspect.Parameter] = []
+    for param in signature.parameters.values():
+        if param.kind in (
+            inspect.Parameter.VAR_POSITIONAL,
+            inspect.Parameter.VAR_KEYWORD,
+            inspect.Parameter.POSITIONAL_ONLY,
+        ):
+            raise TypeError(
+                f"tool {tool_name}: parameter {param.name!r} is {param.kind.description}; "
+                "a tool's parameters must be passable by keyword"
+            )
+        annotated = param.annotation is not inspect.Parameter.empty
+        if param.name in _CONTEXT_PARAM_NAMES or (
+            annotated and _is_context_annotation(param.annotation)
+        ):
+            if context_param is not None:
+                raise TypeError(
+                    f"tool {tool_name}: parameters {context_param!r} and {param.name!r} both "
+                    "take the ToolContext; keep one"
+                )
+            context_param = param.name
+        else:
+            params.append(param)
+    hints = _resolve_annotations(func, params)
+    descriptions = _arg_descriptions(doc)
+    fields: dict[str, Any] = {}
+    for param in params:
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (
+            hints.get(param.name, Any),
+            pydantic.Field(default, description=descriptions.get(param.name)),
+        )
+    model = pydantic.create_model(
+        f"{tool_name}_args",
+        __config__=pydantic.ConfigDict(extra="forbid"),
+        **fields,
+    )
+    return context_param, model
+
+
+def _resolve_annotations(
+    func: Callable[..., Any], params: list[inspect.Parameter]
+) -> dict[str, Any]:
+    # Resolve only the tool's own parameters: the context parameter's annotation is often
+    # imported under TYPE_CHECKING only, and resolving it would raise NameError.
+    target = inspect.unwrap(func)
+    if not inspect.isfunction(target) and not inspect.ismethod(target):
+        target = getattr(target, "__call__", target)  # noqa: B004 - a callable object
+    shim = pytypes.SimpleNamespace(
+        __annotations__={
+            p.name: p.annotation for p in params if p.annotation is not inspect.Parameter.empty
+        },
+        __globals__=getattr(target, "__globals__", {}),
+    )
+    try:
+        return typing.get_type_hints(shim, include_extras=True)
+    except NameError as exc:
+        raise TypeError(f"cannot resolve the annotations of tool {func!r}: {exc}") from exc
+
+
+def _summary(doc: str) -> str:
+    paragraph = doc.strip().split("\n\n", 1)[0]
+    return " ".join(line.strip() for line in paragraph.splitlines())
+
+
+def _arg_descriptions(doc: str) -> dict[str, str]:
+    descriptions: dict[str, str] = {}
+    section_indent: int | None = None
+    entry_indent: int | None = None
+    current: str | None = None
+    for line in doc.splitlines():
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if section_indent is None:
+            if _ARGS_SECTION.fullmatch(stripped):
+                section_indent = indent
+            continue
+        if not stripped:
+            continue
+        if indent <= section_indent:
+            break
+        entry = _ARG_ENTRY.fullmatch(stripped)
+        if entry is not None and (entry_indent is None or indent <= entry_indent):
+            entry_indent = indent
+            current = entry["name"]
+            descriptions[current] = entry["text"].strip()
+        elif current is not None:
+            descriptions[current] = f"{descriptions[current]} {stripped}".strip()
+    return descriptions
