@@ -1,0 +1,370 @@
+"""Tool confirmation (human approval) as pure functions over calls and events.
+
+The protocol, in session order:
+
+1. The model calls a tool; the tool (or the static gate of a tool declared with
+   ``require_confirmation``) records ``requested_tool_confirmations[function_call_id]``.
+2. The runtime appends one request event: an ``adk_request_confirmation`` function call per
+   requesting call, in the model's call order, each with its own ``adk-`` id (decided by the
+   workflow) and args ``{"originalFunctionCall", "toolConfirmation", "callDigest"}``.
+3. A user event answers with ``adk_request_confirmation`` function responses addressed by
+   confirmation id; :func:`parse_confirmation_reply` reads either reply format.
+4. :func:`resume_set` picks the original calls to re-dispatch, with the same function-call
+   id and the user's decision as ``ctx.tool_confirmation``.
+
+**Call binding** **[better]**: ``callDigest`` is :func:`call_digest` of the original call's
+name and args. A reply that names an original call (``originalFunctionCall``) or a digest
+(``callDigest``) differing from the request's is refused: :func:`check_reply_digest` raises
+:class:`~adk_temporal.errors.ConfirmationMismatchError` (the runtime's answer to a signal or
+update) and :func:`resume_set` skips the reply, leaving the request open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from google.genai import types
+
+from .errors import ConfirmationMismatchError
+from .events import (
+    ADK_ID_PREFIX,
+    REQUEST_CONFIRMATION_FUNCTION_NAME,
+    Event,
+    ToolConfirmation,
+)
+from .history import USER_AUTHOR
+from .resume import build_request_event
+
+__all__ = [
+    "ConfirmedCall",
+    "build_confirmation_request_event",
+    "call_digest",
+    "check_reply_digest",
+    "confirmation_hint",
+    "confirmation_required_response",
+    "parse_confirmation_reply",
+    "rejected_response",
+    "resume_set",
+]
+
+
+class ConfirmedCall(NamedTuple):
+    """An original tool call to re-dispatch, with the user's decision about it."""
+
+    call: types.FunctionCall
+    confirmation: ToolConfirmation
+
+
+def confirmation_hint(tool_name: str) -> str:
+    """The hint the static gate shows when a tool declared ``require_confirmation`` is called.
+
+    Args:
+        tool_name: The tool's name.
+
+    Returns:
+        ``Please approve or reject the tool call <name>().``
+    """
+    return f"Please approve or reject the tool call {tool_name}()."
+
+
+def confirmation_required_response(tool_name: str) -> dict[str, str]:
+    """The function response the static gate gives the model while approval is pending.
+
+    Args:
+        tool_name: The tool's name.
+
+    Returns:
+        ``{"error": "tool <name> requires confirmation, please approve or reject"}``
+    """
+    return {"error": f"tool {tool_name} requires confirmation, please approve or reject"}
+
+
+def rejected_response(tool_name: str) -> dict[str, str]:
+    """The function response the static gate gives the model when the call was rejected.
+
+    Args:
+        tool_name: The tool's name.
+
+    Returns:
+        ``{"error": "tool <name> call is rejected"}``
+    """
+    return {"error": f"tool {tool_name} call is rejected"}
+
+
+def call_digest(name: str | None, args: Mapping[str, Any] | None) -> str:
+    """The digest that binds an approval to one call's name and arguments.
+
+    It is the hex SHA-256 of the canonical JSON of ``{"args": args, "name": name}`` (sorted
+    keys, no whitespace, ASCII escapes; a missing name counts as ``""`` and missing args as
+    ``{}``), so the same call
+    gives the same digest in any process and any key order.
+
+    Args:
+        name: The tool name of the original call.
+        args: The original call's arguments.
+
+    Returns:
+        64 lowercase hex digits.
+
+    Raises:
+        TypeError: ``args`` holds a value JSON cannot encode.
+    """
+    canonical = json.dumps(
+        {"args": dict(args or {}), "name": name or ""}, sort_keys=True, separators=(",", ":")
+    )
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+def _request_call(
+    confirmation_id: str, original: types.FunctionCall, confirmation: ToolConfirmation
+) -> types.FunctionCall:
+    return types.FunctionCall(
+        id=confirmation_id,
+        name=REQUEST_CONFIRMATION_FUNCTION_NAME,
+        args={
+            "originalFunctionCall": {
+                "id": original.id,
+                "name": original.name,
+                "args": dict(original.args or {}),
+            },
+            "toolConfirmation": confirmation.model_dump(mode="json"),
+            "callDigest": call_digest(original.name, original.args),
+        },
+    )
+
+
+def build_confirmation_request_event(
+    function_calls: Sequence[types.FunctionCall],
+    requested: Mapping[str, ToolConfirmation],
+    confirmation_ids: Sequence[str],
+    *,
+    event_id: str,
+    invocation_id: str,
+    author: str,
+    branch: str = "",
+    isolation_scope: str = "",
+    timestamp: float = 0.0,
+) -> Event:
+    """The event that asks a human to approve the calls of one step.
+
+    Args:
+        function_calls: The model's calls of the step, in the model's order.
+        requested: The step's merged ``requested_tool_confirmations`` (by function-call id).
+        confirmation_ids: One ``adk-`` id per requesting call, in the model's call order;
+            the workflow generates them (``workflow.uuid4()``) so a replay reuses them.
+        event_id: The event id, decided by the workflow.
+        invocation_id: The invocation the event belongs to.
+        author: The agent whose tools requested confirmation.
+        branch: The invocation branch.
+        isolation_scope: The invocation's isolation scope.
+        timestamp: POSIX seconds, decided by the workflow.
+
+    Returns:
+        An event with one ``adk_request_confirmation`` call per requesting call and those
+        ids in ``long_running_tool_ids``.
+
+    Raises:
+        ValueError: A requested id matches none of ``function_calls``, the number of
+            ``confirmation_ids`` differs from the number of requesting calls, or an id
+            lacks the ``adk-`` prefix (which keeps it out of model history).
+    """
+    requesting = [c for c in function_calls if c.id in requested]
+    unknown = sorted(set(requested) - {c.id for c in requesting})
+    if unknown:
+        raise ValueError(f"confirmation requested for unknown function call ids: {unknown}")
+    if len(confirmation_ids) != len(requesting):
+        raise ValueError(
+            f"expected {len(requesting)} confirmation ids (one per requesting call), "
+            f"got {len(confirmation_ids)}"
+        )
+    bad = [i for i in confirmation_ids if not i.startswith(ADK_ID_PREFIX)]
+    if bad:
+        raise ValueError(f"confirmation ids must start with {ADK_ID_PREFIX!r}: {bad}")
+    return build_request_event(
+        [
+            _request_call(cid, call, requested[call.id or ""])
+            for cid, call in zip(confirmation_ids, requesting, strict=True)
+        ],
+        event_id=event_id,
+        invocation_id=invocation_id,
+        author=author,
+        branch=branch,
+        isolation_scope=isolation_scope,
+        timestamp=timestamp,
+    )
+
+
+def _reply_body(response: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The reply object in either format; ``{}`` for an empty or unreadable reply."""
+    if not response:
+        return {}
+    if set(response) != {"response"}:
+        return dict(response)
+    inner = response["response"]
+    if isinstance(inner, str):
+        try:
+            inner = json.loads(inner) if inner else {}
+        except json.JSONDecodeError:
+            return {}
+    return dict(inner) if isinstance(inner, Mapping) else {}
+
+
+def parse_confirmation_reply(response: Mapping[str, Any] | None) -> ToolConfirmation:
+    """Read the user's decision from an ``adk_request_confirmation`` function response.
+
+    Accepts ``{"confirmed": bool, "payload": ..., "hint"?: str}`` or ``{"response": "<that
+    object as a JSON string>"}``. Only ``confirmed`` being exactly ``True`` approves: an empty
+    reply, a reply that is not valid JSON, or a non-boolean ``confirmed`` is a rejection
+    (fail closed).
+
+    Args:
+        response: The function response's ``response`` object.
+
+    Returns:
+        The decision, as the re-entered tool sees it in ``ctx.tool_confirmation``.
+    """
+    body = _reply_body(response)
+    hint = body.get("hint")
+    return ToolConfirmation(
+        hint=hint if isinstance(hint, str) else "",
+        confirmed=body.get("confirmed") is True,
+        payload=body.get("payload"),
+    )
+
+
+def _original_call(request: types.FunctionCall) -> types.FunctionCall:
+    """The original call a confirmation request carries; raises when it carries none."""
+    original = (request.args or {}).get("originalFunctionCall")
+    if not isinstance(original, Mapping) or not original.get("id") or not original.get("name"):
+        raise ConfirmationMismatchError(
+            f"confirmation request {request.id!r} carries no usable originalFunctionCall"
+        )
+    args = original.get("args")
+    return types.FunctionCall(
+        id=original["id"], name=original["name"], args=dict(args) if args else {}
+    )
+
+
+def check_reply_digest(request: types.FunctionCall, reply: Mapping[str, Any] | None) -> None:
+    """Refuse a reply that is not about the call the request asked about.
+
+    A reply without ``callDigest`` or ``originalFunctionCall`` claims nothing and passes;
+    the binding is then the confirmation id alone.
+
+    Args:
+        request: The ``adk_request_confirmation`` call being answered.
+        reply: The reply object, in either format of :func:`parse_confirmation_reply`.
+
+    Raises:
+        ConfirmationMismatchError: The request has no usable original call or its own
+            ``callDigest`` does not match it, or the reply's ``callDigest`` or
+            ``originalFunctionCall`` names a different call.
+    """
+    original = _original_call(request)
+    expected = call_digest(original.name, original.args)
+    stored = (request.args or {}).get("callDigest")
+    if stored is not None and stored != expected:
+        raise ConfirmationMismatchError(
+            f"confirmation request {request.id!r} is inconsistent: its callDigest does not "
+            f"match its originalFunctionCall {original.name}()"
+        )
+    body = _reply_body(reply)
+    claimed = body.get("callDigest")
+    if claimed is not None and claimed != expected:
+        raise ConfirmationMismatchError(
+            f"reply to confirmation {request.id!r} approves a different call: callDigest "
+            f"{claimed!r} does not match {expected!r} of {original.name}()"
+        )
+    claimed_call = body.get("originalFunctionCall")
+    if claimed_call is None:
+        return
+    if (
+        not isinstance(claimed_call, Mapping)
+        or claimed_call.get("id") != original.id
+        or claimed_call.get("name") != original.name
+        or call_digest(original.name, claimed_call.get("args")) != expected
+    ):
+        raise ConfirmationMismatchError(
+            f"reply to confirmation {request.id!r} names a different originalFunctionCall "
+            f"than the request ({original.name}() with id {original.id!r})"
+        )
+
+
+def _latest_replies(events: Sequence[Event]) -> tuple[int, dict[str, dict[str, Any]]]:
+    """The latest user event's index and its confirmation replies by confirmation id."""
+    for index in range(len(events) - 1, -1, -1):
+        if events[index].author != USER_AUTHOR:
+            continue
+        replies = {
+            r.id: dict(r.response or {})
+            for r in events[index].function_responses()
+            if r.name == REQUEST_CONFIRMATION_FUNCTION_NAME and r.id
+        }
+        return index, replies
+    return -1, {}
+
+
+def _answered_after(events: Sequence[Event], start: int, call_id: str) -> bool:
+    return any(r.id == call_id for event in events[start + 1 :] for r in event.function_responses())
+
+
+def resume_set(events: Sequence[Event], agent_name: str) -> list[ConfirmedCall]:
+    """The original calls to re-dispatch after the latest user event's confirmation replies.
+
+    Rules, each failing closed (the call is not re-dispatched, the request stays open):
+
+    * Only ``adk_request_confirmation`` replies in the latest ``user`` event count, and only
+      requests made before it.
+    * A confirmation id requested by another agent is never resumed by this one, nor is an
+      id that several authors claim.
+    * Conflicts: a confirmation id whose requests carry different original calls is not
+      resumed.
+    * Call binding: a reply refused by :func:`check_reply_digest` is skipped.
+    * A call that already has a function response after its confirmation request is not
+      run again.
+    * Several confirmations resolving to one original call dispatch it once, with the
+      decision given to its latest request.
+
+    Args:
+        events: The session's events, oldest first.
+        agent_name: The agent that is resuming.
+
+    Returns:
+        The calls with the user's decisions (approved or rejected), in the order their
+        requests were made.
+    """
+    reply_index, replies = _latest_replies(events)
+    if not replies:
+        return []
+    requests: dict[str, list[tuple[tuple[int, int], str, types.FunctionCall]]] = {}
+    for event_index, event in enumerate(events[:reply_index]):
+        for part_index, call in enumerate(event.function_calls()):
+            if call.name == REQUEST_CONFIRMATION_FUNCTION_NAME and call.id in replies:
+                position = (event_index, part_index)
+                requests.setdefault(call.id, []).append((position, event.author, call))
+
+    chosen: dict[str, tuple[tuple[int, int], ConfirmedCall]] = {}
+    for confirmation_id, found in requests.items():
+        if any(author != agent_name for _, author, _ in found):
+            continue
+        try:
+            originals = [_original_call(call) for _, _, call in found]
+            for _, _, call in found:
+                check_reply_digest(call, replies[confirmation_id])
+        except ConfirmationMismatchError:
+            continue
+        if len({(o.id, call_digest(o.name, o.args)) for o in originals}) > 1:
+            continue
+        position, _, _ = found[-1]
+        original = originals[-1]
+        call_id = original.id or ""
+        if _answered_after(events, position[0], call_id):
+            continue
+        if call_id in chosen and chosen[call_id][0] > position:
+            continue
+        decision = parse_confirmation_reply(replies[confirmation_id])
+        chosen[call_id] = (position, ConfirmedCall(original, decision))
+    return [confirmed for _, confirmed in sorted(chosen.values(), key=lambda item: item[0])]
