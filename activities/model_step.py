@@ -1,0 +1,251 @@
+"""``adk_model_step``: append the step's new events, call the model once, record its reply.
+
+Everything the model sees is read worker-side from the session service, so the activity's
+input is only ids plus the events that are new since the previous step.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from google.genai import types
+from temporalio import activity
+
+from adk_temporal.agents import Agent, maybe_await
+from adk_temporal.context import CallbackContext, InvocationContext, ReadonlyContext
+from adk_temporal.errors import SessionNotFoundError
+from adk_temporal.events import ADK_ID_PREFIX, Event, EventActions
+from adk_temporal.faults import fault_point
+from adk_temporal.history import build_contents
+from adk_temporal.models import LlmRequest, LlmResponse
+from adk_temporal.sessions import Session
+from adk_temporal.tools import FunctionTool
+
+from .messages import InvocationRef, ModelStepInput, ModelStepResult, PlannedCall, ToolOptions
+from .services import WorkerServices, translate_errors
+
+__all__ = ["ModelStepActivity", "tool_options"]
+
+
+def _derived_id(base: str, suffix: str) -> str:
+    """An id derived from a workflow-decided one, identical on every retry."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{base}/{suffix}"))
+
+
+def tool_options(tool: FunctionTool | None) -> ToolOptions:
+    """The activity options a tool declared, as plain numbers the workflow can use."""
+    if tool is None:
+        return ToolOptions()
+    policy: Any = tool.retry_policy
+    return ToolOptions(
+        start_to_close_seconds=(
+            tool.start_to_close_timeout.total_seconds() if tool.start_to_close_timeout else None
+        ),
+        heartbeat_seconds=(
+            tool.heartbeat_timeout.total_seconds() if tool.heartbeat_timeout else None
+        ),
+        maximum_attempts=policy.maximum_attempts if policy else None,
+        initial_interval_seconds=policy.initial_interval.total_seconds() if policy else None,
+        backoff_coefficient=policy.backoff_coefficient if policy else None,
+        maximum_interval_seconds=(
+            policy.maximum_interval.total_seconds() if policy and policy.maximum_interval else None
+        ),
+        non_retryable_error_types=(
+            list(policy.non_retryable_error_types)
+            if policy and policy.non_retryable_error_types
+            else None
+        ),
+    )
+
+
+def _result(event: Event, agent: Agent) -> ModelStepResult:
+    """What the workflow needs from a recorded model event."""
+    if event.error_code or event.error_message:
+        return ModelStepResult(
+            kind="error",
+            error_code=event.error_code,
+            error_message=event.error_message,
+            actions=event.actions,
+        )
+    calls = event.function_calls()
+    if not calls:
+        return ModelStepResult(kind="final", text=event.text(), actions=event.actions)
+    return ModelStepResult(
+        kind="calls",
+        function_calls=[
+            PlannedCall(
+                id=c.id or "",
+                name=c.name or "",
+                args=dict(c.args or {}),
+                options=tool_options(agent.tool(c.name or "")),
+            )
+            for c in calls
+        ],
+        actions=event.actions,
+    )
+
+
+class ModelStepActivity:
+    """Runs one model step of an agent against the worker's services."""
+
+    def __init__(self, services: WorkerServices) -> None:
+        self._services = services
+
+    @activity.defn(name="adk_model_step")
+    @translate_errors
+    async def run(self, inp: ModelStepInput) -> ModelStepResult:
+        """Append ``pending_events``, call the model, append and return its reply.
+
+        A retry after the model event was stored returns the stored reply instead of
+        calling the model again, so each step produces exactly one model event.
+        """
+        services = self._services
+        ref = inp.ref
+        agent = services.agents[ref.agent_name]
+        session = await self._load(ref, inp.pending_events)
+        recorded = next((e for e in session.events if e.id == inp.model_event_id), None)
+        if recorded is not None:
+            return _result(recorded, agent)
+
+        session.state.update(inp.temp_state)
+        ictx = InvocationContext(
+            session=session,
+            agent=agent,
+            invocation_id=ref.invocation_id,
+            branch=ref.branch,
+            user_content=_user_content(session, ref.invocation_id),
+            artifact_service=services.artifacts,
+            memory_service=services.memory,
+            workflow_id=ref.workflow_id,
+        )
+        actions = EventActions()
+        # One key per step and callback site: a fixed key would make a save in step 2 look
+        # like a retry of step 1's save of the same name.
+        key_base = f"{ref.workflow_id}/{ref.invocation_id}/step-{inp.step}"
+        cctx = CallbackContext(ictx, actions=actions, idempotency_key=f"{key_base}/model")
+
+        if inp.run_before_agent and agent.before_agent_callback is not None:
+            content = await maybe_await(agent.before_agent_callback(cctx))
+            if isinstance(content, types.Content):
+                event = self._event(inp, agent, content, actions)
+                await self._append(ref, [event])
+                return ModelStepResult(kind="ended", text=event.text(), actions=actions)
+
+        request = LlmRequest(
+            model=agent.model,
+            contents=build_contents(
+                session.events,
+                agent_name=agent.name,
+                branch=ref.branch,
+            ),
+            system_instruction=agent.system_instruction(ReadonlyContext(ictx)) or None,
+            tools=[t.declaration() for t in agent.tools],
+            generation_config=agent.generate_content_config,
+        )
+        response = await self._generate(agent, cctx, request)
+        content = _with_call_ids(response.content, inp.model_event_id)
+        event = self._event(inp, agent, content, actions)
+        event.error_code = response.error_code
+        event.error_message = response.error_message
+        events = [event]
+        result = _result(event, agent)
+        if result.kind == "final" and agent.after_agent_callback is not None:
+            after_actions = EventActions()
+            after = await maybe_await(
+                agent.after_agent_callback(
+                    CallbackContext(
+                        ictx, actions=after_actions, idempotency_key=f"{key_base}/after_agent"
+                    )
+                )
+            )
+            if isinstance(after, types.Content) or not after_actions.is_empty():
+                extra = self._event(
+                    inp, agent, after if isinstance(after, types.Content) else None, after_actions
+                )
+                extra.id = _derived_id(inp.model_event_id, "after_agent")
+                events.append(extra)
+                if isinstance(after, types.Content):
+                    result.text = extra.text()
+        await self._append(ref, events)
+        return result
+
+    async def _generate(
+        self, agent: Agent, cctx: CallbackContext, request: LlmRequest
+    ) -> LlmResponse:
+        if agent.before_model_callback is not None:
+            early = await maybe_await(agent.before_model_callback(cctx, request))
+            if isinstance(early, LlmResponse):
+                return early
+        model = self._services.models.resolve(agent.model)
+        response = await model.generate(request)
+        fault_point("model.during_call")
+        if agent.after_model_callback is not None:
+            replaced = await maybe_await(agent.after_model_callback(cctx, response))
+            if isinstance(replaced, LlmResponse):
+                return replaced
+        return response
+
+    async def _load(self, ref: InvocationRef, pending: list[Event]) -> Session:
+        """The session after appending ``pending`` (created on the invocation's first step)."""
+        sessions = self._services.sessions
+        ids = {"app_name": ref.app_name, "user_id": ref.user_id, "session_id": ref.session_id}
+        if pending:
+            try:
+                await sessions.append_events(**ids, events=pending)
+            except SessionNotFoundError:
+                await sessions.get_or_create(**ids)
+                await sessions.append_events(**ids, events=pending)
+            return await sessions.get(**ids)
+        return await sessions.get_or_create(**ids)
+
+    async def _append(self, ref: InvocationRef, events: list[Event]) -> None:
+        await self._services.sessions.append_events(
+            app_name=ref.app_name,
+            user_id=ref.user_id,
+            session_id=ref.session_id,
+            events=events,
+        )
+        fault_point("session.after_append")
+
+    @staticmethod
+    def _event(
+        inp: ModelStepInput, agent: Agent, content: types.Content | None, actions: EventActions
+    ) -> Event:
+        return Event(
+            id=inp.model_event_id,
+            invocation_id=inp.ref.invocation_id,
+            author=agent.name,
+            branch=inp.ref.branch,
+            content=content,
+            actions=actions,
+            timestamp=inp.timestamp,
+        )
+
+
+def _user_content(session: Session, invocation_id: str) -> types.Content | None:
+    """The user message that started the invocation, if it has one."""
+    for event in session.events:
+        if event.invocation_id == invocation_id and event.author == "user":
+            return event.content
+    return None
+
+
+def _with_call_ids(content: types.Content | None, model_event_id: str) -> types.Content | None:
+    """Give every function call an id; generated ids are stable across retries.
+
+    Generated ids start with ``adk-`` so history building blanks them before they reach
+    the model, as ADK does for client-side ids.
+    """
+    if content is None or not content.parts:
+        return content
+    parts = []
+    for index, part in enumerate(content.parts):
+        call = part.function_call
+        if call is not None and not call.id:
+            call = call.model_copy(
+                update={"id": ADK_ID_PREFIX + _derived_id(model_event_id, f"call/{index}")}
+            )
+            part = part.model_copy(update={"function_call": call})
+        parts.append(part)
+    return content.model_copy(update={"parts": parts})

@@ -1,0 +1,64 @@
+"""What a worker's activities run against: agents, models and the session/artifact stores.
+
+Live objects stay here, on the worker; only ids and deltas cross into workflow history.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
+
+from temporalio.exceptions import ApplicationError
+
+from adk_temporal.agents import AgentRegistry
+from adk_temporal.artifacts import ArtifactService
+from adk_temporal.errors import AdkRequestError, ModelUnavailableError
+from adk_temporal.memory import MemoryService
+from adk_temporal.models import ModelRegistry
+from adk_temporal.sessions import SessionService
+
+__all__ = ["WorkerServices", "translate_errors"]
+
+
+@dataclass(frozen=True)
+class WorkerServices:
+    """The worker-side services every adk-temporal activity uses."""
+
+    agents: AgentRegistry
+    sessions: SessionService
+    models: ModelRegistry
+    artifacts: ArtifactService | None = None
+    memory: MemoryService | None = None
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """Map adk-temporal errors to Temporal's retry semantics.
+
+    Request errors (bad input, unknown agent or model, a 4xx from the model API) can never
+    succeed on retry, so they become non-retryable ``ApplicationError`` values typed with
+    the class name; a model that is rate-limited or down stays retryable. Anything else
+    propagates unchanged and Temporal retries it under the activity's policy.
+    """
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await fn(*args, **kwargs)
+        except AdkRequestError as err:
+            details: list[Any] = []
+            status = getattr(err, "status", None)
+            if status is not None:
+                details.append({"status": status})
+            raise ApplicationError(
+                str(err), *details, type=type(err).__name__, non_retryable=True
+            ) from err
+        except ModelUnavailableError as err:
+            raise ApplicationError(str(err), type=type(err).__name__) from err
+
+    return wrapper

@@ -1,0 +1,141 @@
+"""``adk_tool_call``: run one tool handler with a real ``ToolContext``.
+
+The handler reads the session state as of the step (plus its own writes), saves artifacts
+through the worker's artifact service, may request confirmation or input, and everything it
+recorded comes back as ``EventActions`` in the result. Errors the model should see (the tool
+raised, its arguments were invalid, the call was rejected) become ``{"error": ...}``
+responses; the activity itself fails only for problems an operator must fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from temporalio import activity
+
+from adk_temporal.agents import Agent, maybe_await
+from adk_temporal.confirmation import (
+    confirmation_hint,
+    confirmation_required_response,
+    rejected_response,
+)
+from adk_temporal.context import InvocationContext, ToolContext
+from adk_temporal.errors import InvalidToolArgumentsError
+from adk_temporal.events import EventActions
+from adk_temporal.sessions import Session
+from adk_temporal.tools import FunctionTool
+
+from .messages import ToolCallInput, ToolCallResult
+from .services import WorkerServices, translate_errors
+
+__all__ = ["ToolCallActivity"]
+
+
+def _error_response(err: BaseException) -> dict[str, Any]:
+    return {"error": str(err) or type(err).__name__}
+
+
+@contextlib.asynccontextmanager
+async def _heartbeating() -> AsyncIterator[None]:
+    """Heartbeat while the tool runs when the activity has a heartbeat timeout.
+
+    Heartbeats are how a running activity learns that its workflow was cancelled: the
+    cancellation then surfaces in the tool as ``asyncio.CancelledError``.
+    """
+    timeout = activity.info().heartbeat_timeout
+    if not timeout:
+        yield
+        return
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(max(timeout.total_seconds() / 3, 0.05))
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+class ToolCallActivity:
+    """Runs one function call of an agent against the worker's services."""
+
+    def __init__(self, services: WorkerServices) -> None:
+        self._services = services
+
+    @activity.defn(name="adk_tool_call")
+    @translate_errors
+    async def run(self, inp: ToolCallInput) -> ToolCallResult:
+        """Run the call's handler (or its confirmation gate) and return response + deltas."""
+        services = self._services
+        ref = inp.ref
+        agent = services.agents[ref.agent_name]
+        state = await services.sessions.get_state(
+            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
+        )
+        session = Session(
+            id=ref.session_id,
+            app_name=ref.app_name,
+            user_id=ref.user_id,
+            state={**state, **inp.temp_state},
+        )
+        ictx = InvocationContext(
+            session=session,
+            agent=agent,
+            invocation_id=ref.invocation_id,
+            branch=ref.branch,
+            artifact_service=services.artifacts,
+            memory_service=services.memory,
+            resume_inputs=inp.resume_inputs,
+            workflow_id=ref.workflow_id,
+        )
+        actions = EventActions()
+        ctx = ToolContext(
+            ictx,
+            function_call_id=inp.call.id,
+            actions=actions,
+            tool_confirmation=inp.tool_confirmation,
+        )
+        tool = agent.tool(inp.call.name)
+        if tool is None:
+            known = ", ".join(t.name for t in agent.tools) or "none"
+            response: dict[str, Any] = {
+                "error": f"tool {inp.call.name!r} is not defined; available tools: {known}"
+            }
+        else:
+            response = await self._invoke(agent, tool, dict(inp.call.args), ctx)
+        return ToolCallResult(response=response, actions=actions)
+
+    async def _invoke(
+        self, agent: Agent, tool: FunctionTool, args: dict[str, Any], ctx: ToolContext
+    ) -> dict[str, Any]:
+        if tool.requires_confirmation(args):
+            if ctx.tool_confirmation is None:
+                ctx.request_confirmation(hint=confirmation_hint(tool.name))
+                return confirmation_required_response(tool.name)
+            if not ctx.tool_confirmation.confirmed:
+                return rejected_response(tool.name)
+        try:
+            if agent.before_tool_callback is not None:
+                early = await maybe_await(agent.before_tool_callback(ctx, tool, args))
+                if isinstance(early, dict):
+                    return early
+            async with _heartbeating():
+                response = await tool.run(args, ctx)
+            if agent.after_tool_callback is not None:
+                replaced = await maybe_await(agent.after_tool_callback(ctx, tool, args, response))
+                if isinstance(replaced, dict):
+                    return replaced
+            return response
+        except InvalidToolArgumentsError as err:
+            return _error_response(err)
+        except Exception as err:  # the model sees what its tool raised, as ADK does
+            activity.logger.warning("tool %s raised %s: %s", tool.name, type(err).__name__, err)
+            return _error_response(err)

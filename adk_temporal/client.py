@@ -1,0 +1,360 @@
+"""``AdkClient``: start invocations and answer their requests from any process.
+
+An invocation is a run of workflow ``adk/{app}/{user_id}/{session_id}``; the id-conflict
+policy FAIL makes Temporal refuse a second concurrent invocation in the same session
+(:class:`~adk_temporal.errors.SessionBusyError`). Approvals and inputs go through the
+checked updates by default, so a wrong id is an error the caller sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from google.genai import types
+from temporalio.client import (
+    Client,
+    WorkflowExecutionDescription,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.common import (
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+)
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
+
+from .errors import (
+    ConfirmationMismatchError,
+    InvalidResumeInputError,
+    SessionBusyError,
+    UnknownRequestIdError,
+)
+from .events import Event
+from .plugin import adk_data_converter
+from .sessions import SessionService
+from .workflows.invocation import ADK_AGENT, ADK_APP, ADK_SESSION, ADK_STATUS, ADK_USER
+from .workflows.messages import (
+    CONFIRM_CHECKED_UPDATE,
+    CONFIRM_SIGNAL,
+    PENDING_QUERY,
+    RESUME_CHECKED_UPDATE,
+    RESUME_SIGNAL,
+    STATUS_QUERY,
+    AdkStatus,
+    ConfirmInput,
+    InvocationInput,
+    InvocationResult,
+    InvocationStatus,
+    PendingRequest,
+    ResumeInput,
+    workflow_id_for,
+)
+
+__all__ = ["DEFAULT_TASK_QUEUE", "AdkClient", "InvocationHandle"]
+
+DEFAULT_TASK_QUEUE = "adk-temporal"
+"""The task queue workers listen on unless told otherwise."""
+
+_UPDATE_ERRORS: dict[str, type[Exception]] = {
+    "UnknownRequestIdError": UnknownRequestIdError,
+    "ConfirmationMismatchError": ConfirmationMismatchError,
+    "InvalidResumeInputError": InvalidResumeInputError,
+}
+
+
+def _as_content(message: str | types.Content) -> types.Content:
+    if isinstance(message, types.Content):
+        return message
+    return types.Content(role="user", parts=[types.Part(text=message)])
+
+
+class InvocationHandle:
+    """One invocation: follow it, inspect it, answer its requests.
+
+    Args:
+        handle: The handle of the run that started the invocation; its result follows
+            continue-as-new to the run that finishes.
+        current: A handle without a run id, so queries, signals and updates reach the
+            latest run even after the invocation continued as new; defaults to ``handle``.
+        session_service: Lets :meth:`events` follow the session's events.
+        app_name: The session's app.
+        user_id: The session's user.
+        session_id: The session's id.
+    """
+
+    def __init__(
+        self,
+        handle: WorkflowHandle[Any, Any],
+        *,
+        current: WorkflowHandle[Any, Any] | None = None,
+        session_service: SessionService | None = None,
+        app_name: str = "",
+        user_id: str = "",
+        session_id: str = "",
+    ) -> None:
+        self._handle = handle
+        self._current = current or handle
+        self._sessions = session_service
+        self._ids = (app_name, user_id, session_id)
+
+    @property
+    def workflow_id(self) -> str:
+        """The workflow id, ``adk/{app}/{user_id}/{session_id}``."""
+        return self._handle.id
+
+    @property
+    def run_id(self) -> str | None:
+        """The run id of this invocation, when known."""
+        return self._handle.result_run_id or self._handle.run_id
+
+    async def status(self) -> InvocationStatus:
+        """The invocation's status (query ``adk_status``)."""
+        return await self._current.query(STATUS_QUERY, result_type=InvocationStatus)
+
+    async def pending(self) -> list[PendingRequest]:
+        """The open confirmation and input requests (query ``adk_pending``)."""
+        return await self._current.query(PENDING_QUERY, result_type=list[PendingRequest])
+
+    async def wait_for_status(
+        self, *statuses: AdkStatus, timeout: float = 60.0, interval: float = 0.1
+    ) -> InvocationStatus:
+        """Poll ``adk_status`` until it is one of ``statuses``.
+
+        Raises:
+            TimeoutError: The status was not reached within ``timeout`` seconds.
+        """
+        async with asyncio.timeout(timeout):
+            while True:
+                current = await self.status()
+                if current.status in statuses:
+                    return current
+                await asyncio.sleep(interval)
+
+    async def confirm(
+        self,
+        confirmation_id: str,
+        confirmed: bool,
+        payload: Any = None,
+        *,
+        call_digest: str | None = None,
+        checked: bool = True,
+    ) -> None:
+        """Approve or reject one confirmation request.
+
+        Args:
+            confirmation_id: The request's id (``adk-…``), from :meth:`pending`.
+            confirmed: ``True`` approves, ``False`` rejects.
+            payload: Optional data for the re-entered tool (``ctx.tool_confirmation.payload``).
+            call_digest: When given, the reply only applies to a call with this digest.
+            checked: Use the checked update (errors raised here) instead of the signal.
+
+        Raises:
+            UnknownRequestIdError: No open request has this id (checked only).
+            ConfirmationMismatchError: ``call_digest`` does not match (checked only).
+        """
+        answer = ConfirmInput(
+            confirmation_id=confirmation_id,
+            confirmed=confirmed,
+            payload=payload,
+            call_digest=call_digest,
+        )
+        await self._send(CONFIRM_CHECKED_UPDATE if checked else CONFIRM_SIGNAL, answer, checked)
+
+    async def resume(self, interrupt_id: str, input: Any, *, checked: bool = True) -> None:
+        """Answer one input request; ``None`` is a valid answer.
+
+        Raises:
+            UnknownRequestIdError: No open input request has this id (checked only).
+            InvalidResumeInputError: ``input`` violates the request's schema (checked only).
+        """
+        answer = ResumeInput(interrupt_id=interrupt_id, input=input)
+        await self._send(RESUME_CHECKED_UPDATE if checked else RESUME_SIGNAL, answer, checked)
+
+    async def _send(self, name: str, answer: ConfirmInput | ResumeInput, checked: bool) -> None:
+        if not checked:
+            await self._current.signal(name, answer)
+            return
+        try:
+            await self._current.execute_update(name, answer)
+        except WorkflowUpdateFailedError as err:
+            cause = err.cause
+            if isinstance(cause, ApplicationError) and cause.type in _UPDATE_ERRORS:
+                raise _UPDATE_ERRORS[cause.type](cause.message) from err
+            raise
+
+    async def result(self) -> InvocationResult:
+        """Wait for the invocation to finish and return its result."""
+        result = await self._handle.result()
+        return InvocationResult.model_validate(result)
+
+    async def describe(self) -> WorkflowExecutionDescription:
+        """Temporal's description of the run (search attributes, status, details)."""
+        return await self._current.describe()
+
+    async def events(self, *, poll_interval: float = 0.2) -> AsyncIterator[Event]:
+        """Follow the session's events from now until the invocation stops running.
+
+        Needs the session service the workers write to (given to :class:`AdkClient`).
+        Yields events already stored for this invocation first, then new ones as they are
+        appended; stops after the run completes, fails or pauses for an answer.
+        """
+        if self._sessions is None:
+            raise ValueError("events() needs AdkClient(session_service=...)")
+        app_name, user_id, session_id = self._ids
+        seen = 0
+        while True:
+            status = await self._safe_status()
+            try:
+                session = await self._sessions.get(
+                    app_name=app_name, user_id=user_id, session_id=session_id, after_sequence=seen
+                )
+            except LookupError:
+                session = None
+            if session is not None:
+                for event in session.events:
+                    seen += 1
+                    yield event
+            if status is not None and status.status != "running":
+                return
+            await asyncio.sleep(poll_interval)
+
+    async def _safe_status(self) -> InvocationStatus | None:
+        try:
+            return await self.status()
+        except Exception:  # not started yet or already gone: keep polling the store
+            return None
+
+
+class AdkClient:
+    """Starts invocations on a task queue and returns handles to them.
+
+    Args:
+        client: A Temporal client using :func:`~adk_temporal.plugin.adk_data_converter`
+            (or use :meth:`connect`).
+        task_queue: The queue the workers listen on.
+        session_service: Optional; lets handles follow session events.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        session_service: SessionService | None = None,
+    ) -> None:
+        self.client = client
+        self.task_queue = task_queue
+        self._sessions = session_service
+
+    @classmethod
+    async def connect(
+        cls,
+        address: str,
+        *,
+        namespace: str = "default",
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        session_service: SessionService | None = None,
+    ) -> AdkClient:
+        """Connect to Temporal at ``address`` with adk-temporal's data converter."""
+        client = await Client.connect(
+            address, namespace=namespace, data_converter=adk_data_converter()
+        )
+        return cls(client, task_queue=task_queue, session_service=session_service)
+
+    async def start(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        agent: str,
+        message: str | types.Content | None,
+        *,
+        invocation_id: str | None = None,
+        max_steps: int = 25,
+        continue_as_new_after_events: int | None = None,
+    ) -> InvocationHandle:
+        """Start an invocation of ``agent`` with ``message`` in the session.
+
+        Args:
+            app_name: The app the session belongs to.
+            user_id: The user the session belongs to.
+            session_id: The session; created on the first step when it does not exist.
+            agent: The agent's name, as registered on the workers.
+            message: The user's message, or ``None`` to continue without one.
+            invocation_id: Keep an id chosen by the caller (``e-<uuid>`` otherwise).
+            max_steps: The model-step limit of this invocation.
+            continue_as_new_after_events: Continue as a new run once a run's history has
+                this many events (Temporal's own suggestion is honoured regardless).
+
+        Raises:
+            SessionBusyError: An invocation is already running in this session.
+        """
+        workflow_id = workflow_id_for(app_name, user_id, session_id)
+        inp = InvocationInput(
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            agent_name=agent,
+            message=_as_content(message) if message is not None else None,
+            invocation_id=invocation_id,
+            max_steps=max_steps,
+            continue_as_new_after_events=continue_as_new_after_events,
+        )
+        try:
+            handle = await self.client.start_workflow(
+                "InvocationWorkflow",
+                inp,
+                id=workflow_id,
+                task_queue=self.task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+                search_attributes=TypedSearchAttributes(
+                    [
+                        SearchAttributePair(ADK_APP, app_name),
+                        SearchAttributePair(ADK_USER, user_id),
+                        SearchAttributePair(ADK_SESSION, session_id),
+                        SearchAttributePair(ADK_AGENT, agent),
+                        SearchAttributePair(ADK_STATUS, "running"),
+                    ]
+                ),
+                static_summary=f"{agent} · {app_name}/{user_id}/{session_id}",
+                result_type=InvocationResult,
+            )
+        except WorkflowAlreadyStartedError as err:
+            raise SessionBusyError(
+                f"session {app_name}/{user_id}/{session_id} is busy: invocation "
+                f"{workflow_id!r} is still running; answer its pending requests or wait for it"
+            ) from err
+        return self._wrap(handle, app_name, user_id, session_id)
+
+    def handle(self, workflow_id: str, run_id: str | None = None) -> InvocationHandle:
+        """A handle to an existing invocation (the latest run when ``run_id`` is None)."""
+        handle = self.client.get_workflow_handle(
+            workflow_id, run_id=run_id, result_type=InvocationResult
+        )
+        parts = workflow_id.split("/", 3)
+        if len(parts) == 4 and parts[0] == "adk":
+            return self._wrap(handle, parts[1], parts[2], parts[3])
+        return InvocationHandle(handle, current=self.client.get_workflow_handle(workflow_id))
+
+    async def waiting(
+        self, statuses: Sequence[AdkStatus] = ("awaiting_confirmation", "awaiting_input")
+    ) -> list[str]:
+        """Workflow ids of every run whose ``AdkStatus`` is one of ``statuses``."""
+        values = ", ".join(f"'{s}'" for s in statuses)
+        query = f"AdkStatus IN ({values}) AND ExecutionStatus = 'Running'"
+        return [wf.id async for wf in self.client.list_workflows(query)]
+
+    def _wrap(
+        self, handle: WorkflowHandle[Any, Any], app_name: str, user_id: str, session_id: str
+    ) -> InvocationHandle:
+        return InvocationHandle(
+            handle,
+            current=self.client.get_workflow_handle(handle.id),
+            session_service=self._sessions,
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+        )

@@ -1,0 +1,105 @@
+"""``AdkPlugin``: everything a Temporal worker needs to run ADK invocations.
+
+Pass it to the worker (``Worker(client, task_queue=..., plugins=[AdkPlugin(...)])``); a
+client that only starts and answers invocations needs just :func:`adk_data_converter`. The
+plugin registers ``InvocationWorkflow`` and the activities bound to this worker's services,
+switches the data converter to pydantic (so ``google.genai`` content with bytes round-trips)
+and lets the workflow sandbox pass the third-party data modules through.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from temporalio.contrib.pydantic import PydanticPayloadConverter
+from temporalio.converter import DataConverter
+from temporalio.plugin import SimplePlugin
+from temporalio.worker import WorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from .activities.append_events import AppendEventsActivity
+from .activities.model_step import ModelStepActivity
+from .activities.services import WorkerServices
+from .activities.tool_call import ToolCallActivity
+from .agents import Agent, AgentRegistry
+from .artifacts import ArtifactService
+from .memory import MemoryService
+from .models import ModelRegistry, default_registry
+from .sessions import SessionService
+from .workflows.invocation import InvocationWorkflow
+
+__all__ = ["PASSTHROUGH_MODULES", "AdkPlugin", "adk_data_converter"]
+
+PASSTHROUGH_MODULES = ("google.genai", "pydantic", "pydantic_core", "jsonschema")
+"""Third-party modules the workflow sandbox shares with the worker instead of re-importing.
+
+``google.genai`` must be passed through: its httpx import trips the sandbox's ``urllib``
+restriction. The others are deterministic data/validation code; sharing them avoids
+re-importing them for every workflow run. Our own pure modules are passed through where the
+workflow imports them (``workflow.unsafe.imports_passed_through``).
+"""
+
+
+def adk_data_converter(existing: DataConverter | None = None) -> DataConverter:
+    """``existing`` (or the default converter) with pydantic payload conversion.
+
+    Keeps a user's codec and failure converter; only the payload converter changes, because
+    the default JSON converter cannot encode the bytes inside ``types.Content``.
+    """
+    base = existing or DataConverter.default
+    return dataclasses.replace(base, payload_converter_class=PydanticPayloadConverter)
+
+
+def _runner(existing: WorkflowRunner | None) -> WorkflowRunner:
+    if existing is None or isinstance(existing, SandboxedWorkflowRunner):
+        restrictions = (
+            existing.restrictions if existing is not None else SandboxRestrictions.default
+        )
+        return SandboxedWorkflowRunner(
+            restrictions=restrictions.with_passthrough_modules(*PASSTHROUGH_MODULES)
+        )
+    return existing
+
+
+class AdkPlugin(SimplePlugin):
+    """Registers adk-temporal's workflow, activities, converter and sandbox settings.
+
+    Args:
+        agents: The agents this worker serves (looked up by name).
+        session_service: Where sessions live; ``SqliteSessionService`` is the embedded
+            default, and every worker of a deployment must share it.
+        artifact_service: Where artifacts live; ``None`` leaves ``ctx.artifacts`` as ``None``.
+        memory_service: Backs ``ctx.search_memory``; ``None`` makes it raise
+            ``MemoryServiceNotConfiguredError``.
+        models: Resolves agents' model names; defaults to Gemini plus the scripted models.
+    """
+
+    def __init__(
+        self,
+        agents: Sequence[Agent],
+        *,
+        session_service: SessionService,
+        artifact_service: ArtifactService | None = None,
+        memory_service: MemoryService | None = None,
+        models: ModelRegistry | None = None,
+    ) -> None:
+        services = WorkerServices(
+            agents=AgentRegistry(agents),
+            sessions=session_service,
+            models=models or default_registry(),
+            artifacts=artifact_service,
+            memory=memory_service,
+        )
+        self.services = services
+        super().__init__(
+            "adk_temporal.AdkPlugin",
+            data_converter=adk_data_converter,
+            activities=[
+                ModelStepActivity(services).run,
+                ToolCallActivity(services).run,
+                AppendEventsActivity(services).run,
+            ],
+            workflows=[InvocationWorkflow],
+            workflow_runner=_runner,
+        )

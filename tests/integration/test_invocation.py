@@ -1,0 +1,428 @@
+"""The durable runtime end to end on the real dev server: state, approvals, inputs, signals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+import pytest
+from google.genai import types
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
+
+from adk_temporal.agents import Agent
+from adk_temporal.artifacts import ListRequest, LoadRequest, VersionsRequest
+from adk_temporal.client import InvocationHandle
+from adk_temporal.context import ToolContext
+from adk_temporal.errors import (
+    ConfirmationMismatchError,
+    InvalidResumeInputError,
+    SessionBusyError,
+    UnknownRequestIdError,
+)
+from adk_temporal.events import Event
+from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.models import ModelRegistry, ScriptedCall, ScriptedModel, ScriptedRule
+
+from .conftest import Runtime, WorkerFactory
+
+pytestmark = pytest.mark.integration
+
+USER = "u-1"
+
+
+def _session() -> str:
+    return f"s-{uuid.uuid4().hex[:8]}"
+
+
+def _agent() -> Agent:
+    return build_weather_agent("scripted:weather")
+
+
+async def _events(rt: Runtime, session_id: str) -> list[Event]:
+    session = await rt.sessions.get(app_name=APP_NAME, user_id=USER, session_id=session_id)
+    return session.events
+
+
+def _responses(events: list[Event]) -> list[tuple[str, dict[str, Any]]]:
+    return [(r.name or "", dict(r.response or {})) for e in events for r in e.function_responses()]
+
+
+async def _visible(client: Client, query: str, workflow_id: str, timeout: float = 10.0) -> bool:
+    """Poll a visibility query until it lists ``workflow_id`` (visibility lags a little)."""
+    async with asyncio.timeout(timeout):
+        while True:
+            ids = [wf.id async for wf in client.list_workflows(query)]
+            if workflow_id in ids:
+                return True
+            await asyncio.sleep(0.1)
+
+
+async def _pause(handle: InvocationHandle, status: str) -> None:
+    await handle.wait_for_status(status, timeout=30)  # type: ignore[arg-type]
+
+
+async def test_weather_tool_state_reaches_event_next_step_and_session(
+    run_worker: WorkerFactory,
+) -> None:
+    """get_weather's state write is in the response event, seen by step 2 and persisted."""
+    session_id = _session()
+    async with run_worker([_agent()]) as rt:
+        handle = await rt.adk.start(
+            APP_NAME, USER, session_id, "weather_agent", "What's the weather in Hangzhou?"
+        )
+        result = await handle.result()
+        events = await _events(rt, session_id)
+        state = await rt.sessions.get_state(app_name=APP_NAME, user_id=USER, session_id=session_id)
+    assert result.status == "completed"
+    assert result.steps == 2
+    assert "Hangzhou" in result.final_text
+    authors = [e.author for e in events]
+    assert authors == ["user", "weather_agent", "weather_agent", "weather_agent"]
+    call_event, response_event, final_event = events[1], events[2], events[3]
+    assert [c.name for c in call_event.function_calls()] == ["get_weather"]
+    assert response_event.actions.state_delta == {"last_city": "Hangzhou"}
+    assert response_event.function_responses()[0].id == call_event.function_calls()[0].id
+    assert final_event.text() == result.final_text
+    assert state["last_city"] == "Hangzhou"
+    assert len({e.id for e in events}) == len(events)
+
+
+async def test_paid_report_pauses_then_approval_saves_artifact_once(
+    run_worker: WorkerFactory, temporal_client: Client
+) -> None:
+    """Approval by signal re-enters the tool, which saves report.txt v1 and buys once."""
+    session_id = _session()
+    async with run_worker([_agent()]) as rt:
+        handle = await rt.adk.start(
+            APP_NAME, USER, session_id, "weather_agent", "Buy a weather report for Hangzhou"
+        )
+        await _pause(handle, "awaiting_confirmation")
+        query = (
+            f"AdkStatus = 'awaiting_confirmation' AND AdkSession = '{session_id}'"
+            " AND ExecutionStatus = 'Running'"
+        )
+        assert await _visible(temporal_client, query, handle.workflow_id)
+        assert handle.workflow_id in await rt.adk.waiting()
+        [request] = await handle.pending()
+        assert request.kind == "confirmation"
+        assert request.id.startswith("adk-")
+        assert request.tool == "buy_weather_report"
+        assert request.args == {"city": "Hangzhou"}
+        assert request.payload == {"city": "Hangzhou", "price_usd": 2.0}
+        assert "$2.00" in request.hint
+        details = (await handle.describe()).raw_description.execution_config.user_metadata
+        assert details is not None
+
+        await handle.confirm(request.id, True, checked=False)
+        result = await handle.result()
+        events = await _events(rt, session_id)
+        versions = await rt.artifacts.versions(
+            VersionsRequest(
+                app_name=APP_NAME, user_id=USER, session_id=session_id, file_name="report.txt"
+            )
+        )
+        ledger = await rt.artifacts.load(
+            LoadRequest(
+                app_name=APP_NAME,
+                user_id=USER,
+                session_id=session_id,
+                file_name="user:purchases.json",
+            )
+        )
+    assert result.status == "completed"
+    assert "report.txt" in result.final_text
+    assert versions.versions == [1]
+    purchases = json.loads(ledger.part.inline_data.data)  # type: ignore[union-attr]
+    assert [p["city"] for p in purchases] == ["Hangzhou"]
+    final_response = [e for e in events if e.actions.artifact_delta]
+    assert len(final_response) == 1
+    assert final_response[0].actions.artifact_delta == {
+        "report.txt": 1,
+        "user:purchases.json": 1,
+    }
+    request_events = [
+        e for e in events if any(c.name == "adk_request_confirmation" for c in e.function_calls())
+    ]
+    assert len(request_events) == 1
+    assert request_events[0].long_running_tool_ids == [request.id]
+    original = request_events[0].function_calls()[0].args["originalFunctionCall"]  # type: ignore[index]
+    assert original["id"] == request.function_call_id
+    assert original["name"] == "buy_weather_report"
+
+
+async def test_rejection_runs_no_purchase_and_tells_the_model(run_worker: WorkerFactory) -> None:
+    """A rejected confirmation re-enters the tool with confirmed=False: nothing is bought."""
+    session_id = _session()
+    async with run_worker([_agent()]) as rt:
+        handle = await rt.adk.start(
+            APP_NAME, USER, session_id, "weather_agent", "Buy a weather report for Paris"
+        )
+        await _pause(handle, "awaiting_confirmation")
+        [request] = await handle.pending()
+        await handle.confirm(request.id, False)
+        result = await handle.result()
+        events = await _events(rt, session_id)
+        names = await rt.artifacts.list(
+            ListRequest(app_name=APP_NAME, user_id=USER, session_id=session_id)
+        )
+    assert result.status == "completed"
+    assert names.file_names == []
+    responses = [r for n, r in _responses(events) if n == "buy_weather_report"]
+    assert responses[-1] == {"status": "rejected", "city": "Paris"}
+    assert "rejected" in result.final_text.lower()
+
+
+async def test_resume_input_none_is_an_answer_and_schema_violations_are_refused(
+    run_worker: WorkerFactory,
+) -> None:
+    """An invalid answer is refused (request stays open); None re-enters the tool as None."""
+    session_id = _session()
+    async with run_worker([_agent()]) as rt:
+        handle = await rt.adk.start(
+            APP_NAME, USER, session_id, "weather_agent", "Help me plan a trip"
+        )
+        await _pause(handle, "awaiting_input")
+        [request] = await handle.pending()
+        assert request.kind == "input"
+        assert request.input_schema is not None
+        assert request.input_schema["required"] == ["start", "end"]
+        with pytest.raises(InvalidResumeInputError, match="'end' is a required property"):
+            await handle.resume(request.id, {"start": "2026-12-01"})
+        assert [p.id for p in await handle.pending()] == [request.id]
+        assert (await handle.status()).status == "awaiting_input"
+        await handle.resume(request.id, None)
+        result = await handle.result()
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    responses = [r for n, r in _responses(events) if n == "ask_travel_dates"]
+    assert responses == [{"status": "waiting for travel dates"}, {"status": "no dates given"}]
+    replies = [r for n, r in _responses(events) if n == "adk_request_input"]
+    assert replies == [{"input": None}]
+
+
+async def test_resume_input_value_reaches_the_reentered_tool(run_worker: WorkerFactory) -> None:
+    """A schema-valid answer is what ctx.resumed_input() returns on re-entry."""
+    session_id = _session()
+    dates = {"start": "2026-12-01", "end": "2026-12-05"}
+    async with run_worker([_agent()]) as rt:
+        handle = await rt.adk.start(
+            APP_NAME, USER, session_id, "weather_agent", "What are good travel dates?"
+        )
+        await _pause(handle, "awaiting_input")
+        [request] = await handle.pending()
+        await handle.resume(request.id, dates)
+        result = await handle.result()
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    responses = [r for n, r in _responses(events) if n == "ask_travel_dates"]
+    assert responses[-1] == {"status": "dates received", "dates": dates}
+
+
+def _report_writer(name: str, text: str):  # type: ignore[no-untyped-def]
+    async def write(ctx: ToolContext) -> dict[str, Any]:
+        assert ctx.artifacts is not None
+        version = await ctx.artifacts.save("shared.txt", types.Part(text=text))
+        ctx.state["writer"] = name
+        ctx.state[f"wrote_{name}"] = version
+        return {"version": version}
+
+    write.__name__ = name
+    write.__doc__ = f"Write shared.txt as {name}."
+    return write
+
+
+async def test_parallel_calls_merge_state_and_artifact_deltas(run_worker: WorkerFactory) -> None:
+    """Two concurrent tool calls: responses in call order, later state wins, max version."""
+    session_id = _session()
+    models = ModelRegistry()
+    models.register(
+        "scripted:parallel",
+        lambda name: ScriptedModel(
+            [ScriptedRule("write both", [ScriptedCall("writer_a"), ScriptedCall("writer_b")])],
+            name=name,
+        ),
+    )
+    agent = Agent(
+        "parallel_agent",
+        "scripted:parallel",
+        tools=[_report_writer("writer_a", "A"), _report_writer("writer_b", "B")],
+    )
+    async with run_worker([agent], models=models) as rt:
+        handle = await rt.adk.start(APP_NAME, USER, session_id, "parallel_agent", "write both")
+        result = await handle.result()
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    [merged] = [e for e in events if e.function_responses()]
+    responses = merged.function_responses()
+    assert [r.name for r in responses] == ["writer_a", "writer_b"]
+    versions = sorted(r.response["version"] for r in responses)  # type: ignore[index]
+    assert versions == [1, 2]
+    assert merged.actions.artifact_delta == {"shared.txt": 2}
+    delta = merged.actions.state_delta
+    assert delta["writer"] == "writer_b"
+    assert {delta["wrote_writer_a"], delta["wrote_writer_b"]} == {1, 2}
+
+
+async def test_early_resume_signal_is_buffered_and_used(run_worker: WorkerFactory) -> None:
+    """An adk_resume sent before the tool asks is kept and answers the request at once."""
+    session_id = _session()
+
+    def pick_seat(ctx: ToolContext) -> dict[str, Any]:
+        """Ask which seat to book."""
+        answer = ctx.resumed_input("seat")
+        if answer is None:
+            ctx.request_input("Which seat?", {"type": "string"}, interrupt_id="seat")
+            return {"status": "waiting"}
+        return {"seat": answer.value}
+
+    models = ModelRegistry()
+    models.register(
+        "scripted:seat",
+        lambda name: ScriptedModel([ScriptedRule("seat", [ScriptedCall("pick_seat")])], name=name),
+    )
+    agent = Agent("seat_agent", "scripted:seat", tools=[pick_seat])
+    async with run_worker([agent], models=models) as rt:
+        handle = await rt.adk.start(APP_NAME, USER, session_id, "seat_agent", "book a seat")
+        await handle.resume("seat", "12A", checked=False)
+        result = await handle.result()
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    responses = [r for n, r in _responses(events) if n == "pick_seat"]
+    assert responses[-1] == {"seat": "12A"}
+
+
+async def test_duplicate_and_unknown_signals_change_nothing(run_worker: WorkerFactory) -> None:
+    """A second approval is a no-op; an unknown id is reported and leaves the pause open."""
+    session_id = _session()
+    async with run_worker([_agent()]) as rt:
+        handle = await rt.adk.start(
+            APP_NAME, USER, session_id, "weather_agent", "Buy a weather report for Oslo"
+        )
+        await _pause(handle, "awaiting_confirmation")
+        [request] = await handle.pending()
+        await handle.confirm("adk-does-not-exist", True, checked=False)
+        status = await handle.status()
+        assert status.status == "awaiting_confirmation"
+        assert [p.id for p in await handle.pending()] == [request.id]
+        assert any("adk-does-not-exist" in s for s in status.ignored_signals)
+        with pytest.raises(UnknownRequestIdError, match="adk-does-not-exist"):
+            await handle.confirm("adk-does-not-exist", True)
+        await handle.confirm(request.id, True, checked=False)
+        await handle.confirm(request.id, True, checked=False)
+        result = await handle.result()
+        ledger = await rt.artifacts.load(
+            LoadRequest(
+                app_name=APP_NAME,
+                user_id=USER,
+                session_id=session_id,
+                file_name="user:purchases.json",
+            )
+        )
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    assert len(json.loads(ledger.part.inline_data.data)) == 1  # type: ignore[union-attr]
+    bought = [r for n, r in _responses(events) if n == "buy_weather_report"]
+    assert [r["status"] for r in bought] == ["waiting for approval", "purchased"]
+
+
+async def test_checked_update_rejects_answered_id_wrong_kind_and_digest(
+    run_worker: WorkerFactory,
+) -> None:
+    """adk_confirm_checked names the id it refuses: wrong kind, digest mismatch, answered."""
+    session_id = _session()
+    models = ModelRegistry()
+    models.register(
+        "scripted:two",
+        lambda name: ScriptedModel(
+            [
+                ScriptedRule(
+                    "buy two",
+                    [
+                        ScriptedCall("buy_weather_report", {"city": "Rome"}),
+                        ScriptedCall("buy_weather_report", {"city": "Oslo"}),
+                    ],
+                )
+            ],
+            name=name,
+        ),
+    )
+    agent = build_weather_agent("scripted:two")
+    async with run_worker([agent], models=models) as rt:
+        handle = await rt.adk.start(APP_NAME, USER, session_id, "weather_agent", "buy two")
+        await _pause(handle, "awaiting_confirmation")
+        rome, oslo = await handle.pending()
+        assert (rome.args, oslo.args) == ({"city": "Rome"}, {"city": "Oslo"})
+        with pytest.raises(UnknownRequestIdError, match=f"{rome.id}.*adk_confirm"):
+            await handle.resume(rome.id, "x")
+        with pytest.raises(ConfirmationMismatchError, match="digest"):
+            await handle.confirm(rome.id, True, call_digest=oslo.call_digest)
+        await handle.confirm(rome.id, True, call_digest=rome.call_digest)
+        with pytest.raises(UnknownRequestIdError, match=f"{rome.id}.*already answered"):
+            await handle.confirm(rome.id, False)
+        assert [p.id for p in await handle.pending()] == [oslo.id]
+        await handle.confirm(oslo.id, False)
+        result = await handle.result()
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    bought = [r for n, r in _responses(events) if n == "buy_weather_report"]
+    assert [r["status"] for r in bought[-2:]] == ["purchased", "rejected"]
+
+
+async def test_second_message_while_running_is_session_busy(run_worker: WorkerFactory) -> None:
+    """One running invocation per session: a second start fails with SessionBusyError."""
+    session_id = _session()
+    async with run_worker([_agent()]) as rt:
+        handle = await rt.adk.start(
+            APP_NAME, USER, session_id, "weather_agent", "Buy a weather report for Lima"
+        )
+        await _pause(handle, "awaiting_confirmation")
+        with pytest.raises(SessionBusyError, match=session_id):
+            await rt.adk.start(APP_NAME, USER, session_id, "weather_agent", "hello")
+        [request] = await handle.pending()
+        await handle.confirm(request.id, False)
+        await handle.result()
+        second = await rt.adk.start(
+            APP_NAME, USER, session_id, "weather_agent", "What's the weather in Lima?"
+        )
+        assert (await second.result()).status == "completed"
+
+
+async def _model_step_input_sizes(client: Client, workflow_id: str, run_id: str) -> list[int]:
+    handle = client.get_workflow_handle(workflow_id, run_id=run_id)
+    sizes = []
+    async for event in handle.fetch_history_events():
+        if event.event_type != EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            continue
+        attrs = event.activity_task_scheduled_event_attributes
+        if attrs.activity_type.name == "adk_model_step":
+            sizes.append(sum(len(p.data) for p in attrs.input.payloads))
+    return sizes
+
+
+async def test_history_per_step_does_not_grow_with_the_conversation(
+    run_worker: WorkerFactory, temporal_client: Client
+) -> None:
+    """Turn 10's model-step inputs are no larger than turn 2's: no history is resent."""
+    session_id = _session()
+    sizes: list[list[int]] = []
+    async with run_worker([_agent()]) as rt:
+        for turn in range(10):
+            handle = await rt.adk.start(
+                APP_NAME, USER, session_id, "weather_agent", "What's the weather in Hangzhou?"
+            )
+            await handle.result()
+            assert handle.run_id is not None
+            sizes.append(
+                await _model_step_input_sizes(temporal_client, handle.workflow_id, handle.run_id)
+            )
+            assert turn == 0 or len(sizes[-1]) == 2
+        events = await _events(rt, session_id)
+    assert len(events) == 40
+    second, tenth = sizes[1], sizes[9]
+    # Same new content each turn (one message, then one function response), so the inputs
+    # may differ only by a few bytes of ids and counters.
+    for later, earlier in zip(tenth, second, strict=True):
+        assert later <= earlier + 16
