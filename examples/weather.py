@@ -20,6 +20,7 @@ from typing import Any
 from google.genai import types
 
 from adk_temporal.agents import Agent
+from adk_temporal.app import App
 from adk_temporal.context import ToolContext
 from adk_temporal.errors import ArtifactNotFoundError
 from adk_temporal.faults import fault_point
@@ -30,6 +31,7 @@ __all__ = [
     "APP_NAME",
     "REPORT_PRICE_USD",
     "TRAVEL_DATES_SCHEMA",
+    "app",
     "ask_travel_dates",
     "build_weather_agent",
     "buy_weather_report",
@@ -188,3 +190,6 @@ def build_weather_agent(model: str | None = None) -> Agent:
 
 weather_agent = build_weather_agent()
 """The demo's agent, on the default model."""
+
+app = App(agents=[weather_agent])
+"""The example app: ``adk-temporal worker --app adk_temporal.examples.weather:app``."""

@@ -1,0 +1,80 @@
+"""Running a worker: the embedded stores, the GCS store, and the worker loop itself.
+
+The embedded default keeps everything in one data directory — ``sessions.db`` (SQLite, safe
+for several worker processes on the machine) and ``artifacts/`` (files) — so a worker can be
+killed and restarted, or joined by a second one, without losing anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from .app import App
+from .artifacts import ArtifactService, FileArtifactService, GcsArtifactService
+from .plugin import AdkPlugin
+from .sessions import SessionService, SqliteSessionService
+
+__all__ = ["artifact_store", "build_worker", "serve", "session_store"]
+
+
+def session_store(data_dir: str | Path) -> SqliteSessionService:
+    """The embedded session store: ``<data_dir>/sessions.db``."""
+    root = Path(data_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    return SqliteSessionService(root / "sessions.db")
+
+
+def artifact_store(data_dir: str | Path, gcs_bucket: str | None = None) -> ArtifactService:
+    """``GcsArtifactService(gcs_bucket)`` when a bucket is given, else ``<data_dir>/artifacts``."""
+    if gcs_bucket:
+        return GcsArtifactService(gcs_bucket)
+    return FileArtifactService(Path(data_dir) / "artifacts")
+
+
+def build_worker(
+    client: Client,
+    app: App,
+    *,
+    task_queue: str,
+    session_service: SessionService,
+    artifact_service: ArtifactService | None,
+    max_cached_workflows: int = 1000,
+    sticky_timeout: timedelta = timedelta(seconds=10),
+) -> Worker:
+    """A Temporal worker serving ``app`` with the given stores.
+
+    Args:
+        client: A connected client.
+        app: The agents and models to serve.
+        task_queue: The queue to poll.
+        session_service: Shared by every worker of the deployment.
+        artifact_service: Shared by every worker of the deployment, or ``None``.
+        max_cached_workflows: Workflow cache size; ``0`` replays every task from history.
+        sticky_timeout: How long a cached workflow's next task waits for this worker
+            before any worker may take it (lower it where workers are killed often).
+    """
+    plugin = AdkPlugin(
+        app.agents,
+        session_service=session_service,
+        artifact_service=artifact_service,
+        memory_service=app.memory_service,
+        models=app.models,
+    )
+    return Worker(
+        client,
+        task_queue=task_queue,
+        plugins=[plugin],
+        max_cached_workflows=max_cached_workflows,
+        sticky_queue_schedule_to_start_timeout=sticky_timeout,
+    )
+
+
+async def serve(worker: Worker, stop: asyncio.Event) -> None:
+    """Run ``worker`` until ``stop`` is set, then shut it down gracefully."""
+    async with worker:
+        await stop.wait()
