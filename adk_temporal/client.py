@@ -199,7 +199,8 @@ class InvocationHandle:
 
         Needs the session service the workers write to (given to :class:`AdkClient`).
         Yields events already stored for this invocation first, then new ones as they are
-        appended; stops after the run completes, fails or pauses for an answer.
+        appended; stops after the run completes, fails or pauses for an answer. Events of
+        the session's earlier invocations are skipped.
         """
         if self._sessions is None:
             raise ValueError("events() needs AdkClient(session_service=...)")
@@ -207,18 +208,25 @@ class InvocationHandle:
         seen = 0
         while True:
             status = await self._safe_status()
-            try:
-                session = await self._sessions.get(
-                    app_name=app_name, user_id=user_id, session_id=session_id, after_sequence=seen
-                )
-            except LookupError:
-                session = None
-            if session is not None:
-                for event in session.events:
-                    seen += 1
-                    yield event
-            if status is not None and status.status != "running":
-                return
+            # Until the workflow answers, its invocation id is unknown and no event of it
+            # can be stored yet: reading now could only mix in earlier invocations.
+            if status is not None:
+                try:
+                    session = await self._sessions.get(
+                        app_name=app_name,
+                        user_id=user_id,
+                        session_id=session_id,
+                        after_sequence=seen,
+                    )
+                except LookupError:
+                    session = None
+                if session is not None:
+                    seen += len(session.events)
+                    for event in session.events:
+                        if event.invocation_id == status.invocation_id:
+                            yield event
+                if status.status != "running":
+                    return
             await asyncio.sleep(poll_interval)
 
     async def _safe_status(self) -> InvocationStatus | None:
@@ -275,6 +283,8 @@ class AdkClient:
         invocation_id: str | None = None,
         max_steps: int = 25,
         continue_as_new_after_events: int | None = None,
+        model_timeout_seconds: float = 120.0,
+        tool_timeout_seconds: float = 300.0,
     ) -> InvocationHandle:
         """Start an invocation of ``agent`` with ``message`` in the session.
 
@@ -288,6 +298,10 @@ class AdkClient:
             max_steps: The model-step limit of this invocation.
             continue_as_new_after_events: Continue as a new run once a run's history has
                 this many events (Temporal's own suggestion is honoured regardless).
+            model_timeout_seconds: Start-to-close timeout of each model step; also how long
+                a step whose worker died waits before another worker retries it.
+            tool_timeout_seconds: Default start-to-close timeout of each tool call (a tool's
+                own ``start_to_close_timeout`` wins).
 
         Raises:
             SessionBusyError: An invocation is already running in this session.
@@ -302,6 +316,8 @@ class AdkClient:
             invocation_id=invocation_id,
             max_steps=max_steps,
             continue_as_new_after_events=continue_as_new_after_events,
+            model_timeout_seconds=model_timeout_seconds,
+            tool_timeout_seconds=tool_timeout_seconds,
         )
         try:
             handle = await self.client.start_workflow(
