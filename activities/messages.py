@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from google.genai import types
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from adk_temporal.events import Event, EventActions, ToolConfirmation
+from adk_temporal.wire import WireModel
 
 __all__ = [
     "AppendEventsInput",
@@ -26,7 +27,7 @@ __all__ = [
 ]
 
 
-class InvocationRef(BaseModel):
+class InvocationRef(WireModel):
     """Where an activity finds its work: the session, agent and invocation ids."""
 
     app_name: str
@@ -38,7 +39,7 @@ class InvocationRef(BaseModel):
     branch: str = ""
 
 
-class ToolOptions(BaseModel):
+class ToolOptions(WireModel):
     """Activity options a tool asked for (``tool(...)`` decorator), in seconds."""
 
     start_to_close_seconds: float | None = None
@@ -50,7 +51,7 @@ class ToolOptions(BaseModel):
     non_retryable_error_types: list[str] | None = None
 
 
-class PlannedCall(BaseModel):
+class PlannedCall(WireModel):
     """A function call the model asked for, with what the workflow needs to run it."""
 
     id: str
@@ -69,7 +70,7 @@ class PlannedCall(BaseModel):
         return types.FunctionCall(id=self.id, name=self.name, args=dict(self.args))
 
 
-class ModelStepInput(BaseModel):
+class ModelStepInput(WireModel):
     """Input of ``model_step``: append ``pending_events``, then call the model once."""
 
     ref: InvocationRef
@@ -81,7 +82,7 @@ class ModelStepInput(BaseModel):
     timestamp: float = 0.0
 
 
-class ModelStepResult(BaseModel):
+class ModelStepResult(WireModel):
     """Result of ``model_step``: the calls to run, or the end of the agent's turn.
 
     ``kind`` tags the control flow: ``calls`` (run ``function_calls``), ``final`` (the agent
@@ -97,7 +98,7 @@ class ModelStepResult(BaseModel):
     actions: EventActions = Field(default_factory=EventActions)
 
 
-class ToolCallInput(BaseModel):
+class ToolCallInput(WireModel):
     """Input of ``tool_call``: one function call, and the answers it may re-enter with."""
 
     ref: InvocationRef
@@ -107,14 +108,14 @@ class ToolCallInput(BaseModel):
     temp_state: dict[str, Any] = Field(default_factory=dict)
 
 
-class ToolCallResult(BaseModel):
+class ToolCallResult(WireModel):
     """Result of ``tool_call``: the function response and the deltas the tool recorded."""
 
     response: dict[str, Any]
     actions: EventActions = Field(default_factory=EventActions)
 
 
-class AppendEventsInput(BaseModel):
+class AppendEventsInput(WireModel):
     """Input of ``append_events``: events decided in the workflow, appended idempotently."""
 
     ref: InvocationRef

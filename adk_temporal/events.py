@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from google.genai import types
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from .wire import WireModel
 
 __all__ = [
     "ADK_ID_PREFIX",
@@ -34,7 +36,7 @@ ADK_ID_PREFIX = "adk-"
 """Prefix of ids the runtime generates; such ids are blanked before they reach a model."""
 
 
-class ToolConfirmation(BaseModel):
+class ToolConfirmation(WireModel):
     """A confirmation request for one tool call, or the user's answer to it."""
 
     hint: str = ""
@@ -42,7 +44,7 @@ class ToolConfirmation(BaseModel):
     payload: Any = None
 
 
-class InputRequest(BaseModel):
+class InputRequest(WireModel):
     """An open request for a human-supplied value, raised by ``ctx.request_input``."""
 
     interrupt_id: str
@@ -59,7 +61,7 @@ _MAP_FIELDS = (
 )
 
 
-class EventActions(BaseModel):
+class EventActions(WireModel):
     """The deltas and control flags an event applies.
 
     Empty maps serialise as ``{}``; ``None`` given for a map is read as empty, so a
@@ -87,7 +89,7 @@ class EventActions(BaseModel):
         return self == EventActions()
 
 
-class Event(BaseModel):
+class Event(WireModel):
     """One entry of a session's history."""
 
     id: str = ""

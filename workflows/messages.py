@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from google.genai import types
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from adk_temporal.activities.messages import PlannedCall
 from adk_temporal.events import InputRequest
+from adk_temporal.wire import WireModel
 
 __all__ = [
     "CONFIRM_CHECKED_UPDATE",
@@ -51,7 +52,7 @@ def workflow_id_for(app_name: str, user_id: str, session_id: str) -> str:
     return f"adk/{app_name}/{user_id}/{session_id}"
 
 
-class CarriedRequest(BaseModel):
+class CarriedRequest(WireModel):
     """An open request carried across continue-as-new, with its answer if one arrived."""
 
     pending: PendingRequest
@@ -59,7 +60,7 @@ class CarriedRequest(BaseModel):
     answer: ConfirmInput | ResumeInput | None = None
 
 
-class InvocationCarry(BaseModel):
+class InvocationCarry(WireModel):
     """What a run hands to the next across continue-as-new: ids, counters, open requests.
 
     Never the conversation: events are already in the session service.
@@ -76,7 +77,7 @@ class InvocationCarry(BaseModel):
     ended: bool = False
 
 
-class InvocationInput(BaseModel):
+class InvocationInput(WireModel):
     """Start input of ``InvocationWorkflow``.
 
     ``continue_as_new_after_events`` bounds a run's history length: at the next step
@@ -98,7 +99,7 @@ class InvocationInput(BaseModel):
     carry: InvocationCarry | None = None
 
 
-class ConfirmInput(BaseModel):
+class ConfirmInput(WireModel):
     """Payload of ``adk_confirm``: approve or reject one confirmation request.
 
     ``call_digest``, when given, must equal the digest of the call the request is about; a
@@ -111,14 +112,14 @@ class ConfirmInput(BaseModel):
     call_digest: str | None = None
 
 
-class ResumeInput(BaseModel):
+class ResumeInput(WireModel):
     """Payload of ``adk_resume``: the value answering one input request (``None`` allowed)."""
 
     interrupt_id: str
     input: Any = None
 
 
-class PendingRequest(BaseModel):
+class PendingRequest(WireModel):
     """An open confirmation or input request, as ``adk_pending`` lists it."""
 
     kind: Literal["confirmation", "input"]
@@ -135,7 +136,7 @@ class PendingRequest(BaseModel):
     branch: str = ""
 
 
-class InvocationStatus(BaseModel):
+class InvocationStatus(WireModel):
     """What ``adk_status`` returns."""
 
     status: AdkStatus
@@ -148,7 +149,7 @@ class InvocationStatus(BaseModel):
     ignored_signals: list[str] = Field(default_factory=list)
 
 
-class InvocationResult(BaseModel):
+class InvocationResult(WireModel):
     """Result of an invocation: its final status and answer."""
 
     invocation_id: str
