@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .memory import InMemorySessionService
 from .service import SessionService
 from .session import Session
 from .sqlite import SqliteSessionService
 
+if TYPE_CHECKING:
+    from .postgres import PostgresSessionService
+
 __all__ = [
     "InMemorySessionService",
+    "PostgresSessionService",
     "Session",
     "SessionService",
     "SqliteSessionService",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import PostgresSessionService on first access.
+
+    Its driver (psycopg) is the optional ``postgres`` extra, so importing this package must
+    not require it.
+    """
+    if name == "PostgresSessionService":
+        from .postgres import PostgresSessionService
+
+        return PostgresSessionService
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,6 +20,7 @@ Usage::
 
 from __future__ import annotations
 
+import glob
 import os
 import pwd
 import re
@@ -63,16 +64,20 @@ def postgres_bin_dir() -> Path:
     if on_path is not None:
         candidates.append(Path(on_path).resolve().parent)
     for pattern in _VERSIONED_BIN_DIRS:
-        root = Path("/")
-        candidates.extend(sorted(root.glob(pattern.lstrip("/")), key=_major_version, reverse=True))
+        found = [Path(directory) for directory in glob.glob(pattern)]
+        candidates.extend(sorted(found, key=_major_version, reverse=True))
     for directory in candidates:
-        if all(os.access(directory / name, os.X_OK) for name in ("initdb", "postgres")):
+        if _holds_server_binaries(directory):
             return directory
     raise PostgresNotInstalledError(
         "PostgreSQL server binaries (initdb, postgres) not found on PATH or in "
         f"{', '.join(_VERSIONED_BIN_DIRS)}; install them with .ci/postgres.sh "
         "(Debian: apt-get install postgresql)"
     )
+
+
+def _holds_server_binaries(directory: Path) -> bool:
+    return all(os.access(directory / name, os.X_OK) for name in ("initdb", "postgres"))
 
 
 def _major_version(directory: Path) -> int:
@@ -99,7 +104,8 @@ class PostgresServer:
     def __init__(
         self, *, bin_dir: str | os.PathLike[str] | None = None, startup_timeout: float = 30.0
     ) -> None:
-        self._bin_dir = Path(bin_dir) if bin_dir is not None else None
+        self._requested_bin_dir = Path(bin_dir) if bin_dir is not None else None
+        self._bin_dir = Path()
         self._startup_timeout = startup_timeout
         self._root: Path | None = None
         self._identity = _identity(None)
@@ -137,19 +143,22 @@ class PostgresServer:
         """
         if self._process is not None:
             return self
-        bin_dir = self._bin_dir or postgres_bin_dir()
+        bin_dir = self._requested_bin_dir or postgres_bin_dir()
+        if not _holds_server_binaries(bin_dir):
+            raise PostgresNotInstalledError(f"no executable initdb and postgres in {bin_dir}")
+        self._bin_dir = bin_dir
         account = _server_account()
         self._identity = _identity(account)
         self._root = Path(tempfile.mkdtemp(prefix="adk-postgres-"))
         try:
             if account is not None:
                 os.chown(self._root, account.pw_uid, account.pw_gid)
-            self._initdb(bin_dir)
+            self._initdb()
             # The port is chosen before the server binds it, so another process can take it
             # in between; that shows up as an early exit, and a fresh port makes it go away.
             for _ in range(3):
                 self._port = _free_port()
-                self._process = self._spawn(bin_dir)
+                self._process = self._spawn()
                 if self._wait_until_ready():
                     return self
                 self._terminate()
@@ -178,15 +187,12 @@ class PostgresServer:
             RuntimeError: ``createdb`` failed; the message carries its output.
         """
         name = name or f"db_{uuid.uuid4().hex[:16]}"
-        bin_dir = self._bin_dir or postgres_bin_dir()
         completed = subprocess.run(
             [
-                str(bin_dir / "createdb"),
+                str(self._bin_dir / "createdb"),
                 "--host=127.0.0.1",
                 f"--port={self.port}",
                 f"--username={_SUPERUSER}",
-                # A file copy of the tiny template beats WAL-logging it block by block.
-                "--strategy=file_copy",
                 name,
             ],
             capture_output=True,
@@ -209,11 +215,11 @@ class PostgresServer:
     ) -> None:
         self.stop()
 
-    def _initdb(self, bin_dir: Path) -> None:
+    def _initdb(self) -> None:
         assert self._root is not None
         completed = subprocess.run(
             [
-                str(bin_dir / "initdb"),
+                str(self._bin_dir / "initdb"),
                 f"--pgdata={self._root / 'data'}",
                 f"--username={_SUPERUSER}",
                 "--auth=trust",
@@ -230,10 +236,10 @@ class PostgresServer:
             output = (completed.stdout + completed.stderr).decode(errors="replace")
             raise RuntimeError(f"initdb failed: {output.strip()}")
 
-    def _spawn(self, bin_dir: Path) -> subprocess.Popen[bytes]:
+    def _spawn(self) -> subprocess.Popen[bytes]:
         assert self._root is not None
         args = [
-            str(bin_dir / "postgres"),
+            str(self._bin_dir / "postgres"),
             "-D",
             str(self._root / "data"),
             "-p",

@@ -1,4 +1,9 @@
-"""One conformance suite for every SessionService backend, plus SQLite-only durability tests."""
+"""One conformance suite for every SessionService backend, plus durability tests.
+
+The suite runs against the in-memory, SQLite and PostgreSQL backends. PostgreSQL is a real
+throwaway cluster started once per test session (skipped only when its server binaries are
+not installed), with a new database per test so tests stay independent.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,12 @@ import re
 import sqlite3
 import sys
 import textwrap
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from google.genai import types
 
@@ -23,9 +30,11 @@ from adk_temporal.errors import (
 from adk_temporal.events import Event, EventActions, ToolConfirmation
 from adk_temporal.sessions import (
     InMemorySessionService,
+    PostgresSessionService,
     SessionService,
     SqliteSessionService,
 )
+from adk_temporal.testing.postgres import PostgresNotInstalledError, PostgresServer
 
 APP = "weather_app"
 USER = "alice"
@@ -42,14 +51,46 @@ class _Clock:
         return self.now
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-async def service(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionService]:
-    """A fresh, empty service of each backend."""
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL cluster for the whole session; started only if a Postgres test runs."""
+    try:
+        server = PostgresServer().start()
+    except PostgresNotInstalledError as exc:
+        pytest.skip(str(exc))
+    with server:
+        yield server
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: PostgresServer) -> str:
+    """The DSN of a new, empty database on the session's cluster."""
+    return postgres_server.create_database()
+
+
+# A sync fixture: starting the cluster and creating a database block, and pytest runs sync
+# fixtures outside the event loop.
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def open_service(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Callable[[], AbstractAsyncContextManager[SessionService]]:
+    """Opens a service of each backend over the test's own, initially empty storage."""
     if request.param == "memory":
-        yield InMemorySessionService(clock=_Clock())
-    else:
-        async with SqliteSessionService(tmp_path / "sessions.db", clock=_Clock()) as sqlite:
-            yield sqlite
+        memory = InMemorySessionService(clock=_Clock())
+        return lambda: nullcontext(memory)
+    if request.param == "sqlite":
+        return lambda: SqliteSessionService(tmp_path / "sessions.db", clock=_Clock())
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    return lambda: PostgresSessionService(dsn, clock=_Clock())
+
+
+@pytest.fixture
+async def service(
+    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
+) -> AsyncIterator[SessionService]:
+    """A fresh, empty service of each backend, closed after the test."""
+    async with open_service() as opened:
+        yield opened
 
 
 def _event(event_id: str, delta: dict[str, Any] | None = None, **fields: Any) -> Event:
@@ -522,6 +563,79 @@ async def test_event_json_round_trips_calls_bytes_and_confirmations(
     assert blob.data == bytes(range(256)) * 3
 
 
+# --- concurrency ------------------------------------------------------------------------------
+
+
+async def test_concurrent_appends_to_one_session_get_consecutive_sequences(
+    service: SessionService,
+) -> None:
+    """Appends racing on one session all land, each at its own consecutive sequence number."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+
+    await asyncio.gather(
+        *(
+            service.append_events(
+                app_name=APP,
+                user_id=USER,
+                session_id="s-1",
+                events=[_event(f"e-{i}a", {f"k{i}": i}), _event(f"e-{i}b")],
+            )
+            for i in range(10)
+        )
+    )
+
+    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    ids = [event.id for event in session.events]
+    assert sorted(ids) == sorted(f"e-{i}{part}" for i in range(10) for part in "ab")
+    # A batch is one transaction: its events stay adjacent.
+    assert all(ids[ids.index(f"e-{i}a") + 1] == f"e-{i}b" for i in range(10))
+    for seen in (0, 7, 19, 20):
+        tail = await service.get(app_name=APP, user_id=USER, session_id="s-1", after_sequence=seen)
+        assert [event.id for event in tail.events] == ids[seen:]
+    assert session.state == {f"k{i}": i for i in range(10)}
+
+
+async def test_concurrent_appends_to_sibling_sessions_keep_every_shared_key(
+    service: SessionService,
+) -> None:
+    """Sessions of one user writing app: and user: keys at once lose none of each other's."""
+    for i in range(8):
+        await service.create(app_name=APP, user_id=USER, session_id=f"s-{i}")
+
+    await asyncio.gather(
+        *(
+            service.append_events(
+                app_name=APP,
+                user_id=USER,
+                session_id=f"s-{i}",
+                events=[_event("e-1", {f"app:from-{i}": i, f"user:from-{i}": i, "own": i})],
+            )
+            for i in range(8)
+        )
+    )
+
+    shared = {f"{scope}:from-{i}": i for scope in ("app", "user") for i in range(8)}
+    for i in range(8):
+        state = await service.get_state(app_name=APP, user_id=USER, session_id=f"s-{i}")
+        assert state == {**shared, "own": i}
+
+
+async def test_concurrent_get_or_create_yields_one_session(service: SessionService) -> None:
+    """Workers racing to get_or_create one session all get the same one; none fails."""
+    sessions = await asyncio.gather(
+        *(
+            service.get_or_create(
+                app_name=APP, user_id=USER, session_id="s-1", state={"creator": i}
+            )
+            for i in range(6)
+        )
+    )
+
+    assert len({session.id for session in sessions}) == 1
+    assert len({session.state["creator"] for session in sessions}) == 1
+    assert [session.id for session in await service.list(app_name=APP, user_id=USER)] == ["s-1"]
+
+
 # --- SQLite only ------------------------------------------------------------------------------
 
 
@@ -580,21 +694,125 @@ async def test_sqlite_refuses_a_database_of_another_schema_version(tmp_path: Pat
             await service.get(app_name=APP, user_id=USER, session_id="s-1")
 
 
+# --- PostgreSQL only --------------------------------------------------------------------------
+
+
+async def test_postgres_data_survives_closing_and_reopening(postgres_dsn: str) -> None:
+    """Sessions, events and every state scope survive closing the service and opening another."""
+    async with PostgresSessionService(postgres_dsn) as first:
+        await first.create(app_name=APP, user_id=USER, session_id="s-1", state={"app:a": 1})
+        await first.append_events(
+            app_name=APP,
+            user_id=USER,
+            session_id="s-1",
+            events=[_event("e-1", {"user:u": 2, "s": 3}), _event("e-2")],
+        )
+        before = await first.get(app_name=APP, user_id=USER, session_id="s-1")
+
+    async with PostgresSessionService(postgres_dsn) as second:
+        assert await second.get(app_name=APP, user_id=USER, session_id="s-1") == before
+        assert before.state == {"app:a": 1, "user:u": 2, "s": 3}
+        await second.append_events(
+            app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1"), _event("e-3")]
+        )
+        assert await _ids(second, "s-1") == ["e-1", "e-2", "e-3"]
+
+    async with await psycopg.AsyncConnection.connect(postgres_dsn) as raw:
+        cursor = await raw.execute("SELECT version FROM adk_schema_version")
+        assert await cursor.fetchall() == [(1,)]
+        cursor = await raw.execute(
+            "SELECT sequence, event_id, author, invocation_id FROM adk_events ORDER BY sequence"
+        )
+        assert await cursor.fetchall() == [
+            (1, "e-1", "agent", "e-1"),
+            (2, "e-2", "agent", "e-1"),
+            (3, "e-3", "agent", "e-1"),
+        ]
+
+
+async def test_postgres_refuses_calls_after_close_without_showing_the_password(
+    postgres_server: PostgresServer, postgres_dsn: str
+) -> None:
+    """A closed service raises RuntimeError naming its database but never the DSN's password."""
+    database = postgres_dsn.rsplit("/", 1)[1]
+    dsn = f"postgresql://postgres:hunter2@127.0.0.1:{postgres_server.port}/{database}"
+    service = PostgresSessionService(dsn)
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.close()
+    await service.close()
+    with pytest.raises(RuntimeError, match=r"PostgresSessionService\(.*is closed") as caught:
+        await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    assert f"dbname={database}" in str(caught.value)
+    assert "hunter2" not in str(caught.value)
+    assert "hunter2" not in repr(service)
+
+
+async def test_postgres_refuses_a_database_of_another_schema_version(postgres_dsn: str) -> None:
+    """A database whose schema version differs is refused with a message naming both versions."""
+    async with PostgresSessionService(postgres_dsn) as service:
+        await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    async with await psycopg.AsyncConnection.connect(postgres_dsn, autocommit=True) as raw:
+        await raw.execute("UPDATE adk_schema_version SET version = 2")
+    async with PostgresSessionService(postgres_dsn) as service:
+        with pytest.raises(RuntimeError, match="has schema version 2, but this adk-temporal reads"):
+            await service.get(app_name=APP, user_id=USER, session_id="s-1")
+
+
+async def test_postgres_unreachable_database_error_names_the_cause(
+    postgres_server: PostgresServer,
+) -> None:
+    """The first call against a missing database fails with the server's reason, not a timeout."""
+    async with PostgresSessionService(postgres_server.dsn("no_such_db")) as service:
+        with pytest.raises(psycopg.OperationalError, match='database "no_such_db" does not exist'):
+            await service.list(app_name=APP, user_id=USER)
+
+
+async def test_postgres_services_starting_together_on_a_fresh_database_all_work(
+    postgres_dsn: str,
+) -> None:
+    """Several services creating the schema of one empty database at once all succeed."""
+    services = [PostgresSessionService(postgres_dsn) for _ in range(4)]
+    try:
+        created = await asyncio.gather(
+            *(
+                service.create(app_name=APP, user_id=USER, session_id=f"s-{i}")
+                for i, service in enumerate(services)
+            )
+        )
+        listed = await services[0].list(app_name=APP, user_id=USER)
+    finally:
+        await asyncio.gather(*(service.close() for service in services))
+    assert [session.id for session in listed] == [session.id for session in created]
+
+
+def test_postgres_server_without_binaries_raises_the_skip_reason(tmp_path: Path) -> None:
+    """A directory without initdb/postgres raises PostgresNotInstalledError, which means skip."""
+    with pytest.raises(PostgresNotInstalledError) as caught:
+        PostgresServer(bin_dir=tmp_path).start()
+    assert str(caught.value) == f"no executable initdb and postgres in {tmp_path}"
+
+
+# --- SQLite and PostgreSQL across processes ---------------------------------------------------
+
 _WORKER = textwrap.dedent(
     """
     import asyncio, json, sys
     from adk_temporal.events import Event, EventActions
-    from adk_temporal.sessions import SqliteSessionService
+    from adk_temporal.sessions import PostgresSessionService, SqliteSessionService
 
-    async def main(path, tag):
+    async def main(backend, target, tag):
         sys.stdin.readline()  # start together with the other process
         stored = []
-        async with SqliteSessionService(path) as service:
+        kind = SqliteSessionService if backend == "sqlite" else PostgresSessionService
+        async with kind(target) as service:
+            # Both processes race to create the schema and the session.
+            await service.get_or_create(app_name="app", user_id="u", session_id="s")
             for i in range(50):
                 if i % 5 == 0:
                     event_id, delta = f"shared-{i // 5}", {f"shared-{i // 5}": tag}
                 else:
-                    event_id, delta = f"{tag}-{i}", {f"own-{tag}": i}
+                    event_id = f"{tag}-{i}"
+                    delta = {f"own-{tag}": i, f"user:own-{tag}": i, f"app:own-{tag}": i}
                 event = Event(id=event_id, author=tag, actions=EventActions(state_delta=delta))
                 (result,) = await service.append_events(
                     app_name="app", user_id="u", session_id="s", events=[event]
@@ -602,38 +820,47 @@ _WORKER = textwrap.dedent(
                 stored.append([result.id, result.author])
         print(json.dumps(stored))
 
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(*sys.argv[1:]))
     """
 )
 
 
-async def test_sqlite_two_processes_appending_concurrently_store_exactly_the_union(
-    tmp_path: Path,
+@pytest.fixture(params=["sqlite", "postgres"])
+def durable_store(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
+    """A durable backend's name and where its (empty) data lives: a file path or a DSN."""
+    if request.param == "sqlite":
+        return "sqlite", str(tmp_path / "shared.db")
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    return "postgres", dsn
+
+
+async def test_two_processes_appending_concurrently_store_exactly_the_union(
+    durable_store: tuple[str, str], tmp_path: Path
 ) -> None:
     """Two processes appending to one session lose nothing, duplicate nothing, apply deltas once."""
-    path = tmp_path / "shared.db"
+    backend, target = durable_store
     script = tmp_path / "worker.py"
     script.write_text(_WORKER)
-    async with SqliteSessionService(path) as service:
-        await service.create(app_name="app", user_id="u", session_id="s")
+    workers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(script),
+            backend,
+            target,
+            tag,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        for tag in ("A", "B")
+    ]
+    outputs = await asyncio.gather(*(worker.communicate(b"go\n") for worker in workers))
+    for worker, (_, stderr) in zip(workers, outputs, strict=True):
+        assert worker.returncode == 0, stderr.decode()
+    results = {tag: json.loads(out) for tag, (out, _) in zip("AB", outputs, strict=True)}
 
-        workers = [
-            await asyncio.create_subprocess_exec(
-                sys.executable,
-                str(script),
-                str(path),
-                tag,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-            )
-            for tag in ("A", "B")
-        ]
-        outputs = await asyncio.gather(*(worker.communicate(b"go\n") for worker in workers))
-        for worker, (_, stderr) in zip(workers, outputs, strict=True):
-            assert worker.returncode == 0, stderr.decode()
-        results = {tag: json.loads(out) for tag, (out, _) in zip("AB", outputs, strict=True)}
-
+    opened = SqliteSessionService(target) if backend == "sqlite" else PostgresSessionService(target)
+    async with opened as service:
         session = await service.get(app_name="app", user_id="u", session_id="s")
 
     ids = [event.id for event in session.events]
@@ -649,6 +876,7 @@ async def test_sqlite_two_processes_appending_concurrently_store_exactly_the_uni
         ]
         mine = [i for i in ids if i.startswith(f"{tag}-")]
         assert mine == [f"{tag}-{i}" for i in range(50) if i % 5]
-        assert session.state[f"own-{tag}"] == 49
+        for prefix in ("", "user:", "app:"):
+            assert session.state[f"{prefix}own-{tag}"] == 49
     # A skipped duplicate's delta was not applied: each shared key holds its winner's value.
     assert {key: session.state[key] for key in shared} == winners

@@ -1,0 +1,505 @@
+"""The multi-machine SessionService: PostgreSQL through psycopg 3 and its connection pool.
+
+Every worker of every machine may use the same database. Each write is one transaction on a
+pooled connection, and concurrent writers are ordered by row locks, always taken in the same
+order (session row, then the app's state row, then the user's) so they cannot deadlock:
+
+* ``append_events`` locks the session row (``SELECT ... FOR UPDATE``) first, so two appends
+  to one session run one after the other: the second sees the first's events, skips ids
+  already stored and continues the sequence without a gap. ``UNIQUE (session_pk, event_id)``
+  backs the idempotency check: even a bug that skipped it could not store an event twice.
+* The app and user state rows are locked only by a write that changes them, so appends to
+  different sessions of one app do not queue behind each other unless they share a scope
+  they both write.
+* Reads run in one ``REPEATABLE READ`` snapshot (or are one statement), so a session's
+  events and its state always agree.
+
+JSON is stored as ``TEXT``, byte for byte what the other backends store: ``JSONB`` would
+refuse values the others accept (``NaN``, ``"\\u0000"``) and turn a float such as ``1e300``
+into an integer. Identity columns use the ``"C"`` collation so ``list`` sorts ids by code
+point like the other backends, whatever the database's locale.
+
+Schema (version 1, recorded in ``adk_schema_version``; tables are prefixed ``adk_`` because
+the database may be shared with other applications):
+
+* ``adk_app_states(app_name, state)`` and ``adk_user_states(app_name, user_id, state)``.
+* ``adk_sessions(pk, app_name, user_id, session_id, state, create_time, update_time)``.
+* ``adk_events(session_pk, sequence, event_id, author, invocation_id, timestamp,
+  event_json)``: ``event_json`` is ``Event.model_dump_json()``.
+
+The driver is an optional dependency: ``pip install 'adk-temporal[postgres]'``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, Literal
+
+try:
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from psycopg.rows import TupleRow
+    from psycopg_pool import AsyncConnectionPool
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "PostgresSessionService needs psycopg 3 and psycopg-pool; "
+        "install them with: pip install 'adk-temporal[postgres]'"
+    ) from exc
+
+from ..events import Event
+from .service import (
+    SessionService,
+    apply_state_delta,
+    check_after_sequence,
+    check_identity,
+    merged_state,
+    new_session_id,
+    prepare_events,
+    session_exists_error,
+    session_not_found_error,
+    to_json_state,
+)
+from .session import Session
+
+__all__ = ["SCHEMA_VERSION", "PostgresSessionService"]
+
+SCHEMA_VERSION = 1
+"""The schema version this module creates and reads."""
+
+_Connection = psycopg.AsyncConnection[TupleRow]
+
+# "statement": one autocommitted statement; "write": a read-committed transaction ordered by
+# row locks; "snapshot": a read-only repeatable-read transaction for multi-statement reads.
+_Mode = Literal["statement", "write", "snapshot"]
+
+# Any fixed key works; it only has to be the same in every process creating the schema.
+_SCHEMA_LOCK_KEY = 0x61646B5F73657373
+
+_SCHEMA = (
+    "CREATE TABLE adk_schema_version (version INTEGER NOT NULL)",
+    """CREATE TABLE adk_app_states (
+        app_name TEXT COLLATE "C" PRIMARY KEY,
+        state TEXT NOT NULL
+    )""",
+    """CREATE TABLE adk_user_states (
+        app_name TEXT COLLATE "C" NOT NULL,
+        user_id TEXT COLLATE "C" NOT NULL,
+        state TEXT NOT NULL,
+        PRIMARY KEY (app_name, user_id)
+    )""",
+    """CREATE TABLE adk_sessions (
+        pk BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        app_name TEXT COLLATE "C" NOT NULL,
+        user_id TEXT COLLATE "C" NOT NULL,
+        session_id TEXT COLLATE "C" NOT NULL,
+        state TEXT NOT NULL,
+        create_time DOUBLE PRECISION NOT NULL,
+        update_time DOUBLE PRECISION NOT NULL,
+        UNIQUE (app_name, user_id, session_id)
+    )""",
+    """CREATE TABLE adk_events (
+        session_pk BIGINT NOT NULL REFERENCES adk_sessions (pk) ON DELETE CASCADE,
+        sequence BIGINT NOT NULL,
+        event_id TEXT COLLATE "C" NOT NULL,
+        author TEXT NOT NULL,
+        invocation_id TEXT NOT NULL,
+        timestamp DOUBLE PRECISION NOT NULL,
+        event_json TEXT NOT NULL,
+        PRIMARY KEY (session_pk, sequence),
+        UNIQUE (session_pk, event_id)
+    )""",
+)
+
+# The shared scopes come in the same statement, so the merged state is one snapshot even
+# outside a transaction.
+_SESSION_COLUMNS = """s.pk, s.session_id, s.state, s.update_time,
+    (SELECT a.state FROM adk_app_states a WHERE a.app_name = s.app_name),
+    (SELECT u.state FROM adk_user_states u
+     WHERE u.app_name = s.app_name AND u.user_id = s.user_id)
+    FROM adk_sessions s"""
+
+_SESSION_ROW = (
+    f"SELECT {_SESSION_COLUMNS} WHERE s.app_name = %s AND s.user_id = %s AND s.session_id = %s"
+)
+
+# An upsert that changes nothing still locks the row, and creates it when missing: a plain
+# SELECT ... FOR UPDATE finds no row to lock the first time, and two writers would both
+# insert their own version of the scope.
+_LOCK_APP_STATE = (
+    "INSERT INTO adk_app_states (app_name, state) VALUES (%s, '{}') "
+    "ON CONFLICT (app_name) DO UPDATE SET state = adk_app_states.state RETURNING state"
+)
+_LOCK_USER_STATE = (
+    "INSERT INTO adk_user_states (app_name, user_id, state) VALUES (%s, %s, '{}') "
+    "ON CONFLICT (app_name, user_id) DO UPDATE SET state = adk_user_states.state "
+    "RETURNING state"
+)
+
+
+class PostgresSessionService(SessionService):
+    """Stores sessions in PostgreSQL; safe for many worker processes on many machines.
+
+    The schema is created on first use, which also checks that the database is reachable.
+    Use ``async with`` or call :meth:`close` when done; a closed service refuses further
+    calls. A service belongs to the event loop it is first used on.
+
+    Args:
+        dsn: A libpq connection string or ``postgresql://`` URI. The user needs the right to
+            create tables on first use.
+        min_connections: Connections the pool keeps open.
+        max_connections: Connections the pool opens at most; further calls wait.
+        pool_timeout: Seconds a call waits for a free connection before failing with
+            ``psycopg_pool.PoolTimeout``.
+        clock: Returns the current time in seconds; stamps update times and events
+            appended without a timestamp.
+
+    Raises:
+        psycopg.ProgrammingError: ``dsn`` cannot be parsed.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        min_connections: int = 1,
+        max_connections: int = 10,
+        pool_timeout: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._dsn = dsn
+        # Kept for messages and repr: the DSN may carry a password.
+        parameters = conninfo_to_dict(dsn)
+        parameters.pop("password", None)
+        self._description = make_conninfo("", **parameters)
+        self._min_connections = min_connections
+        self._max_connections = max_connections
+        self._pool_timeout = pool_timeout
+        self._clock = clock
+        self._pool: AsyncConnectionPool[_Connection] | None = None
+        self._open_lock = asyncio.Lock()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        """The class and the connection parameters, without the password."""
+        return f"PostgresSessionService({self._description!r})"
+
+    async def close(self) -> None:
+        """Close the connection pool; idempotent. Calls still running finish first."""
+        self._closed = True
+        # Under the lock, so a first use that is opening the pool right now cannot leave an
+        # open pool behind.
+        async with self._open_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def __aenter__(self) -> PostgresSessionService:
+        """Return the service; it connects on first use."""
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Close the service."""
+        await self.close()
+
+    async def create(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str | None = None,
+        state: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """Create an empty session (see :meth:`SessionService.create`)."""
+        session_id = new_session_id() if session_id is None else session_id
+        check_identity(app_name, user_id, session_id)
+        initial = to_json_state(state or {}, where="initial state")
+        key = (app_name, user_id, session_id)
+        app_delta: dict[str, Any] = {}
+        user_delta: dict[str, Any] = {}
+        session_state: dict[str, Any] = {}
+        apply_state_delta(initial, app=app_delta, user=user_delta, session=session_state)
+        now = self._clock()
+        async with self._connection("write") as conn:
+            # A concurrent create of the same key waits here for the other to commit, then
+            # inserts nothing.
+            cursor = await conn.execute(
+                "INSERT INTO adk_sessions "
+                "(app_name, user_id, session_id, state, create_time, update_time) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING pk",
+                (*key, json.dumps(session_state), now, now),
+            )
+            if await cursor.fetchone() is None:
+                raise session_exists_error(*key)
+            await _update_shared_scopes(conn, app_name, user_id, app_delta, user_delta)
+            return await _read_session(conn, key, after_sequence=0)
+
+    async def get(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        after_sequence: int = 0,
+    ) -> Session:
+        """Read a session with its events (see :meth:`SessionService.get`)."""
+        check_identity(app_name, user_id, session_id)
+        check_after_sequence(after_sequence)
+        async with self._connection("snapshot") as conn:
+            return await _read_session(
+                conn, (app_name, user_id, session_id), after_sequence=after_sequence
+            )
+
+    async def get_state(self, *, app_name: str, user_id: str, session_id: str) -> dict[str, Any]:
+        """Read a session's merged state (see :meth:`SessionService.get_state`)."""
+        check_identity(app_name, user_id, session_id)
+        key = (app_name, user_id, session_id)
+        async with self._connection("statement") as conn:
+            row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
+        if row is None:
+            raise session_not_found_error(*key)
+        return _merged_row_state(row)
+
+    async def list(self, *, app_name: str, user_id: str) -> builtins.list[Session]:
+        """List a user's sessions without events (see :meth:`SessionService.list`)."""
+        check_identity(app_name, user_id)
+        async with self._connection("statement") as conn:
+            cursor = await conn.execute(
+                f"SELECT {_SESSION_COLUMNS} WHERE s.app_name = %s AND s.user_id = %s "
+                "ORDER BY s.session_id",
+                (app_name, user_id),
+            )
+            rows = await cursor.fetchall()
+        return [
+            Session(
+                id=row[1],
+                app_name=app_name,
+                user_id=user_id,
+                state=_merged_row_state(row),
+                last_update_time=row[3],
+            )
+            for row in rows
+        ]
+
+    async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Delete a session if it exists (see :meth:`SessionService.delete`)."""
+        check_identity(app_name, user_id, session_id)
+        async with self._connection("statement") as conn:
+            # Events go with it through ON DELETE CASCADE.
+            await conn.execute(
+                "DELETE FROM adk_sessions WHERE app_name = %s AND user_id = %s AND session_id = %s",
+                (app_name, user_id, session_id),
+            )
+
+    async def append_events(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        events: Sequence[Event],
+    ) -> builtins.list[Event]:
+        """Append events idempotently (see :meth:`SessionService.append_events`)."""
+        check_identity(app_name, user_id, session_id)
+        key = (app_name, user_id, session_id)
+        now = self._clock()
+        prepared = prepare_events(events, now=now)
+        async with self._connection("write") as conn:
+            cursor = await conn.execute(
+                "SELECT pk, state FROM adk_sessions "
+                "WHERE app_name = %s AND user_id = %s AND session_id = %s FOR UPDATE",
+                key,
+            )
+            row = await cursor.fetchone()
+            if row is None:
+                raise session_not_found_error(*key)
+            if not prepared:
+                return []
+            session_pk, state_json = row
+            cursor = await conn.execute(
+                "SELECT event_id, event_json FROM adk_events "
+                "WHERE session_pk = %s AND event_id = ANY(%s)",
+                (session_pk, [event.id for event in prepared]),
+            )
+            stored = {
+                event_id: Event.model_validate_json(event_json)
+                for event_id, event_json in await cursor.fetchall()
+            }
+            cursor = await conn.execute(
+                "SELECT COALESCE(MAX(sequence), 0) FROM adk_events WHERE session_pk = %s",
+                (session_pk,),
+            )
+            (sequence,) = await cursor.fetchone() or (0,)
+            result: builtins.list[Event] = []
+            new_rows: builtins.list[tuple[Any, ...]] = []
+            session_state: dict[str, Any] = json.loads(state_json)
+            app_delta: dict[str, Any] = {}
+            user_delta: dict[str, Any] = {}
+            for event in prepared:
+                earlier = stored.get(event.id)
+                if earlier is not None:
+                    result.append(earlier.model_copy(deep=True))
+                    continue
+                stored[event.id] = event
+                sequence += 1
+                new_rows.append(
+                    (
+                        session_pk,
+                        sequence,
+                        event.id,
+                        event.author,
+                        event.invocation_id,
+                        event.timestamp,
+                        event.model_dump_json(),
+                    )
+                )
+                # Assignments are last-wins, so folding the batch's deltas into one per
+                # scope and applying that once equals applying them event by event.
+                apply_state_delta(
+                    event.actions.state_delta, app=app_delta, user=user_delta, session=session_state
+                )
+                result.append(event)
+            if new_rows:
+                async with conn.cursor() as insert:
+                    await insert.executemany(
+                        "INSERT INTO adk_events (session_pk, sequence, event_id, author, "
+                        "invocation_id, timestamp, event_json) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        new_rows,
+                    )
+                await _update_shared_scopes(conn, app_name, user_id, app_delta, user_delta)
+                await conn.execute(
+                    "UPDATE adk_sessions SET state = %s, update_time = %s WHERE pk = %s",
+                    (json.dumps(session_state), now, session_pk),
+                )
+            return result
+
+    @asynccontextmanager
+    async def _connection(self, mode: _Mode) -> AsyncIterator[_Connection]:
+        pool = await self._open()
+        async with pool.connection() as conn:
+            if mode == "statement":
+                # Pooled connections are in autocommit mode: one statement is one snapshot.
+                yield conn
+                return
+            async with conn.transaction():
+                if mode == "snapshot":
+                    # The several SELECTs of one read see a single snapshot, so the events
+                    # returned and the state returned belong together.
+                    await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                yield conn
+
+    async def _open(self) -> AsyncConnectionPool[_Connection]:
+        if self._closed:
+            raise RuntimeError(f"{self!r} is closed")
+        if self._pool is not None:
+            return self._pool
+        async with self._open_lock:
+            if self._closed:
+                raise RuntimeError(f"{self!r} is closed")
+            if self._pool is None:
+                # A direct connection first: when the database is unreachable its error names
+                # the cause, where the pool would only time out.
+                connection = await psycopg.AsyncConnection.connect(self._dsn, autocommit=True)
+                async with connection:
+                    await self._ensure_schema(connection)
+                pool: AsyncConnectionPool[_Connection] = AsyncConnectionPool(
+                    self._dsn,
+                    min_size=self._min_connections,
+                    max_size=self._max_connections,
+                    timeout=self._pool_timeout,
+                    kwargs={"autocommit": True},
+                    open=False,
+                    name="adk-sessions",
+                )
+                await pool.open()
+                self._pool = pool
+            return self._pool
+
+    async def _ensure_schema(self, conn: _Connection) -> None:
+        async with conn.transaction():
+            # Two processes starting on a fresh database would both find no tables and one
+            # would fail creating them; the advisory lock makes the second wait and find
+            # them.
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
+            cursor = await conn.execute("SELECT to_regclass('adk_schema_version') IS NOT NULL")
+            exists = await cursor.fetchone()
+            if exists is None or not exists[0]:
+                for statement in _SCHEMA:
+                    await conn.execute(statement)
+                await conn.execute(
+                    "INSERT INTO adk_schema_version (version) VALUES (%s)", (SCHEMA_VERSION,)
+                )
+                return
+            cursor = await conn.execute("SELECT version FROM adk_schema_version")
+            versions = [version for (version,) in await cursor.fetchall()]
+            if versions != [SCHEMA_VERSION]:
+                raise RuntimeError(
+                    f"session database {self._description!r} has schema version "
+                    f"{', '.join(map(str, versions)) or 'none'}, but this adk-temporal reads "
+                    f"version {SCHEMA_VERSION}; use a matching adk-temporal release or a new "
+                    "database"
+                )
+
+
+async def _update_shared_scopes(
+    conn: _Connection,
+    app_name: str,
+    user_id: str,
+    app_delta: Mapping[str, Any],
+    user_delta: Mapping[str, Any],
+) -> None:
+    # Read-modify-write under the row lock; the app row before the user row, always.
+    if app_delta:
+        cursor = await conn.execute(_LOCK_APP_STATE, (app_name,))
+        (state_json,) = await cursor.fetchone() or ("{}",)
+        await conn.execute(
+            "UPDATE adk_app_states SET state = %s WHERE app_name = %s",
+            (json.dumps({**json.loads(state_json), **app_delta}), app_name),
+        )
+    if user_delta:
+        cursor = await conn.execute(_LOCK_USER_STATE, (app_name, user_id))
+        (state_json,) = await cursor.fetchone() or ("{}",)
+        await conn.execute(
+            "UPDATE adk_user_states SET state = %s WHERE app_name = %s AND user_id = %s",
+            (json.dumps({**json.loads(state_json), **user_delta}), app_name, user_id),
+        )
+
+
+def _merged_row_state(row: TupleRow) -> dict[str, Any]:
+    # Columns of _SESSION_COLUMNS: the session's state, then the app's and user's (NULL
+    # when the scope was never written).
+    return merged_state(json.loads(row[4] or "{}"), json.loads(row[5] or "{}"), json.loads(row[2]))
+
+
+async def _read_session(
+    conn: _Connection, key: tuple[str, str, str], *, after_sequence: int
+) -> Session:
+    row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
+    if row is None:
+        raise session_not_found_error(*key)
+    cursor = await conn.execute(
+        "SELECT event_json FROM adk_events WHERE session_pk = %s AND sequence > %s "
+        "ORDER BY sequence",
+        (row[0], after_sequence),
+    )
+    events = [Event.model_validate_json(event_json) for (event_json,) in await cursor.fetchall()]
+    app_name, user_id, session_id = key
+    return Session(
+        id=session_id,
+        app_name=app_name,
+        user_id=user_id,
+        state=_merged_row_state(row),
+        events=events,
+        last_update_time=row[3],
+    )
