@@ -5,7 +5,7 @@ from __future__ import annotations
 from temporalio import activity
 
 from .messages import AppendEventsInput
-from .services import WorkerServices, translate_errors
+from .services import WorkerServices, append_to_session, translate_errors
 
 __all__ = ["AppendEventsActivity"]
 
@@ -20,10 +20,4 @@ class AppendEventsActivity:
     @translate_errors
     async def run(self, inp: AppendEventsInput) -> None:
         """Append ``inp.events`` (already-stored ids are skipped, so retries are harmless)."""
-        ref = inp.ref
-        await self._services.sessions.append_events(
-            app_name=ref.app_name,
-            user_id=ref.user_id,
-            session_id=ref.session_id,
-            events=inp.events,
-        )
+        await append_to_session(self._services.sessions, inp.ref, inp.events)

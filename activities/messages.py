@@ -16,7 +16,9 @@ from adk_temporal.events import Event, EventActions, ToolConfirmation
 from adk_temporal.wire import WireModel
 
 __all__ = [
+    "AgentSpec",
     "AppendEventsInput",
+    "DescribeAgentInput",
     "InvocationRef",
     "ModelStepInput",
     "ModelStepResult",
@@ -37,6 +39,7 @@ class InvocationRef(WireModel):
     invocation_id: str
     workflow_id: str = ""
     branch: str = ""
+    isolation_scope: str = ""
 
 
 class ToolOptions(WireModel):
@@ -52,12 +55,17 @@ class ToolOptions(WireModel):
 
 
 class PlannedCall(WireModel):
-    """A function call the model asked for, with what the workflow needs to run it."""
+    """A function call the model asked for, with what the workflow needs to run it.
+
+    ``agent_tool`` names the agent to run when the called tool is an ``AgentTool``: the
+    workflow runs that agent itself instead of scheduling a tool activity.
+    """
 
     id: str
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     options: ToolOptions = Field(default_factory=ToolOptions)
+    agent_tool: str | None = None
 
     def summary(self) -> str:
         """The call as a user reads it in the Temporal UI: ``get_weather(city='Hangzhou')``."""
@@ -120,3 +128,28 @@ class AppendEventsInput(WireModel):
 
     ref: InvocationRef
     events: list[Event]
+
+
+class DescribeAgentInput(WireModel):
+    """Input of ``adk_describe_agent``: the agent whose tree the workflow needs."""
+
+    agent_name: str
+
+
+class AgentSpec(WireModel):
+    """An agent's kind and sub-agents: all the workflow needs to orchestrate it."""
+
+    name: str
+    kind: Literal["llm", "sequential", "parallel"]
+    sub_agents: list[AgentSpec] = Field(default_factory=list)
+    parent: str | None = None
+
+    def find(self, name: str) -> AgentSpec | None:
+        """The agent called ``name`` in this tree, or ``None``."""
+        if self.name == name:
+            return self
+        for sub in self.sub_agents:
+            found = sub.find(name)
+            if found is not None:
+                return found
+        return None

@@ -12,9 +12,8 @@ from typing import Any
 from google.genai import types
 from temporalio import activity
 
-from adk_temporal.agents import Agent, maybe_await
+from adk_temporal.agents import Agent, AgentTool, maybe_await
 from adk_temporal.context import CallbackContext, InvocationContext, ReadonlyContext
-from adk_temporal.errors import SessionNotFoundError
 from adk_temporal.events import ADK_ID_PREFIX, Event, EventActions
 from adk_temporal.faults import fault_point
 from adk_temporal.history import build_contents
@@ -23,7 +22,7 @@ from adk_temporal.sessions import Session
 from adk_temporal.tools import FunctionTool
 
 from .messages import InvocationRef, ModelStepInput, ModelStepResult, PlannedCall, ToolOptions
-from .services import WorkerServices, translate_errors
+from .services import WorkerServices, append_to_session, translate_errors
 
 __all__ = ["ModelStepActivity", "tool_options"]
 
@@ -59,7 +58,7 @@ def tool_options(tool: FunctionTool | None) -> ToolOptions:
     )
 
 
-def _result(event: Event, agent: Agent) -> ModelStepResult:
+def _result(event: Event, tools: list[FunctionTool]) -> ModelStepResult:
     """What the workflow needs from a recorded model event."""
     if event.error_code or event.error_message:
         return ModelStepResult(
@@ -74,15 +73,19 @@ def _result(event: Event, agent: Agent) -> ModelStepResult:
     return ModelStepResult(
         kind="calls",
         function_calls=[
-            PlannedCall(
-                id=c.id or "",
-                name=c.name or "",
-                args=dict(c.args or {}),
-                options=tool_options(agent.tool(c.name or "")),
-            )
-            for c in calls
+            _planned(c, next((t for t in tools if t.name == c.name), None)) for c in calls
         ],
         actions=event.actions,
+    )
+
+
+def _planned(call: types.FunctionCall, tool: FunctionTool | None) -> PlannedCall:
+    return PlannedCall(
+        id=call.id or "",
+        name=call.name or "",
+        args=dict(call.args or {}),
+        options=tool_options(tool),
+        agent_tool=tool.agent.name if isinstance(tool, AgentTool) else None,
     )
 
 
@@ -102,11 +105,12 @@ class ModelStepActivity:
         """
         services = self._services
         ref = inp.ref
-        agent = services.agents[ref.agent_name]
+        agent = services.agents.llm_agent(ref.agent_name)
+        tools = services.agents.tools(agent.name)
         session = await self._load(ref, inp.pending_events)
         recorded = next((e for e in session.events if e.id == inp.model_event_id), None)
         if recorded is not None:
-            return _result(recorded, agent)
+            return _result(recorded, tools)
 
         session.state.update(inp.temp_state)
         ictx = InvocationContext(
@@ -114,7 +118,8 @@ class ModelStepActivity:
             agent=agent,
             invocation_id=ref.invocation_id,
             branch=ref.branch,
-            user_content=_user_content(session, ref.invocation_id),
+            isolation_scope=ref.isolation_scope,
+            user_content=_user_content(session, ref),
             artifact_service=services.artifacts,
             memory_service=services.memory,
             workflow_id=ref.workflow_id,
@@ -138,18 +143,20 @@ class ModelStepActivity:
                 session.events,
                 agent_name=agent.name,
                 branch=ref.branch,
+                isolation_scope=ref.isolation_scope,
             ),
             system_instruction=agent.system_instruction(ReadonlyContext(ictx)) or None,
-            tools=[t.declaration() for t in agent.tools],
+            tools=[t.declaration() for t in tools],
             generation_config=agent.generate_content_config,
         )
         response = await self._generate(agent, cctx, request)
-        content = _with_call_ids(response.content, inp.model_event_id)
+        taken = {c.id for e in session.events for c in e.function_calls() if c.id}
+        content = _with_call_ids(response.content, inp.model_event_id, taken)
         event = self._event(inp, agent, content, actions)
         event.error_code = response.error_code
         event.error_message = response.error_message
         events = [event]
-        result = _result(event, agent)
+        result = _result(event, tools)
         if result.kind == "final" and agent.after_agent_callback is not None:
             after_actions = EventActions()
             after = await maybe_await(
@@ -191,21 +198,12 @@ class ModelStepActivity:
         sessions = self._services.sessions
         ids = {"app_name": ref.app_name, "user_id": ref.user_id, "session_id": ref.session_id}
         if pending:
-            try:
-                await sessions.append_events(**ids, events=pending)
-            except SessionNotFoundError:
-                await sessions.get_or_create(**ids)
-                await sessions.append_events(**ids, events=pending)
+            await append_to_session(sessions, ref, pending)
             return await sessions.get(**ids)
         return await sessions.get_or_create(**ids)
 
     async def _append(self, ref: InvocationRef, events: list[Event]) -> None:
-        await self._services.sessions.append_events(
-            app_name=ref.app_name,
-            user_id=ref.user_id,
-            session_id=ref.session_id,
-            events=events,
-        )
+        await append_to_session(self._services.sessions, ref, events)
         fault_point("session.after_append")
 
     @staticmethod
@@ -217,23 +215,33 @@ class ModelStepActivity:
             invocation_id=inp.ref.invocation_id,
             author=agent.name,
             branch=inp.ref.branch,
+            isolation_scope=inp.ref.isolation_scope,
             content=content,
             actions=actions,
             timestamp=inp.timestamp,
         )
 
 
-def _user_content(session: Session, invocation_id: str) -> types.Content | None:
-    """The user message that started the invocation, if it has one."""
+def _user_content(session: Session, ref: InvocationRef) -> types.Content | None:
+    """The user message that started this invocation (or this scoped agent call)."""
     for event in session.events:
-        if event.invocation_id == invocation_id and event.author == "user":
+        if (
+            event.invocation_id == ref.invocation_id
+            and event.author == "user"
+            and event.isolation_scope == ref.isolation_scope
+        ):
             return event.content
     return None
 
 
-def _with_call_ids(content: types.Content | None, model_event_id: str) -> types.Content | None:
-    """Give every function call an id; generated ids are stable across retries.
+def _with_call_ids(
+    content: types.Content | None, model_event_id: str, taken: set[str]
+) -> types.Content | None:
+    """Give every function call an id unique in the session; stable across retries.
 
+    A call without an id, or with one an earlier call of the session already uses (a
+    scripted model numbering calls per branch, say), gets a generated id: the id keys the
+    call's idempotency and, for agent tools, its isolation scope, so it must not repeat.
     Generated ids start with ``adk-`` so history building blanks them before they reach
     the model, as ADK does for client-side ids.
     """
@@ -242,7 +250,7 @@ def _with_call_ids(content: types.Content | None, model_event_id: str) -> types.
     parts = []
     for index, part in enumerate(content.parts):
         call = part.function_call
-        if call is not None and not call.id:
+        if call is not None and (not call.id or call.id in taken):
             call = call.model_copy(
                 update={"id": ADK_ID_PREFIX + _derived_id(model_event_id, f"call/{index}")}
             )

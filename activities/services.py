@@ -14,12 +14,15 @@ from temporalio.exceptions import ApplicationError
 
 from adk_temporal.agents import AgentRegistry
 from adk_temporal.artifacts import ArtifactService
-from adk_temporal.errors import AdkRequestError, ModelUnavailableError
+from adk_temporal.errors import AdkRequestError, ModelUnavailableError, SessionNotFoundError
+from adk_temporal.events import Event
 from adk_temporal.memory import MemoryService
 from adk_temporal.models import ModelRegistry
 from adk_temporal.sessions import SessionService
 
-__all__ = ["WorkerServices", "translate_errors"]
+from .messages import InvocationRef
+
+__all__ = ["WorkerServices", "append_to_session", "translate_errors"]
 
 
 @dataclass(frozen=True)
@@ -62,3 +65,15 @@ def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]
             raise ApplicationError(str(err), type=type(err).__name__) from err
 
     return wrapper
+
+
+async def append_to_session(
+    sessions: SessionService, ref: InvocationRef, events: list[Event]
+) -> None:
+    """Append ``events`` idempotently, creating the session on an invocation's first write."""
+    ids = {"app_name": ref.app_name, "user_id": ref.user_id, "session_id": ref.session_id}
+    try:
+        await sessions.append_events(**ids, events=events)
+    except SessionNotFoundError:
+        await sessions.get_or_create(**ids)
+        await sessions.append_events(**ids, events=events)

@@ -76,7 +76,8 @@ class ToolCallActivity:
         """Run the call's handler (or its confirmation gate) and return response + deltas."""
         services = self._services
         ref = inp.ref
-        agent = services.agents[ref.agent_name]
+        agent = services.agents.llm_agent(ref.agent_name)
+        tools = services.agents.tools(agent.name)
         state = await services.sessions.get_state(
             app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
         )
@@ -91,6 +92,7 @@ class ToolCallActivity:
             agent=agent,
             invocation_id=ref.invocation_id,
             branch=ref.branch,
+            isolation_scope=ref.isolation_scope,
             artifact_service=services.artifacts,
             memory_service=services.memory,
             resume_inputs=inp.resume_inputs,
@@ -103,9 +105,9 @@ class ToolCallActivity:
             actions=actions,
             tool_confirmation=inp.tool_confirmation,
         )
-        tool = agent.tool(inp.call.name)
+        tool = next((t for t in tools if t.name == inp.call.name), None)
         if tool is None:
-            known = ", ".join(t.name for t in agent.tools) or "none"
+            known = ", ".join(t.name for t in tools) or "none"
             response: dict[str, Any] = {
                 "error": f"tool {inp.call.name!r} is not defined; available tools: {known}"
             }

@@ -6,7 +6,7 @@ only; the activities look it up to build the model request and run its tools and
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from google.genai import types
@@ -26,6 +26,7 @@ __all__ = [
     "BeforeModelCallback",
     "BeforeToolCallback",
     "Instruction",
+    "maybe_await",
 ]
 
 _Maybe: TypeAlias = Any  # a value or an awaitable of it; callbacks may be sync or async
@@ -54,8 +55,40 @@ AfterToolCallback: TypeAlias = Callable[
 """Runs after a tool; returning a dict replaces the tool's response."""
 
 
-class Agent:
-    """An LLM agent: a model name, an instruction, tools and callbacks.
+class BaseAgent:
+    """What every agent kind shares: a name, a description and sub-agents.
+
+    Args:
+        name: Unique within the agent tree; also the author of the agent's events.
+        description: One line other agents (and the UI) see.
+        sub_agents: Agents this one delegates to.
+
+    Raises:
+        ValueError: The name is not a Python identifier, is ``user``, or a sub-agent
+            appears twice.
+    """
+
+    def __init__(
+        self, name: str, *, description: str = "", sub_agents: Iterable[BaseAgent] = ()
+    ) -> None:
+        if not name or not name.isidentifier():
+            raise ValueError(f"agent name must be a Python identifier, got {name!r}")
+        if name == "user":
+            raise ValueError("agent name 'user' is reserved for the user's events")
+        self.name = name
+        self.description = description
+        self.sub_agents: list[BaseAgent] = list(sub_agents)
+        names = [a.name for a in self.sub_agents]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"agent {name!r} has duplicate sub-agents: {', '.join(duplicates)}")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class Agent(BaseAgent):
+    """An LLM agent: a model name, an instruction, tools, callbacks and sub-agents.
 
     Args:
         name: Unique name; also the author of the agent's events.
@@ -64,7 +97,9 @@ class Agent:
             workflow history; the model object lives on the worker.
         instruction: System instruction, or a function of the read-only context.
         description: One line other agents (and the UI) see.
-        tools: Plain Python functions (sync or async) or ``FunctionTool`` objects.
+        tools: Plain Python functions (sync or async), ``FunctionTool`` or ``AgentTool``.
+        sub_agents: Agents the model may hand the conversation to with the built-in
+            ``transfer_to_agent`` tool.
         before_agent_callback: See :data:`BeforeAgentCallback`.
         after_agent_callback: See :data:`AfterAgentCallback`.
         before_model_callback: See :data:`BeforeModelCallback`.
@@ -82,6 +117,7 @@ class Agent:
         *,
         description: str = "",
         tools: Iterable[Callable[..., Any] | FunctionTool] = (),
+        sub_agents: Iterable[BaseAgent] = (),
         before_agent_callback: BeforeAgentCallback | None = None,
         after_agent_callback: AfterAgentCallback | None = None,
         before_model_callback: BeforeModelCallback | None = None,
@@ -90,19 +126,16 @@ class Agent:
         after_tool_callback: AfterToolCallback | None = None,
         generate_content_config: types.GenerateContentConfig | None = None,
     ) -> None:
-        if not name or not name.isidentifier():
-            raise ValueError(f"agent name must be a Python identifier, got {name!r}")
-        if name == "user":
-            raise ValueError("agent name 'user' is reserved for the user's events")
-        self.name = name
+        super().__init__(name, description=description, sub_agents=sub_agents)
         self.model = model
         self.instruction = instruction
-        self.description = description
         self.tools: list[FunctionTool] = [as_tool(t) for t in tools]
         names = [t.name for t in self.tools]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"agent {name!r} has duplicate tool names: {', '.join(duplicates)}")
+        if TRANSFER_TOOL_NAME in names:
+            raise ValueError(f"tool name {TRANSFER_TOOL_NAME!r} is reserved for agent transfer")
         self.before_agent_callback = before_agent_callback
         self.after_agent_callback = after_agent_callback
         self.before_model_callback = before_model_callback
@@ -112,7 +145,7 @@ class Agent:
         self.generate_content_config = generate_content_config
 
     def tool(self, name: str) -> FunctionTool | None:
-        """The tool called ``name``, or ``None``."""
+        """The tool called ``name``, or ``None`` (the transfer tool is the registry's)."""
         return next((t for t in self.tools if t.name == name), None)
 
     def system_instruction(self, ctx: ReadonlyContext) -> str:
@@ -123,17 +156,121 @@ class Agent:
         return f"Agent(name={self.name!r}, model={self.model!r}, tools={len(self.tools)})"
 
 
-class AgentRegistry(Mapping[str, Agent]):
-    """The agents a worker serves, by name."""
+class SequentialAgent(BaseAgent):
+    """Runs its sub-agents one after another in the same invocation.
 
-    def __init__(self, agents: Sequence[Agent]) -> None:
-        self._agents: dict[str, Agent] = {}
+    A sub-agent that escalates (``ctx.actions.escalate = True``) or ends the invocation
+    stops the sequence.
+    """
+
+
+class ParallelAgent(BaseAgent):
+    """Runs its sub-agents concurrently, each on its own branch ``<parent>.<sub>``.
+
+    Each branch sees only its own history. When all are done, their state deltas are
+    applied once more in sub-agent order (so the final state does not depend on which
+    branch finished first) and artifact deltas keep the highest version.
+    """
+
+
+class AgentTool(FunctionTool):
+    """An agent offered to a model as a tool.
+
+    The call runs the agent inside the same invocation with isolation scope = the
+    function-call id: it starts from the call's ``request`` argument, sees none of the
+    caller's history, and the caller sees none of its events. Its final text is the
+    function response (``{"result": text}``); its state and artifact deltas are passed up.
+
+    Args:
+        agent: The agent to run.
+        name: The tool name; the agent's name by default.
+        description: The tool description; the agent's description by default.
+    """
+
+    def __init__(
+        self, agent: BaseAgent, *, name: str | None = None, description: str | None = None
+    ) -> None:
+        def request(request: str) -> dict[str, Any]:
+            """Ask the agent.
+
+            Args:
+                request: What the agent should do, in plain words.
+            """
+            raise RuntimeError("an AgentTool runs in the workflow, never as a function")
+
+        super().__init__(
+            request,
+            name=name or agent.name,
+            description=description or agent.description or f"Ask the {agent.name} agent.",
+        )
+        self.agent = agent
+
+
+TRANSFER_TOOL_NAME = "transfer_to_agent"
+"""The built-in tool an agent with sub-agents, a parent or peers uses to hand over."""
+
+
+def _transfer_tool(targets: Sequence[BaseAgent]) -> FunctionTool:
+    allowed = {a.name for a in targets}
+    listing = "; ".join(f"{a.name}: {a.description}" if a.description else a.name for a in targets)
+
+    def transfer_to_agent(agent_name: str, ctx: ToolContext) -> dict[str, Any]:
+        """Hand the conversation to another agent.
+
+        Args:
+            agent_name: The agent to transfer to.
+        """
+        if agent_name not in allowed:
+            raise ValueError(
+                f"cannot transfer to {agent_name!r}; allowed: {', '.join(sorted(allowed))}"
+            )
+        ctx.actions.transfer_to_agent = agent_name
+        return {"result": f"transferred to {agent_name}"}
+
+    return FunctionTool(
+        transfer_to_agent,
+        description=f"Hand the conversation to another agent. Agents: {listing}.",
+    )
+
+
+class AgentRegistry(Mapping[str, BaseAgent]):
+    """Every agent a worker serves, by name: the given agents and everything below them.
+
+    Sub-agents and the agents inside ``AgentTool`` are registered too, with their parent,
+    so a transfer or an agent call can be resolved by name.
+
+    Raises:
+        ValueError: Two different agents share a name, or an agent has two parents.
+    """
+
+    def __init__(self, agents: Sequence[BaseAgent]) -> None:
+        self._agents: dict[str, BaseAgent] = {}
+        self._parents: dict[str, str] = {}
         for agent in agents:
-            if agent.name in self._agents:
-                raise ValueError(f"two agents are named {agent.name!r}")
-            self._agents[agent.name] = agent
+            self._add(agent, None)
+        self._transfer: dict[str, FunctionTool | None] = {}
 
-    def __getitem__(self, name: str) -> Agent:
+    def _add(self, agent: BaseAgent, parent: BaseAgent | None) -> None:
+        known = self._agents.get(agent.name)
+        if known is not None and known is not agent:
+            raise ValueError(f"two agents are named {agent.name!r}")
+        if parent is not None:
+            previous = self._parents.setdefault(agent.name, parent.name)
+            if previous != parent.name:
+                raise ValueError(
+                    f"agent {agent.name!r} is a sub-agent of both {previous!r} and {parent.name!r}"
+                )
+        if known is not None:
+            return
+        self._agents[agent.name] = agent
+        for sub in agent.sub_agents:
+            self._add(sub, agent)
+        if isinstance(agent, Agent):
+            for tool in agent.tools:
+                if isinstance(tool, AgentTool):
+                    self._add(tool.agent, None)
+
+    def __getitem__(self, name: str) -> BaseAgent:
         try:
             return self._agents[name]
         except KeyError:
@@ -142,11 +279,46 @@ class AgentRegistry(Mapping[str, Agent]):
                 f"unknown agent {name!r}; this worker serves: {known}"
             ) from None
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter(self._agents)
 
     def __len__(self) -> int:
         return len(self._agents)
+
+    def llm_agent(self, name: str) -> Agent:
+        """The LLM agent called ``name``.
+
+        Raises:
+            UnknownAgentError: No agent has that name, or it is not an LLM agent.
+        """
+        agent = self[name]
+        if not isinstance(agent, Agent):
+            raise UnknownAgentError(f"agent {name!r} is a {type(agent).__name__}, not an LLM agent")
+        return agent
+
+    def parent(self, name: str) -> BaseAgent | None:
+        """The agent ``name`` is a sub-agent of, if any."""
+        parent = self._parents.get(name)
+        return self._agents[parent] if parent else None
+
+    def transfer_targets(self, name: str) -> list[BaseAgent]:
+        """Where agent ``name`` may transfer: its sub-agents, its parent, its peers."""
+        agent = self[name]
+        targets = list(agent.sub_agents)
+        parent = self.parent(name)
+        if parent is not None:
+            targets.append(parent)
+            targets += [a for a in parent.sub_agents if a.name != name]
+        return targets
+
+    def tools(self, name: str) -> list[FunctionTool]:
+        """The tools the model of LLM agent ``name`` may call, ``transfer_to_agent`` included."""
+        agent = self.llm_agent(name)
+        if name not in self._transfer:
+            targets = self.transfer_targets(name)
+            self._transfer[name] = _transfer_tool(targets) if targets else None
+        transfer = self._transfer[name]
+        return [*agent.tools, transfer] if transfer is not None else list(agent.tools)
 
 
 async def maybe_await(value: Awaitable[Any] | Any) -> Any:

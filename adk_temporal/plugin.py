@@ -19,10 +19,11 @@ from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from .activities.append_events import AppendEventsActivity
+from .activities.describe_agent import DescribeAgentActivity
 from .activities.model_step import ModelStepActivity
 from .activities.services import WorkerServices
 from .activities.tool_call import ToolCallActivity
-from .agents import Agent, AgentRegistry
+from .agents import AgentRegistry, BaseAgent
 from .artifacts import ArtifactService
 from .memory import MemoryService
 from .models import ModelRegistry, default_registry
@@ -89,7 +90,7 @@ class AdkPlugin(SimplePlugin):
 
     def __init__(
         self,
-        agents: Sequence[Agent],
+        agents: Sequence[BaseAgent],
         *,
         session_service: SessionService,
         artifact_service: ArtifactService | None = None,
@@ -111,6 +112,7 @@ class AdkPlugin(SimplePlugin):
                 ModelStepActivity(services).run,
                 ToolCallActivity(services).run,
                 AppendEventsActivity(services).run,
+                DescribeAgentActivity(services).run,
             ],
             workflows=[InvocationWorkflow],
             workflow_runner=_runner,

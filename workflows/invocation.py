@@ -1,16 +1,19 @@
 """``InvocationWorkflow``: one ADK invocation as a durable Temporal workflow.
 
-The workflow decides; activities touch the world. It runs the step loop (``adk_model_step``
-then one ``adk_tool_call`` per function call, concurrently), merges the tools' deltas,
-persists pauses through ``adk_append_events``, and waits for confirmations and inputs that
-arrive as signals or checked updates. It holds only ids, the current step's new events and
-the open requests, never the conversation, so its history grows linearly with the steps.
+The workflow decides; activities touch the world. For an LLM agent it runs the step loop
+(``adk_model_step``, then one ``adk_tool_call`` per function call, concurrently), merges the
+tools' deltas, persists pauses through ``adk_append_events`` and waits for confirmations
+and inputs that arrive as signals or checked updates. Sequential and parallel agents, agent
+transfers and agents used as tools are orchestrated here too, in the same workflow. It holds
+only ids, the current step's new events and the open requests, never the conversation, so
+its history grows linearly with the steps.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import dataclasses
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -25,7 +28,9 @@ with workflow.unsafe.imports_passed_through():
     from google.genai import types
 
     from adk_temporal.activities.messages import (
+        AgentSpec,
         AppendEventsInput,
+        DescribeAgentInput,
         InvocationRef,
         ModelStepInput,
         ModelStepResult,
@@ -34,18 +39,17 @@ with workflow.unsafe.imports_passed_through():
         ToolCallResult,
     )
     from adk_temporal.confirmation import build_confirmation_request_event, call_digest
-    from adk_temporal.errors import InvalidResumeInputError
     from adk_temporal.events import (
         REQUEST_CONFIRMATION_FUNCTION_NAME,
         REQUEST_INPUT_FUNCTION_NAME,
         Event,
         EventActions,
-        InputRequest,
         ToolConfirmation,
     )
-    from adk_temporal.merge import merge_function_response_events
-    from adk_temporal.resume import build_input_request_event, check_resume_input
+    from adk_temporal.merge import merge_actions, merge_function_response_events
+    from adk_temporal.resume import build_input_request_event
     from adk_temporal.state import TEMP_PREFIX
+    from adk_temporal.workflows.details import render_details
     from adk_temporal.workflows.messages import (
         CONFIRM_CHECKED_UPDATE,
         CONFIRM_SIGNAL,
@@ -54,7 +58,6 @@ with workflow.unsafe.imports_passed_through():
         RESUME_SIGNAL,
         STATUS_QUERY,
         AdkStatus,
-        CarriedRequest,
         ConfirmInput,
         InvocationCarry,
         InvocationInput,
@@ -63,6 +66,7 @@ with workflow.unsafe.imports_passed_through():
         PendingRequest,
         ResumeInput,
     )
+    from adk_temporal.workflows.requests import Answer, RequestBook
 
 __all__ = [
     "ADK_AGENT",
@@ -80,45 +84,67 @@ ADK_USER = SearchAttributeKey.for_keyword("AdkUser")
 ADK_SESSION = SearchAttributeKey.for_keyword("AdkSession")
 """Search attribute: the session id."""
 ADK_AGENT = SearchAttributeKey.for_keyword("AdkAgent")
-"""Search attribute: the agent name."""
+"""Search attribute: the agent the invocation was started with."""
 ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
 """Search attribute: running / awaiting_confirmation / awaiting_input / completed / failed."""
 
 _APPEND_TIMEOUT = timedelta(seconds=60)
+_DESCRIBE_TIMEOUT = timedelta(seconds=10)
 
 
-class _OpenRequest:
-    """A confirmation or input request the invocation waits on, and its answer."""
+@dataclass
+class _Frame:
+    """Where an agent runs: which agent, on which branch, in which isolation scope."""
 
-    def __init__(self, pending: PendingRequest, input_request: InputRequest | None) -> None:
-        self.pending = pending
-        self.input_request = input_request
-        self.answer: ConfirmInput | ResumeInput | None = None
+    agent: str
+    branch: str = ""
+    isolation_scope: str = ""
+    actions: list[EventActions] = field(default_factory=list)
+
+    def moved(self, **changes: str) -> _Frame:
+        """A frame for another agent or branch, collecting its own actions."""
+        return dataclasses.replace(self, actions=[], **changes)
+
+
+@dataclass
+class _Outcome:
+    """How an agent's run ended."""
+
+    text: str = ""
+    ended: bool = False
+    escalated: bool = False
+    error: str | None = None
+
+
+def _child_branch(branch: str, parent: str, sub: str) -> str:
+    """A parallel sub-agent's branch: ``<parent>.<sub>``, prefixed by the current branch."""
+    own = f"{parent}.{sub}"
+    return f"{branch}.{own}" if branch else own
 
 
 @workflow.defn(name="InvocationWorkflow")
 class InvocationWorkflow:
-    """Runs one ADK invocation of one agent in one session."""
+    """Runs one ADK invocation of one agent (and its sub-agents) in one session."""
 
     def __init__(self) -> None:
         self._status: AdkStatus = "running"
+        self._published: AdkStatus | None = None
         self._step = 0
+        self._steps_this_run = 0
+        self._depth = 0
         self._invocation_id = ""
         self._agent = ""
         self._final_text = ""
         self._error: str | None = None
-        self._open: dict[str, _OpenRequest] = {}
-        self._answered: set[str] = set()
-        self._early: dict[str, ConfirmInput | ResumeInput] = {}
-        self._ignored: list[str] = []
+        self._book = RequestBook()
         self._temp_state: dict[str, Any] = {}
-        self._steps_this_run = 0
+        self._trees: dict[str, AgentSpec] = {}
 
     # ------------------------------------------------------------------ run
 
     @workflow.run
     async def run(self, inp: InvocationInput) -> InvocationResult:
-        """Run the step loop until a final answer, an end, an error or the step limit."""
+        """Run the agent until a final answer, an end, an error or the step limit."""
         info = workflow.info()
         carry = inp.carry
         self._input = inp
@@ -126,7 +152,7 @@ class InvocationWorkflow:
         self._invocation_id = (
             carry.invocation_id if carry else inp.invocation_id or f"e-{workflow.uuid4()}"
         )
-        self._ref = InvocationRef(
+        self._base = InvocationRef(
             app_name=inp.app_name,
             user_id=inp.user_id,
             session_id=inp.session_id,
@@ -142,90 +168,188 @@ class InvocationWorkflow:
                 SearchAttributePair(ADK_AGENT, inp.agent_name),
             ]
         )
+        frame = _Frame(inp.agent_name)
         pending: list[Event] = []
         if carry is not None:
             self._restore(carry)
         elif inp.message is not None:
-            pending.append(self._event("user", inp.message))
-        self._set_status("running")
+            pending.append(self._event(frame, "user", inp.message))
+        self._update_status()
         try:
-            return await self._loop(inp, pending)
+            if carry is not None:
+                outcome = await self._llm(
+                    frame.moved(agent=carry.agent), pending, entry=carry.entry_agent, carry=carry
+                )
+            else:
+                outcome = await self._run_agent(await self._spec(inp.agent_name), frame, pending)
         except ActivityError as err:
             cause = err.cause
             kind = cause.type if isinstance(cause, ApplicationError) and cause.type else None
             message = str(cause) if cause is not None else str(err)
-            await self._record_error(kind or "ActivityError", message)
+            await self._record_error(frame, kind or "ActivityError", message)
             raise ApplicationError(message, type=kind, non_retryable=True) from err
+        if outcome.error is not None:
+            return self._finish("failed", error=outcome.error)
+        return self._finish("completed", text=outcome.text)
 
-    async def _loop(self, inp: InvocationInput, pending: list[Event]) -> InvocationResult:
-        carry = inp.carry
+    async def _run_agent(self, spec: AgentSpec, frame: _Frame, pending: list[Event]) -> _Outcome:
+        """Run ``spec`` (any kind) in ``frame`` (whose agent is ``spec``), from ``pending``."""
+        if spec.kind == "llm":
+            return await self._llm(frame, pending, entry=spec.name)
+        self._depth += 1
+        try:
+            if spec.kind == "sequential":
+                return await self._sequential(spec, frame, pending)
+            return await self._parallel(spec, frame, pending)
+        finally:
+            self._depth -= 1
+
+    async def _sequential(self, spec: AgentSpec, frame: _Frame, pending: list[Event]) -> _Outcome:
+        outcome = _Outcome()
+        for sub in spec.sub_agents:
+            child = frame.moved(agent=sub.name)
+            outcome = await self._run_agent(sub, child, pending)
+            frame.actions += child.actions
+            pending = []
+            if outcome.ended or outcome.escalated or outcome.error is not None:
+                break
+        return outcome
+
+    async def _parallel(self, spec: AgentSpec, frame: _Frame, pending: list[Event]) -> _Outcome:
+        # The message is stored once, before the branches start, so every branch sees it.
+        await self._append(frame, pending)
+        children = [
+            frame.moved(agent=sub.name, branch=_child_branch(frame.branch, spec.name, sub.name))
+            for sub in spec.sub_agents
+        ]
+        outcomes = await asyncio.gather(
+            *(
+                self._run_agent(sub, child, [])
+                for sub, child in zip(spec.sub_agents, children, strict=True)
+            )
+        )
+        # Re-apply the branches' deltas in sub-agent order so the final state does not depend
+        # on which branch finished first; artifact deltas keep the highest version.
+        merged = merge_actions([a for child in children for a in child.actions])
+        frame.actions.append(merged)
+        if merged.state_delta or merged.artifact_delta:
+            event = self._event(
+                frame,
+                spec.name,
+                None,
+                EventActions(state_delta=merged.state_delta, artifact_delta=merged.artifact_delta),
+            )
+            await self._append(frame, [event])
+        errors = [o.error for o in outcomes if o.error is not None]
+        return _Outcome(
+            text="\n".join(o.text for o in outcomes if o.text),
+            ended=any(o.ended for o in outcomes),
+            escalated=any(o.escalated for o in outcomes),
+            error=errors[0] if errors else None,
+        )
+
+    async def _llm(
+        self,
+        frame: _Frame,
+        pending: list[Event],
+        *,
+        entry: str,
+        carry: InvocationCarry | None = None,
+    ) -> _Outcome:
+        """The step loop of LLM agents, following transfers and escalations among them.
+
+        ``entry`` is the agent this loop started with: an escalation from it returns to the
+        caller, while one from an agent transferred to goes back to that agent's parent.
+        """
+        first_step = carry is None
         if carry is not None and carry.paused_calls:
             # This run continued a paused step: finish it before the next model step.
             by_id = {c.id: c for c in carry.paused_calls}
-            pending, ended = await self._settle(None, by_id, pending, carry.ended)
+            pending, ended, _ = await self._settle(frame, None, by_id, pending, carry.ended)
             if ended:
-                await self._append(pending)
-                return self._finish("completed")
+                await self._append(frame, pending)
+                return _Outcome(ended=True)
         while True:
-            if self._step >= inp.max_steps:
-                message = f"step limit of {inp.max_steps} model steps reached"
-                await self._record_error("StepLimitExceeded", message, pending)
-                return self._finish("failed", error=message)
-            if self._should_continue_as_new():
-                await self._append(pending)
-                await self._continue_as_new({}, ended=False)
+            if self._step >= self._input.max_steps:
+                message = f"step limit of {self._input.max_steps} model steps reached"
+                await self._record_error(frame, "StepLimitExceeded", message, pending)
+                return _Outcome(error=message)
+            if self._depth == 0 and self._should_continue_as_new():
+                await self._append(frame, pending)
+                await self._continue_as_new(frame, entry, {}, ended=False)
             self._step += 1
             self._steps_this_run += 1
-            result = await self._model_step(pending)
+            result = await self._model_step(frame, pending, run_before_agent=first_step)
+            first_step = False
             pending = []
-            if result.kind == "final" or result.kind == "ended":
-                return self._finish("completed", text=result.text)
+            frame.actions.append(result.actions)
+            if result.kind in ("final", "ended"):
+                return _Outcome(text=result.text, ended=result.kind == "ended")
             if result.kind == "error":
-                message = result.error_message or result.error_code or "model error"
-                return self._finish("failed", error=message)
-            calls = result.function_calls
-            by_id = {c.id: c for c in calls}
-            response = await self._run_calls(calls, {}, {})
-            pending, ended = await self._settle(
-                response, by_id, [response], response.actions.end_invocation
+                return _Outcome(error=result.error_message or result.error_code or "model error")
+            by_id = {c.id: c for c in result.function_calls}
+            response = await self._run_calls(frame, result.function_calls, {}, {})
+            pending, ended, actions = await self._settle(
+                frame, response, by_id, [response], response.actions.end_invocation
             )
             if ended:
-                await self._append(pending)
-                return self._finish("completed")
+                await self._append(frame, pending)
+                return _Outcome(ended=True)
+            if actions.transfer_to_agent:
+                target = await self._spec(actions.transfer_to_agent)
+                if target.kind != "llm":
+                    child = frame.moved(agent=target.name)
+                    outcome = await self._run_agent(target, child, pending)
+                    frame.actions += child.actions
+                    return outcome
+                frame = dataclasses.replace(frame, agent=target.name)
+                first_step = True
+            elif actions.escalate:
+                spec = await self._spec(frame.agent)
+                if frame.agent == entry or spec.parent is None:
+                    await self._append(frame, pending)
+                    return _Outcome(escalated=True)
+                frame = dataclasses.replace(frame, agent=spec.parent)
+                first_step = True
 
     async def _settle(
         self,
+        frame: _Frame,
         response: Event | None,
         by_id: dict[str, PlannedCall],
         pending: list[Event],
         ended: bool,
-    ) -> tuple[list[Event], bool]:
+    ) -> tuple[list[Event], bool, EventActions]:
         """Pause for the requests ``response`` raised, re-dispatch the answered calls, repeat.
 
         ``response`` is ``None`` when a new run resumes a pause carried across
         continue-as-new: the requests are already open and recorded.
 
         Returns:
-            The events still to persist, and whether a tool ended the invocation.
+            The events still to persist, whether a tool ended the invocation, and the
+            step's merged actions.
         """
-        while response is None or self._requests_of(response):
+        step_actions = [response.actions] if response is not None else []
+        waiting = self._book.open_ids() if response is None else []
+        while response is None or _has_requests(response):
             if response is not None:
-                pending = [*pending, *self._open_requests(response, by_id)]
-                await self._append(pending)
+                events, waiting = self._open_requests(frame, response, by_id)
+                await self._append(frame, [*pending, *events])
                 pending = []
-                if self._should_continue_as_new():
-                    await self._continue_as_new(by_id, ended=ended)
-            reply, confirmations, inputs = await self._wait_for_answers()
+                if self._depth == 0 and self._should_continue_as_new():
+                    await self._continue_as_new(frame, frame.agent, by_id, ended=ended)
+            reply, confirmations, inputs = await self._wait_for_answers(frame, waiting)
             pending.append(reply)
             redo = [
                 by_id[cid]
                 for cid in by_id
                 if cid in confirmations or cid in inputs  # the model's call order
             ]
-            response = await self._run_calls(redo, confirmations, inputs)
+            response = await self._run_calls(frame, redo, confirmations, inputs)
+            step_actions.append(response.actions)
             pending.append(response)
             ended = ended or response.actions.end_invocation
-        return pending, ended
+        return pending, ended, merge_actions(step_actions)
 
     # ------------------------------------------------------- continue-as-new
 
@@ -240,21 +364,24 @@ class InvocationWorkflow:
             limit is not None and info.get_current_history_length() >= limit
         )
 
-    async def _continue_as_new(self, paused: dict[str, PlannedCall], *, ended: bool) -> None:
+    async def _continue_as_new(
+        self, frame: _Frame, entry: str, paused: dict[str, PlannedCall], *, ended: bool
+    ) -> None:
         """Hand ids, counters and open requests to a new run; events are already stored."""
         await workflow.wait_condition(workflow.all_handlers_finished)
+        carried, answered, early = self._book.carry()
         carry = InvocationCarry(
             invocation_id=self._invocation_id,
             step=self._step,
+            agent=frame.agent,
+            entry_agent=entry,
+            tree=self._trees.get(frame.agent),
             temp_state=self._temp_state,
-            answered=sorted(self._answered),
-            early=list(self._early.values()),
-            ignored=self._ignored,
+            answered=answered,
+            early=early,
+            ignored=self._book.ignored,
             paused_calls=list(paused.values()),
-            open_requests=[
-                CarriedRequest(pending=r.pending, input_request=r.input_request, answer=r.answer)
-                for r in self._open.values()
-            ],
+            open_requests=carried,
             ended=ended,
         )
         workflow.continue_as_new(self._input.model_copy(update={"message": None, "carry": carry}))
@@ -262,47 +389,83 @@ class InvocationWorkflow:
     def _restore(self, carry: InvocationCarry) -> None:
         self._step = carry.step
         self._temp_state = dict(carry.temp_state)
-        self._answered = set(carry.answered)
-        self._early = {_answer_id(a): a for a in carry.early}
-        self._ignored = list(carry.ignored)
-        for carried in carry.open_requests:
-            request = _OpenRequest(carried.pending, carried.input_request)
-            request.answer = carried.answer
-            self._open[carried.pending.id] = request
+        self._book.restore(carry.open_requests, carry.answered, carry.early, carry.ignored)
+        if carry.tree is not None:
+            self._remember(carry.tree)
 
     # ------------------------------------------------------------ activities
 
-    async def _model_step(self, pending: list[Event]) -> ModelStepResult:
+    def _ref(self, frame: _Frame) -> InvocationRef:
+        return self._base.model_copy(
+            update={
+                "agent_name": frame.agent,
+                "branch": frame.branch,
+                "isolation_scope": frame.isolation_scope,
+            }
+        )
+
+    def _remember(self, tree: AgentSpec) -> None:
+        stack = [tree]
+        while stack:
+            spec = stack.pop()
+            self._trees[spec.name] = tree
+            stack += spec.sub_agents
+
+    async def _spec(self, agent: str) -> AgentSpec:
+        """The spec of ``agent``, asked of the worker once per agent tree."""
+        if agent not in self._trees:
+            tree = await workflow.execute_local_activity(
+                "adk_describe_agent",
+                DescribeAgentInput(agent_name=agent),
+                result_type=AgentSpec,
+                start_to_close_timeout=_DESCRIBE_TIMEOUT,
+                summary=f"describe {agent}",
+            )
+            self._remember(tree)
+        spec = self._trees[agent].find(agent)
+        assert spec is not None
+        return spec
+
+    async def _model_step(
+        self, frame: _Frame, pending: list[Event], *, run_before_agent: bool
+    ) -> ModelStepResult:
         return await workflow.execute_activity(
             "adk_model_step",
             ModelStepInput(
-                ref=self._ref,
+                ref=self._ref(frame),
                 step=self._step,
                 model_event_id=str(workflow.uuid4()),
                 pending_events=pending,
                 temp_state=self._temp_state,
-                run_before_agent=self._step == 1,
+                run_before_agent=run_before_agent,
                 timestamp=workflow.now().timestamp(),
             ),
             result_type=ModelStepResult,
             start_to_close_timeout=timedelta(seconds=self._input.model_timeout_seconds),
             retry_policy=RetryPolicy(maximum_attempts=self._input.model_maximum_attempts),
-            summary=f"{self._agent} · model step {self._step}",
+            summary=f"{frame.agent} · model step {self._step}",
         )
 
     async def _run_calls(
         self,
+        frame: _Frame,
         calls: list[PlannedCall],
         confirmations: dict[str, ToolConfirmation],
         inputs: dict[str, dict[str, Any]],
     ) -> Event:
         """Run the calls concurrently and merge their results in call order."""
         results = await asyncio.gather(
-            *(self._tool_call(c, confirmations.get(c.id), inputs.get(c.id, {})) for c in calls)
+            *(
+                self._agent_tool_call(frame, c)
+                if c.agent_tool
+                else self._tool_call(frame, c, confirmations.get(c.id), inputs.get(c.id, {}))
+                for c in calls
+            )
         )
         events = [
             self._event(
-                self._agent,
+                frame,
+                frame.agent,
                 types.Content(
                     role="user",
                     parts=[
@@ -318,6 +481,7 @@ class InvocationWorkflow:
             for call, result in zip(calls, results, strict=True)
         ]
         merged = merge_function_response_events(events)
+        frame.actions.append(merged.actions)
         for key, value in merged.actions.state_delta.items():
             if key.startswith(TEMP_PREFIX):
                 self._temp_state[key] = value
@@ -325,6 +489,7 @@ class InvocationWorkflow:
 
     async def _tool_call(
         self,
+        frame: _Frame,
         call: PlannedCall,
         confirmation: ToolConfirmation | None,
         resume_inputs: dict[str, Any],
@@ -344,7 +509,7 @@ class InvocationWorkflow:
         return await workflow.execute_activity(
             "adk_tool_call",
             ToolCallInput(
-                ref=self._ref,
+                ref=self._ref(frame),
                 call=call,
                 tool_confirmation=confirmation,
                 resume_inputs=resume_inputs,
@@ -361,87 +526,104 @@ class InvocationWorkflow:
             summary=call.summary(),
         )
 
-    async def _append(self, events: list[Event]) -> None:
+    async def _agent_tool_call(self, frame: _Frame, call: PlannedCall) -> ToolCallResult:
+        """Run the agent behind an ``AgentTool`` in isolation scope = the call id."""
+        assert call.agent_tool is not None
+        spec = await self._spec(call.agent_tool)
+        child = frame.moved(agent=spec.name, isolation_scope=call.id)
+        request = call.args.get("request")
+        text = request if isinstance(request, str) else str(call.args)
+        first = self._event(
+            child, "user", types.Content(role="user", parts=[types.Part(text=text)])
+        )
+        self._depth += 1
+        try:
+            outcome = await self._run_agent(spec, child, [first])
+        finally:
+            self._depth -= 1
+        merged = merge_actions(child.actions)
+        # Only the data deltas travel up: the child's control flags (transfer, escalate,
+        # skip_summarization) were about the child's own run.
+        actions = EventActions(state_delta=merged.state_delta, artifact_delta=merged.artifact_delta)
+        response = {"error": outcome.error} if outcome.error else {"result": outcome.text}
+        return ToolCallResult(response=response, actions=actions)
+
+    async def _append(self, frame: _Frame, events: list[Event]) -> None:
         if not events:
             return
         await workflow.execute_activity(
             "adk_append_events",
-            AppendEventsInput(ref=self._ref, events=events),
+            AppendEventsInput(ref=self._ref(frame), events=events),
             start_to_close_timeout=_APPEND_TIMEOUT,
-            summary=f"{self._agent} · append {len(events)} event(s)",
+            summary=f"{frame.agent} · append {len(events)} event(s)",
         )
 
     async def _record_error(
-        self, code: str, message: str, pending: list[Event] | None = None
+        self, frame: _Frame, code: str, message: str, pending: list[Event] | None = None
     ) -> None:
         """Persist an error event (after any pending events); never masks the error."""
-        event = self._event(self._agent, None)
+        event = self._event(frame, frame.agent, None)
         event.error_code = code
         event.error_message = message
         try:
-            await self._append([*(pending or []), event])
+            await self._append(frame, [*(pending or []), event])
         except ActivityError:
             workflow.logger.warning("could not record error event for %s", self._invocation_id)
         self._error = message
-        self._set_status("failed")
+        self._status = "failed"
+        self._update_status()
 
     # -------------------------------------------------------------- pausing
 
-    @staticmethod
-    def _requests_of(response: Event) -> bool:
+    def _open_requests(
+        self, frame: _Frame, response: Event, by_id: dict[str, PlannedCall]
+    ) -> tuple[list[Event], list[str]]:
+        """Open the response's requests; return the events recording them and their ids."""
         actions = response.actions
-        return bool(actions.requested_tool_confirmations or actions.requested_inputs)
-
-    def _open_requests(self, response: Event, by_id: dict[str, PlannedCall]) -> list[Event]:
-        """Register the response's requests as open and build the events that record them."""
-        actions = response.actions
-        calls = [c.to_function_call() for c in by_id.values()]
         requesting = [c for c in by_id.values() if c.id in actions.requested_tool_confirmations]
         confirmation_ids = [f"adk-{workflow.uuid4()}" for _ in requesting]
+        opened: list[tuple[PendingRequest, Any]] = []
         for request_id, call in zip(confirmation_ids, requesting, strict=True):
             confirmation = actions.requested_tool_confirmations[call.id]
-            self._open[request_id] = _OpenRequest(
-                PendingRequest(
-                    kind="confirmation",
-                    id=request_id,
-                    function_call_id=call.id,
-                    tool=call.name,
-                    args=call.args,
-                    hint=confirmation.hint,
-                    payload=confirmation.payload,
-                    call_digest=call_digest(call.name, call.args),
-                    agent=self._agent,
-                    branch=self._ref.branch,
-                ),
-                None,
+            pending = PendingRequest(
+                kind="confirmation",
+                id=request_id,
+                function_call_id=call.id,
+                tool=call.name,
+                args=call.args,
+                hint=confirmation.hint,
+                payload=confirmation.payload,
+                call_digest=call_digest(call.name, call.args),
+                agent=frame.agent,
+                branch=frame.branch,
             )
+            opened.append((pending, None))
         for interrupt_id, request in actions.requested_inputs.items():
             call = by_id[request.function_call_id]
-            self._open[interrupt_id] = _OpenRequest(
-                PendingRequest(
-                    kind="input",
-                    id=interrupt_id,
-                    function_call_id=request.function_call_id,
-                    tool=call.name,
-                    args=call.args,
-                    message=request.message,
-                    input_schema=request.input_schema,
-                    agent=self._agent,
-                    branch=self._ref.branch,
-                ),
-                request,
+            pending = PendingRequest(
+                kind="input",
+                id=interrupt_id,
+                function_call_id=request.function_call_id,
+                tool=call.name,
+                args=call.args,
+                message=request.message,
+                input_schema=request.input_schema,
+                agent=frame.agent,
+                branch=frame.branch,
             )
+            opened.append((pending, request))
         common: dict[str, Any] = {
             "invocation_id": self._invocation_id,
-            "author": self._agent,
-            "branch": self._ref.branch,
+            "author": frame.agent,
+            "branch": frame.branch,
+            "isolation_scope": frame.isolation_scope,
             "timestamp": workflow.now().timestamp(),
         }
         events: list[Event] = []
         if requesting:
             events.append(
                 build_confirmation_request_event(
-                    calls,
+                    [c.to_function_call() for c in by_id.values()],
                     actions.requested_tool_confirmations,
                     confirmation_ids,
                     event_id=str(workflow.uuid4()),
@@ -456,25 +638,20 @@ class InvocationWorkflow:
                     **common,
                 )
             )
-        for request_id in list(self._open):
-            early = self._early.pop(request_id, None)
-            if early is not None:
-                self._accept(early, strict=False)
-        return events
+        for pending, input_request in opened:
+            self._book.open(pending, input_request)
+        return events, [p.id for p, _ in opened]
 
     async def _wait_for_answers(
-        self,
+        self, frame: _Frame, ids: list[str]
     ) -> tuple[Event, dict[str, ToolConfirmation], dict[str, dict[str, Any]]]:
-        """Wait until every open request is answered; return the reply event and answers."""
-        self._set_status(self._waiting_status())
-        await workflow.wait_condition(
-            lambda: all(r.answer is not None for r in self._open.values())
-        )
+        """Wait until requests ``ids`` are answered; return the reply event and answers."""
+        self._update_status()
+        await workflow.wait_condition(lambda: self._book.answered(ids))
         parts: list[types.Part] = []
         confirmations: dict[str, ToolConfirmation] = {}
         inputs: dict[str, dict[str, Any]] = {}
-        for request_id, open_request in self._open.items():
-            pending, answer = open_request.pending, open_request.answer
+        for pending, answer in self._book.take(ids):
             if isinstance(answer, ConfirmInput):
                 response: dict[str, Any] = {
                     "confirmed": answer.confirmed,
@@ -485,42 +662,36 @@ class InvocationWorkflow:
                 )
                 name = REQUEST_CONFIRMATION_FUNCTION_NAME
             else:
-                assert isinstance(answer, ResumeInput)
                 response = {"input": answer.input}
-                inputs.setdefault(pending.function_call_id, {})[request_id] = answer.input
+                inputs.setdefault(pending.function_call_id, {})[pending.id] = answer.input
                 name = REQUEST_INPUT_FUNCTION_NAME
             parts.append(
                 types.Part(
                     function_response=types.FunctionResponse(
-                        id=request_id, name=name, response=response
+                        id=pending.id, name=name, response=response
                     )
                 )
             )
-            self._answered.add(request_id)
-        self._open.clear()
-        self._set_status("running")
-        return self._event("user", types.Content(role="user", parts=parts)), confirmations, inputs
-
-    def _waiting_status(self) -> AdkStatus:
-        kinds = {r.pending.kind for r in self._open.values()}
-        return "awaiting_confirmation" if "confirmation" in kinds else "awaiting_input"
+        self._update_status()
+        reply = self._event(frame, "user", types.Content(role="user", parts=parts))
+        return reply, confirmations, inputs
 
     # ------------------------------------------------------ signals/updates
 
     @workflow.signal(name=CONFIRM_SIGNAL)
     def confirm(self, answer: ConfirmInput) -> None:
         """Answer a confirmation request; unknown ids are buffered, duplicates ignored."""
-        self._accept(answer, strict=False)
+        self._accept(answer)
 
     @workflow.signal(name=RESUME_SIGNAL)
     def resume(self, answer: ResumeInput) -> None:
         """Answer an input request; unknown ids are buffered, duplicates ignored."""
-        self._accept(answer, strict=False)
+        self._accept(answer)
 
     @workflow.update(name=CONFIRM_CHECKED_UPDATE)
     def confirm_checked(self, answer: ConfirmInput) -> None:
         """Answer a confirmation request, rejecting unknown or already-answered ids."""
-        self._accept(answer, strict=True)
+        self._accept(answer)
 
     @confirm_checked.validator
     def _validate_confirm(self, answer: ConfirmInput) -> None:
@@ -529,90 +700,30 @@ class InvocationWorkflow:
     @workflow.update(name=RESUME_CHECKED_UPDATE)
     def resume_checked(self, answer: ResumeInput) -> None:
         """Answer an input request, rejecting unknown ids and schema violations."""
-        self._accept(answer, strict=True)
+        self._accept(answer)
 
     @resume_checked.validator
     def _validate_resume(self, answer: ResumeInput) -> None:
         self._check(answer)
 
-    def _check(self, answer: ConfirmInput | ResumeInput) -> None:
+    def _check(self, answer: Answer) -> None:
         """Raise the error a checked update reports; never changes state."""
-        problem = self._problem(answer)
+        problem = self._book.problem(answer)
         if problem is not None:
-            kind, message = problem
-            raise ApplicationError(message, type=kind, non_retryable=True)
+            raise ApplicationError(problem[1], type=problem[0], non_retryable=True)
 
-    def _problem(self, answer: ConfirmInput | ResumeInput) -> tuple[str, str] | None:
-        """Why ``answer`` cannot be applied to an open request now, or ``None``."""
-        request_id = _answer_id(answer)
-        noun = "confirmation" if isinstance(answer, ConfirmInput) else "interrupt"
-        open_request = self._open.get(request_id)
-        if request_id in self._answered or (
-            open_request is not None and open_request.answer is not None
-        ):
-            return "UnknownRequestIdError", f"{noun} id {request_id!r} was already answered"
-        if open_request is None:
-            open_ids = ", ".join(sorted(self._open)) or "none"
-            return (
-                "UnknownRequestIdError",
-                f"unknown {noun} id {request_id!r}; open requests: {open_ids}",
-            )
-        pending = open_request.pending
-        if isinstance(answer, ConfirmInput):
-            if pending.kind != "confirmation":
-                return (
-                    "UnknownRequestIdError",
-                    f"{request_id!r} is an input request; answer it with adk_resume",
-                )
-            if answer.call_digest is not None and answer.call_digest != pending.call_digest:
-                return (
-                    "ConfirmationMismatchError",
-                    f"confirmation {request_id!r} is for {pending.tool} with digest "
-                    f"{pending.call_digest}, not {answer.call_digest}",
-                )
-            return None
-        if pending.kind != "input":
-            return (
-                "UnknownRequestIdError",
-                f"{request_id!r} is a confirmation request; answer it with adk_confirm",
-            )
-        assert open_request.input_request is not None
-        try:
-            check_resume_input(open_request.input_request, answer.input)
-        except InvalidResumeInputError as err:
-            return "InvalidResumeInputError", str(err)
-        return None
-
-    def _accept(self, answer: ConfirmInput | ResumeInput, *, strict: bool) -> None:
-        request_id = _answer_id(answer)
-        if request_id in self._answered or (
-            request_id in self._open and self._open[request_id].answer is not None
-        ):
-            workflow.logger.info("duplicate answer for %s ignored", request_id)
-            return
-        if request_id not in self._open:
-            # Possibly early: an interrupt id chosen by the tool can be known in advance.
-            workflow.logger.warning("answer for unknown id %s buffered", request_id)
-            if request_id not in self._early:
-                self._early[request_id] = answer
-            return
-        problem = self._problem(answer)
-        if problem is not None:
-            if strict:
-                raise ApplicationError(problem[1], type=problem[0], non_retryable=True)
-            workflow.logger.warning("answer refused: %s", problem[1])
-            self._ignored.append(f"{request_id}: {problem[1]}")
-            return
-        self._open[request_id].answer = answer
-        if any(r.answer is None for r in self._open.values()):
-            self._set_status(self._waiting_status())
+    def _accept(self, answer: Answer) -> None:
+        outcome = self._book.accept(answer)
+        if outcome != "accepted":
+            workflow.logger.warning("answer %s: %s", outcome, answer)
+        self._update_status()
 
     # --------------------------------------------------------------- queries
 
     @workflow.query(name=PENDING_QUERY)
     def pending(self) -> list[PendingRequest]:
         """The open, unanswered requests."""
-        return [r.pending for r in self._open.values() if r.answer is None]
+        return self._book.unanswered()
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> InvocationStatus:
@@ -622,16 +733,17 @@ class InvocationWorkflow:
             invocation_id=self._invocation_id,
             agent=self._agent,
             step=self._step,
-            pending=len(self.pending()),
+            pending=len(self._book.unanswered()),
             final_text=self._final_text,
             error=self._error,
-            ignored_signals=[*self._ignored, *(f"{k}: unknown id" for k in self._early)],
+            ignored_signals=self._book.report(),
         )
 
     # --------------------------------------------------------------- helpers
 
     def _event(
         self,
+        frame: _Frame,
         author: str,
         content: types.Content | None,
         actions: EventActions | None = None,
@@ -640,7 +752,8 @@ class InvocationWorkflow:
             id=str(workflow.uuid4()),
             invocation_id=self._invocation_id,
             author=author,
-            branch=self._ref.branch,
+            branch=frame.branch,
+            isolation_scope=frame.isolation_scope,
             content=content,
             actions=actions or EventActions(),
             timestamp=workflow.now().timestamp(),
@@ -651,7 +764,8 @@ class InvocationWorkflow:
     ) -> InvocationResult:
         self._final_text = text
         self._error = error
-        self._set_status(status)
+        self._status = status
+        self._update_status()
         return InvocationResult(
             invocation_id=self._invocation_id,
             status=status,
@@ -660,42 +774,28 @@ class InvocationWorkflow:
             error=error,
         )
 
-    def _set_status(self, status: AdkStatus) -> None:
-        self._status = status
-        workflow.upsert_search_attributes([ADK_STATUS.value_set(status)])
-        workflow.set_current_details(self._details())
-
-    def _details(self) -> str:
-        """Markdown for the UI: what the run waits for and the command that answers it."""
-        wid = workflow.info().workflow_id
-        if self._status == "running":
-            return f"**Running** `{self._agent}` · step {self._step}"
-        if self._status in ("completed", "failed"):
-            tail = self._final_text if self._status == "completed" else self._error or ""
-            return f"**{self._status.capitalize()}** after {self._step} step(s). {tail}".strip()
-        lines = []
-        for request in self.pending():
-            call = f"{request.tool}({', '.join(f'{k}={v!r}' for k, v in request.args.items())})"
-            if request.kind == "confirmation":
-                body = json.dumps({"confirmation_id": request.id, "confirmed": True})
-                lines += [
-                    f"**Waiting for approval** of `{call}`: {request.hint}",
-                    f"- payload: `{json.dumps(request.payload, default=str)}`",
-                    f"- approve: `adk-temporal confirm '{wid}' {request.id} --approve`",
-                    f"- or: `temporal workflow signal --workflow-id '{wid}' "
-                    f"--name {CONFIRM_SIGNAL} --input '{body}'`",
-                ]
-            else:
-                body = json.dumps({"interrupt_id": request.id, "input": "<value>"})
-                lines += [
-                    f"**Waiting for input** to `{call}`: {request.message}",
-                    f"- schema: `{json.dumps(request.input_schema)}`",
-                    f"- answer: `adk-temporal resume '{wid}' {request.id} --input '<json>'`",
-                    f"- or: `temporal workflow signal --workflow-id '{wid}' "
-                    f"--name {RESUME_SIGNAL} --input '{body}'`",
-                ]
-        return "\n".join(lines)
+    def _update_status(self) -> None:
+        """Derive the status from the open requests, then publish it to the UI."""
+        if self._status not in ("completed", "failed"):
+            waiting = self._book.waiting_for()
+            self._status = f"awaiting_{waiting}" if waiting else "running"  # type: ignore[assignment]
+        if self._status != self._published:
+            # Each upsert is a history event: publish changes only.
+            workflow.upsert_search_attributes([ADK_STATUS.value_set(self._status)])
+            self._published = self._status
+        workflow.set_current_details(
+            render_details(
+                workflow_id=workflow.info().workflow_id,
+                status=self._status,
+                agent=self._agent,
+                step=self._step,
+                pending=self._book.unanswered(),
+                final_text=self._final_text,
+                error=self._error,
+            )
+        )
 
 
-def _answer_id(answer: ConfirmInput | ResumeInput) -> str:
-    return answer.confirmation_id if isinstance(answer, ConfirmInput) else answer.interrupt_id
+def _has_requests(response: Event) -> bool:
+    actions = response.actions
+    return bool(actions.requested_tool_confirmations or actions.requested_inputs)

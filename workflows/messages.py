@@ -7,7 +7,7 @@ from typing import Any, Literal
 from google.genai import types
 from pydantic import Field
 
-from adk_temporal.activities.messages import PlannedCall
+from adk_temporal.activities.messages import AgentSpec, PlannedCall
 from adk_temporal.events import InputRequest
 from adk_temporal.wire import WireModel
 
@@ -63,11 +63,15 @@ class CarriedRequest(WireModel):
 class InvocationCarry(WireModel):
     """What a run hands to the next across continue-as-new: ids, counters, open requests.
 
-    Never the conversation: events are already in the session service.
+    Never the conversation: events are already in the session service. ``agent`` is the LLM
+    agent that was running (a transfer may have moved away from ``entry_agent``).
     """
 
     invocation_id: str
     step: int
+    agent: str = ""
+    entry_agent: str = ""
+    tree: AgentSpec | None = None
     temp_state: dict[str, Any] = Field(default_factory=dict)
     answered: list[str] = Field(default_factory=list)
     early: list[ConfirmInput | ResumeInput] = Field(default_factory=list)

@@ -25,6 +25,7 @@ from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService
 
 from ..integration.conftest import WorkerFactory
+from ..integration.multi_agents import multi_agent_app
 from ..integration.workers import Deployment, died_by_sigkill, worker_process
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -56,7 +57,7 @@ async def test_committed_history_replays(path: Path) -> None:
 def test_every_scenario_has_a_committed_history() -> None:
     """The committed fixtures cover every recorded scenario."""
     names = {p.stem.split(".")[0] for p in _committed()}
-    assert names == set(SCENARIOS)
+    assert names == ALL_SCENARIOS
 
 
 Scenario = Callable[[AdkClient, str], Awaitable[InvocationHandle]]
@@ -109,6 +110,20 @@ async def _continue_as_new(adk: AdkClient, sid: str) -> InvocationHandle:
     return await _answer_confirmation(handle, True)
 
 
+async def _parallel_pause(adk: AdkClient, sid: str) -> InvocationHandle:
+    handle = await adk.start(MULTI_APP, USER, sid, "mixed", "go")
+    return await _answer_confirmation(handle, True)
+
+
+MULTI_APP = "multi"
+MULTI_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
+    "transfer": ("coordinator", "weather please"),
+    "parallel_agents": ("fanout", "write notes"),
+    "parallel_pause": _parallel_pause,
+    "sequential": ("pipeline", "draft"),
+    "agent_tool": ("caller", "which city is rainiest?"),
+}
+
 SCENARIOS: dict[str, Scenario] = {
     "weather": _weather,
     "approve": _approve,
@@ -118,6 +133,7 @@ SCENARIOS: dict[str, Scenario] = {
     "continue_as_new": _continue_as_new,
     "crash_recovered": _approve,  # recorded with a worker killed after the artifact save
 }
+ALL_SCENARIOS = {*SCENARIOS, *MULTI_SCENARIOS}
 
 
 async def _save_runs(client: Client, name: str, workflow_id: str) -> None:
@@ -141,6 +157,16 @@ async def test_regenerate_histories(
             if name == "crash_recovered":
                 continue
             handle = await scenario(rt.adk, f"replay-{name}-{uuid.uuid4().hex[:6]}")
+            await handle.result()
+            await _save_runs(temporal_client, name, handle.workflow_id)
+    agents, models = multi_agent_app()
+    async with run_worker(agents, models=models) as rt:
+        for name, spec in MULTI_SCENARIOS.items():
+            sid = f"replay-{name}-{uuid.uuid4().hex[:6]}"
+            if isinstance(spec, tuple):
+                handle = await rt.adk.start(MULTI_APP, USER, sid, spec[0], spec[1])
+            else:
+                handle = await spec(rt.adk, sid)
             await handle.result()
             await _save_runs(temporal_client, name, handle.workflow_id)
     deployment = Deployment(dev_server.address, "replay-crash", tmp_path / "data")

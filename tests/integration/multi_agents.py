@@ -1,0 +1,102 @@
+"""Multi-agent scenarios shared by the integration tests and the replay recorder."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.genai import types
+
+from adk_temporal.agents import Agent, AgentTool, BaseAgent, ParallelAgent, SequentialAgent
+from adk_temporal.context import ToolContext
+from adk_temporal.examples.weather import buy_weather_report, get_weather
+from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry, ScriptedModel
+
+__all__ = ["RecordingModel", "multi_agent_app", "recorded"]
+
+
+class RecordingModel(ScriptedModel):
+    """A scripted model that keeps every request it was sent, for assertions on history."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.requests: list[LlmRequest] = []
+
+    async def generate(self, request: LlmRequest) -> LlmResponse:
+        """Record ``request``, then answer it from the script."""
+        self.requests.append(request)
+        return await super().generate(request)
+
+
+def _call(name: str, **args: Any) -> types.FunctionCall:
+    return types.FunctionCall(name=name, args=args)
+
+
+def _writer(name: str, key: str):  # type: ignore[no-untyped-def]
+    async def write(ctx: ToolContext) -> dict[str, Any]:
+        assert ctx.artifacts is not None
+        version = await ctx.artifacts.save("notes.txt", types.Part(text=f"from {name}"))
+        ctx.state[key] = name
+        ctx.state["last_writer"] = name
+        return {"version": version}
+
+    write.__name__ = f"write_{name}"
+    write.__doc__ = f"Write notes.txt as {name}."
+    return write
+
+
+def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
+    """Agents and scripted models of every multi-agent scenario, and their registry.
+
+    - ``coordinator`` transfers to its sub-agent ``forecaster``, which calls get_weather
+      and transfers back; the coordinator then answers.
+    - ``fanout`` runs ``left`` and ``right`` in parallel; each writes state and notes.txt.
+    - ``mixed`` runs ``buyer`` (needs approval) and ``reporter`` in parallel.
+    - ``pipeline`` runs ``drafter`` then ``reviewer`` in sequence.
+    - ``caller`` asks ``researcher`` through an AgentTool.
+    """
+    scripts: dict[str, list[Any]] = {
+        "coordinator": [_call("transfer_to_agent", agent_name="forecaster"), "Coordinator: done."],
+        "forecaster": [
+            _call("get_weather", city="Hangzhou"),
+            _call("transfer_to_agent", agent_name="coordinator"),
+        ],
+        "left": [_call("write_left"), "left done"],
+        "right": [_call("write_right"), "right done"],
+        "buyer": [_call("buy_weather_report", city="Oslo"), "buyer done"],
+        "reporter": [_call("get_weather", city="Rome"), "reporter done"],
+        "drafter": ["draft: sunny all week"],
+        "reviewer": ["review: the draft looks right"],
+        "caller": [_call("researcher", request="find the rainiest city"), "caller: got it"],
+        "researcher": ["Bergen is the rainiest city."],
+    }
+    models = ModelRegistry()
+    for name, script in scripts.items():
+        model = RecordingModel(name=f"scripted:{name}", script=script)
+        models.register(f"scripted:{name}", lambda _name, m=model: m)
+
+    def llm(name: str, **kwargs: Any) -> Agent:
+        return Agent(name, f"scripted:{name}", description=f"the {name} agent", **kwargs)
+
+    forecaster = llm("forecaster", tools=[get_weather])
+    coordinator = llm("coordinator", sub_agents=[forecaster])
+    fanout = ParallelAgent(
+        "fanout",
+        sub_agents=[
+            llm("left", tools=[_writer("left", "left_key")]),
+            llm("right", tools=[_writer("right", "right_key")]),
+        ],
+    )
+    mixed = ParallelAgent(
+        "mixed",
+        sub_agents=[llm("buyer", tools=[buy_weather_report]), llm("reporter", tools=[get_weather])],
+    )
+    pipeline = SequentialAgent("pipeline", sub_agents=[llm("drafter"), llm("reviewer")])
+    caller = llm("caller", tools=[AgentTool(llm("researcher"))])
+    return [coordinator, fanout, mixed, pipeline, caller], models
+
+
+def recorded(models: ModelRegistry, agent: str) -> list[LlmRequest]:
+    """The requests the scripted model of ``agent`` received."""
+    model = models.resolve(f"scripted:{agent}")
+    assert isinstance(model, RecordingModel)
+    return model.requests

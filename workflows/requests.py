@@ -1,0 +1,179 @@
+"""``RequestBook``: the invocation's open confirmation and input requests and their answers.
+
+Pure bookkeeping, deterministic and free of Temporal calls, so the workflow stays readable
+and the rules are unit-testable: answers for unknown ids are buffered (an interrupt id a
+tool chooses can be known before the tool asks), duplicates are no-ops, a reply that does
+not fit its request (wrong kind, digest of other arguments, schema violation) is refused
+and the request stays open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from adk_temporal.errors import InvalidResumeInputError
+from adk_temporal.events import InputRequest
+from adk_temporal.resume import check_resume_input
+from adk_temporal.workflows.messages import (
+    CarriedRequest,
+    ConfirmInput,
+    PendingRequest,
+    ResumeInput,
+)
+
+__all__ = ["Answer", "Outcome", "Problem", "RequestBook", "answer_id"]
+
+Answer = ConfirmInput | ResumeInput
+"""A reply to a confirmation or an input request."""
+
+Problem = tuple[str, str]
+"""Why an answer was refused: ``(error type name, message naming the id)``."""
+
+Outcome = Literal["accepted", "buffered", "duplicate", "refused"]
+"""What :meth:`RequestBook.accept` did with an answer."""
+
+
+def answer_id(answer: Answer) -> str:
+    """The request id an answer refers to."""
+    return answer.confirmation_id if isinstance(answer, ConfirmInput) else answer.interrupt_id
+
+
+class _Open:
+    def __init__(self, pending: PendingRequest, input_request: InputRequest | None) -> None:
+        self.pending = pending
+        self.input_request = input_request
+        self.answer: Answer | None = None
+
+
+class RequestBook:
+    """Open requests by id, answers, and answers that arrived before their request."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, _Open] = {}
+        self._answered: set[str] = set()
+        self._early: dict[str, Answer] = {}
+        self.ignored: list[str] = []
+
+    def open(self, pending: PendingRequest, input_request: InputRequest | None = None) -> None:
+        """Register a request; an answer buffered for its id is applied at once."""
+        self._open[pending.id] = _Open(pending, input_request)
+        early = self._early.pop(pending.id, None)
+        if early is not None:
+            self.accept(early)
+
+    def problem(self, answer: Answer) -> Problem | None:
+        """Why ``answer`` cannot be applied to an open request now, or ``None``."""
+        request_id = answer_id(answer)
+        noun = "confirmation" if isinstance(answer, ConfirmInput) else "interrupt"
+        entry = self._open.get(request_id)
+        if request_id in self._answered or (entry is not None and entry.answer is not None):
+            return "UnknownRequestIdError", f"{noun} id {request_id!r} was already answered"
+        if entry is None:
+            open_ids = ", ".join(sorted(self.unanswered_ids())) or "none"
+            return (
+                "UnknownRequestIdError",
+                f"unknown {noun} id {request_id!r}; open requests: {open_ids}",
+            )
+        pending = entry.pending
+        if isinstance(answer, ConfirmInput):
+            if pending.kind != "confirmation":
+                return (
+                    "UnknownRequestIdError",
+                    f"{request_id!r} is an input request; answer it with adk_resume",
+                )
+            if answer.call_digest is not None and answer.call_digest != pending.call_digest:
+                return (
+                    "ConfirmationMismatchError",
+                    f"confirmation {request_id!r} is for {pending.tool} with digest "
+                    f"{pending.call_digest}, not {answer.call_digest}",
+                )
+            return None
+        if pending.kind != "input":
+            return (
+                "UnknownRequestIdError",
+                f"{request_id!r} is a confirmation request; answer it with adk_confirm",
+            )
+        assert entry.input_request is not None
+        try:
+            check_resume_input(entry.input_request, answer.input)
+        except InvalidResumeInputError as err:
+            return "InvalidResumeInputError", str(err)
+        return None
+
+    def accept(self, answer: Answer) -> Outcome:
+        """Apply ``answer`` if it fits an open request; buffer it if its id is unknown."""
+        request_id = answer_id(answer)
+        entry = self._open.get(request_id)
+        if request_id in self._answered or (entry is not None and entry.answer is not None):
+            return "duplicate"
+        if entry is None:
+            self._early.setdefault(request_id, answer)
+            return "buffered"
+        problem = self.problem(answer)
+        if problem is not None:
+            self.ignored.append(f"{request_id}: {problem[1]}")
+            return "refused"
+        entry.answer = answer
+        return "accepted"
+
+    def answered(self, ids: Iterable[str]) -> bool:
+        """True when every request in ``ids`` has an answer."""
+        return all(self._open[i].answer is not None for i in ids)
+
+    def take(self, ids: Iterable[str]) -> list[tuple[PendingRequest, Answer]]:
+        """Close the answered requests ``ids``; return them with their answers, in order."""
+        taken = []
+        for request_id in ids:
+            entry = self._open.pop(request_id)
+            assert entry.answer is not None
+            self._answered.add(request_id)
+            taken.append((entry.pending, entry.answer))
+        return taken
+
+    def unanswered(self) -> list[PendingRequest]:
+        """The open requests still waiting for an answer, in the order they were opened."""
+        return [e.pending for e in self._open.values() if e.answer is None]
+
+    def open_ids(self) -> list[str]:
+        """The ids of every open request, answered or not, in the order they were opened."""
+        return list(self._open)
+
+    def unanswered_ids(self) -> list[str]:
+        """The ids of :meth:`unanswered`."""
+        return [p.id for p in self.unanswered()]
+
+    def waiting_for(self) -> Literal["confirmation", "input"] | None:
+        """What the invocation waits for: confirmation before input; ``None`` if nothing."""
+        kinds = {p.kind for p in self.unanswered()}
+        if "confirmation" in kinds:
+            return "confirmation"
+        return "input" if kinds else None
+
+    def report(self) -> list[str]:
+        """Answers that changed nothing: refused ones and those for ids never opened."""
+        return [*self.ignored, *(f"{k}: unknown id" for k in self._early)]
+
+    def carry(self) -> tuple[list[CarriedRequest], list[str], list[Answer]]:
+        """Everything needed to rebuild the book in a new run."""
+        carried = [
+            CarriedRequest(pending=e.pending, input_request=e.input_request, answer=e.answer)
+            for e in self._open.values()
+        ]
+        return carried, sorted(self._answered), list(self._early.values())
+
+    def restore(
+        self,
+        carried: Iterable[CarriedRequest],
+        answered: Iterable[str],
+        early: Iterable[Answer],
+        ignored: Iterable[str],
+    ) -> None:
+        """Rebuild the book from :meth:`carry`'s output."""
+        for item in carried:
+            entry = _Open(item.pending, item.input_request)
+            entry.answer = item.answer
+            self._open[item.pending.id] = entry
+        self._answered = set(answered)
+        self._early = {answer_id(a): a for a in early}
+        self.ignored = list(ignored)
