@@ -1,0 +1,117 @@
+"""Agent kinds and the registry: names, trees, transfer targets, tools."""
+
+from __future__ import annotations
+
+import pytest
+
+from adk_temporal.agents import (
+    TRANSFER_TOOL_NAME,
+    Agent,
+    AgentRegistry,
+    AgentTool,
+    ParallelAgent,
+    SequentialAgent,
+)
+from adk_temporal.errors import UnknownAgentError
+
+
+def _agent(name: str, **kwargs: object) -> Agent:
+    return Agent(name, "scripted:x", **kwargs)  # type: ignore[arg-type]
+
+
+def lookup(city: str) -> dict[str, str]:
+    """Look a city up.
+
+    Args:
+        city: The city.
+    """
+    return {"city": city}
+
+
+def test_agent_names_must_be_identifiers_and_not_user() -> None:
+    """Names become event authors: 'user' and non-identifiers are refused."""
+    with pytest.raises(ValueError, match="reserved for the user's events"):
+        _agent("user")
+    with pytest.raises(ValueError, match="must be a Python identifier"):
+        _agent("weather agent")
+
+
+def test_duplicate_tools_and_the_reserved_transfer_name_are_refused() -> None:
+    """Two tools with one name, or a tool named transfer_to_agent, fail at definition."""
+    with pytest.raises(ValueError, match="duplicate tool names: lookup"):
+        _agent("a", tools=[lookup, lookup])
+
+    def transfer_to_agent(agent_name: str) -> dict[str, str]:
+        """Not allowed."""
+        return {}
+
+    with pytest.raises(ValueError, match="reserved for agent transfer"):
+        _agent("a", tools=[transfer_to_agent])
+
+
+def test_registry_holds_the_whole_tree_with_parents() -> None:
+    """Sub-agents and agent-tool agents are registered and resolvable by name."""
+    helper = _agent("helper")
+    child = _agent("child")
+    root = _agent("root", sub_agents=[child], tools=[AgentTool(helper)])
+    registry = AgentRegistry([root])
+    assert set(registry) == {"root", "child", "helper"}
+    assert registry.parent("child") is root
+    assert registry.parent("helper") is None
+    with pytest.raises(UnknownAgentError, match="unknown agent 'nope'; this worker serves"):
+        registry["nope"]
+
+
+def test_two_agents_with_one_name_or_two_parents_are_refused() -> None:
+    """Names identify agents across the tree."""
+    with pytest.raises(ValueError, match="two agents are named 'a'"):
+        AgentRegistry([_agent("a"), _agent("a")])
+    shared = _agent("shared")
+    with pytest.raises(ValueError, match="sub-agent of both"):
+        AgentRegistry([_agent("p1", sub_agents=[shared]), _agent("p2", sub_agents=[shared])])
+
+
+def test_transfer_targets_are_sub_agents_parent_and_peers() -> None:
+    """As ADK allows: down to sub-agents, up to the parent, across to peers."""
+    a, b = _agent("a"), _agent("b")
+    root = _agent("root", sub_agents=[a, b])
+    registry = AgentRegistry([root])
+    assert [t.name for t in registry.transfer_targets("root")] == ["a", "b"]
+    assert [t.name for t in registry.transfer_targets("a")] == ["root", "b"]
+    names = [t.name for t in registry.tools("a")]
+    assert names == [TRANSFER_TOOL_NAME]
+    assert registry.tools("a")[0].declaration().description is not None
+
+
+def test_an_agent_alone_has_no_transfer_tool() -> None:
+    """Without sub-agents, parent or peers there is nowhere to transfer."""
+    registry = AgentRegistry([_agent("solo", tools=[lookup])])
+    assert [t.name for t in registry.tools("solo")] == ["lookup"]
+
+
+async def test_transfer_tool_refuses_agents_outside_the_allowed_set() -> None:
+    """The model can only name allowed targets; anything else is an error it sees."""
+    from adk_temporal.context import InvocationContext, ToolContext
+    from adk_temporal.events import EventActions
+    from adk_temporal.sessions.session import Session
+
+    a = _agent("a")
+    registry = AgentRegistry([_agent("root", sub_agents=[a])])
+    [transfer] = registry.tools("root")
+    session = Session(id="s", app_name="app", user_id="u")
+    actions = EventActions()
+    ctx = ToolContext(InvocationContext(session=session, agent=a), actions=actions)
+    assert await transfer.run({"agent_name": "a"}, ctx) == {"result": "transferred to a"}
+    assert actions.transfer_to_agent == "a"
+    with pytest.raises(ValueError, match="cannot transfer to 'zed'; allowed: a"):
+        await transfer.run({"agent_name": "zed"}, ctx)
+
+
+def test_llm_agent_lookup_rejects_workflow_agents() -> None:
+    """Only LLM agents have model steps."""
+    registry = AgentRegistry(
+        [SequentialAgent("seq", sub_agents=[_agent("x")]), ParallelAgent("par")]
+    )
+    assert registry.llm_agent("x").name == "x"
+    with pytest.raises(UnknownAgentError, match="'seq' is a SequentialAgent, not an LLM agent"):
+        registry.llm_agent("seq")
