@@ -1,0 +1,327 @@
+"""ADK semantics through the durable runtime: gates, callbacks, endings, errors, temp state."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from google.genai import types
+from temporalio.client import WorkflowFailureError
+
+from adk_temporal.agents import Agent
+from adk_temporal.context import CallbackContext, ToolContext
+from adk_temporal.events import Event
+from adk_temporal.memory import InMemoryMemoryService
+from adk_temporal.models import (
+    GeminiModel,
+    LlmRequest,
+    LlmResponse,
+    ModelRegistry,
+    ScriptedModel,
+)
+from adk_temporal.sessions.session import Session
+from adk_temporal.testing.fake_gemini import FakeGeminiServer
+from adk_temporal.tools import FunctionTool, tool
+
+from .conftest import Runtime, WorkerFactory
+
+pytestmark = pytest.mark.integration
+
+APP = "semantics"
+USER = "u-1"
+
+
+def _session() -> str:
+    return f"s-{uuid.uuid4().hex[:8]}"
+
+
+def _call(name: str, **args: Any) -> types.FunctionCall:
+    return types.FunctionCall(name=name, args=args)
+
+
+def _registry(name: str, script: list[Any]) -> ModelRegistry:
+    models = ModelRegistry()
+    models.register(name, lambda n: ScriptedModel(name=n, script=script))
+    return models
+
+
+async def _events(rt: Runtime, session_id: str) -> list[Event]:
+    return (await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)).events
+
+
+def _responses(events: list[Event], name: str) -> list[dict[str, Any]]:
+    return [
+        dict(r.response or {}) for e in events for r in e.function_responses() if r.name == name
+    ]
+
+
+@tool(require_confirmation=lambda args: args["amount"] > 100)
+def transfer_money(amount: int, ctx: ToolContext) -> dict[str, Any]:
+    """Move money; large amounts need approval.
+
+    Args:
+        amount: How much.
+    """
+    ctx.state["moved"] = amount
+    return {"moved": amount}
+
+
+@pytest.mark.parametrize("approve", [True, False])
+async def test_static_gate_pauses_large_calls_and_honours_the_answer(
+    run_worker: WorkerFactory, approve: bool
+) -> None:
+    """require_confirmation's predicate gates the call; approval runs it, rejection refuses."""
+    models = _registry(
+        "scripted:bank",
+        [_call("transfer_money", amount=5), _call("transfer_money", amount=500), "done"],
+    )
+    agent = Agent("bank", "scripted:bank", tools=[transfer_money])
+    session_id = _session()
+    async with run_worker([agent], models=models) as rt:
+        handle = await rt.adk.start(APP, USER, session_id, "bank", "pay")
+        await handle.wait_for_status("awaiting_confirmation", timeout=30)
+        [request] = await handle.pending()
+        assert request.args == {"amount": 500}
+        assert request.hint == "Please approve or reject the tool call transfer_money()."
+        await handle.confirm(request.id, approve)
+        result = await handle.result()
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    responses = _responses(events, "transfer_money")
+    assert responses[0] == {"moved": 5}
+    assert responses[1] == {
+        "error": "tool transfer_money requires confirmation, please approve or reject"
+    }
+    if approve:
+        assert responses[2] == {"moved": 500}
+    else:
+        assert responses[2] == {"error": "tool transfer_money call is rejected"}
+
+
+async def test_callbacks_shape_the_run_and_their_deltas_reach_events(
+    run_worker: WorkerFactory,
+) -> None:
+    """Model and tool callbacks run worker-side; a model callback's artifact save is recorded."""
+    seen: list[str] = []
+
+    async def before_model(ctx: CallbackContext, request: LlmRequest) -> None:
+        ctx.state["model_calls"] = int(ctx.state.get("model_calls", 0)) + 1
+        assert ctx.artifacts is not None
+        await ctx.artifacts.save("prompt.txt", types.Part(text=str(len(request.contents))))
+
+    def before_tool(ctx: ToolContext, tool: FunctionTool, args: dict[str, Any]) -> None:
+        seen.append(f"before {tool.name}")
+
+    def after_tool(
+        ctx: ToolContext, tool: FunctionTool, args: dict[str, Any], response: dict[str, Any]
+    ) -> dict[str, Any]:
+        return {**response, "checked": True}
+
+    def lookup(city: str) -> dict[str, str]:
+        """Look a city up.
+
+        Args:
+            city: The city.
+        """
+        return {"city": city}
+
+    models = _registry("scripted:cb", [_call("lookup", city="Paris"), "ok"])
+    agent = Agent(
+        "cb",
+        "scripted:cb",
+        tools=[lookup],
+        before_model_callback=before_model,
+        before_tool_callback=before_tool,
+        after_tool_callback=after_tool,
+    )
+    session_id = _session()
+    async with run_worker([agent], models=models) as rt:
+        result = await (await rt.adk.start(APP, USER, session_id, "cb", "go")).result()
+        events = await _events(rt, session_id)
+        state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
+    assert result.final_text == "ok"
+    assert seen == ["before lookup"]
+    assert _responses(events, "lookup") == [{"city": "Paris", "checked": True}]
+    model_events = [e for e in events if e.author == "cb" and not e.function_responses()]
+    assert [e.actions.artifact_delta for e in model_events] == [
+        {"prompt.txt": 1},
+        {"prompt.txt": 2},
+    ]
+    assert state["model_calls"] == 2
+
+
+async def test_before_agent_content_ends_the_invocation_without_a_model_call(
+    run_worker: WorkerFactory,
+) -> None:
+    """A before-agent callback that returns content answers for the agent."""
+
+    def closed(ctx: CallbackContext) -> types.Content:
+        return types.Content(role="model", parts=[types.Part(text="We are closed today.")])
+
+    models = _registry("scripted:shop", ["should not be called"])
+    agent = Agent("shop", "scripted:shop", before_agent_callback=closed)
+    session_id = _session()
+    async with run_worker([agent], models=models) as rt:
+        result = await (await rt.adk.start(APP, USER, session_id, "shop", "hi")).result()
+        events = await _events(rt, session_id)
+    assert result.final_text == "We are closed today."
+    assert [e.text() for e in events] == ["hi", "We are closed today."]
+
+
+async def test_tool_ending_the_invocation_stops_before_the_next_model_call(
+    run_worker: WorkerFactory,
+) -> None:
+    """ctx.actions.end_invocation = True is honoured after the step."""
+
+    def hang_up(ctx: ToolContext) -> dict[str, str]:
+        """End the conversation."""
+        ctx.actions.end_invocation = True
+        return {"status": "bye"}
+
+    models = _registry("scripted:phone", [_call("hang_up"), "never said"])
+    agent = Agent("phone", "scripted:phone", tools=[hang_up])
+    session_id = _session()
+    async with run_worker([agent], models=models) as rt:
+        result = await (await rt.adk.start(APP, USER, session_id, "phone", "bye")).result()
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    assert result.steps == 1
+    assert events[-1].actions.end_invocation
+    assert "never said" not in [e.text() for e in events]
+
+
+async def test_step_limit_fails_the_invocation_with_an_error_event(
+    run_worker: WorkerFactory,
+) -> None:
+    """A model that keeps calling tools stops at max_steps, recorded as an error event."""
+
+    def again() -> dict[str, str]:
+        """Do it again."""
+        return {"status": "again"}
+
+    models = _registry("scripted:loop", [_call("again")] * 10)
+    agent = Agent("loop", "scripted:loop", tools=[again])
+    session_id = _session()
+    async with run_worker([agent], models=models) as rt:
+        handle = await rt.adk.start(APP, USER, session_id, "loop", "go", max_steps=3)
+        result = await handle.result()
+        events = await _events(rt, session_id)
+    assert result.status == "failed"
+    assert result.error == "step limit of 3 model steps reached"
+    assert events[-1].error_code == "StepLimitExceeded"
+    assert len([e for e in events if e.function_calls()]) == 3
+
+
+async def test_blocked_model_reply_is_recorded_and_fails_the_invocation(
+    run_worker: WorkerFactory,
+) -> None:
+    """An error response (blocked, empty) becomes an event and a failed status, not a crash."""
+    blocked = LlmResponse(error_code="SAFETY", error_message="blocked for safety")
+    models = _registry("scripted:blocked", [blocked])
+    agent = Agent("blocked", "scripted:blocked")
+    session_id = _session()
+    async with run_worker([agent], models=models) as rt:
+        handle = await rt.adk.start(APP, USER, session_id, "blocked", "hi")
+        result = await handle.result()
+        status = await handle.status()
+        events = await _events(rt, session_id)
+    assert result.status == "failed"
+    assert result.error == "blocked for safety"
+    assert status.status == "failed"
+    assert events[-1].error_code == "SAFETY"
+
+
+async def test_gemini_4xx_fails_the_workflow_without_retrying(run_worker: WorkerFactory) -> None:
+    """A 400 from the Gemini API (real client, fake server) is non-retryable: one request."""
+    with FakeGeminiServer() as gemini:
+        gemini.enqueue_error(400, "API key not valid")
+        models = ModelRegistry()
+        models.register(
+            "gemini-*", lambda n: GeminiModel(n, api_key="test", base_url=gemini.base_url)
+        )
+        agent = Agent("g", "gemini-2.5-flash")
+        session_id = _session()
+        async with run_worker([agent], models=models) as rt:
+            handle = await rt.adk.start(APP, USER, session_id, "g", "hi")
+            with pytest.raises(WorkflowFailureError) as failure:
+                await handle.result()
+            events = await _events(rt, session_id)
+        assert len(gemini.requests) == 1
+    cause = failure.value.cause
+    assert getattr(cause, "type", None) == "ModelRequestError"
+    assert "HTTP 400" in str(cause)
+    assert events[-1].error_code == "ModelRequestError"
+
+
+async def test_gemini_429_is_retried_by_temporal(run_worker: WorkerFactory) -> None:
+    """A rate-limited model call is retried under the activity's policy, then succeeds."""
+    with FakeGeminiServer() as gemini:
+        gemini.enqueue_error(429, "slow down")
+        gemini.enqueue_text("Hello after a retry.")
+        models = ModelRegistry()
+        models.register(
+            "gemini-*", lambda n: GeminiModel(n, api_key="test", base_url=gemini.base_url)
+        )
+        agent = Agent("g", "gemini-2.5-flash", instruction="Be brief.")
+        async with run_worker([agent], models=models) as rt:
+            result = await (await rt.adk.start(APP, USER, _session(), "g", "hi")).result()
+        requests = gemini.requests
+    assert result.final_text == "Hello after a retry."
+    assert len(requests) == 2
+    body = requests[1].body
+    assert body["systemInstruction"]["parts"][0]["text"] == "Be brief."
+    assert "test" not in str(body)  # the API key never enters a request body
+
+
+async def test_temp_state_lives_for_the_invocation_only(run_worker: WorkerFactory) -> None:
+    """temp: keys reach later steps of the invocation but are never persisted."""
+
+    def remember(ctx: ToolContext) -> dict[str, str]:
+        """Remember a scratch value."""
+        ctx.state["temp:scratch"] = "x1"
+        return {"status": "noted"}
+
+    def recall(ctx: ToolContext) -> dict[str, Any]:
+        """Recall the scratch value."""
+        return {"scratch": ctx.state.get("temp:scratch")}
+
+    models = _registry("scripted:temp", [_call("remember"), _call("recall"), "done"])
+    agent = Agent("temp", "scripted:temp", tools=[remember, recall])
+    session_id = _session()
+    async with run_worker([agent], models=models) as rt:
+        await (await rt.adk.start(APP, USER, session_id, "temp", "go")).result()
+        events = await _events(rt, session_id)
+        state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
+    assert _responses(events, "recall") == [{"scratch": "x1"}]
+    assert "temp:scratch" not in state
+    assert all("temp:scratch" not in e.actions.state_delta for e in events)
+
+
+async def test_search_memory_reads_the_configured_memory_service(
+    run_worker: WorkerFactory,
+) -> None:
+    """ctx.search_memory searches the user's sessions in the worker's memory service."""
+    memory = InMemoryMemoryService()
+    past = Session(id="old", app_name=APP, user_id=USER)
+    past.events.append(
+        Event(
+            id="e1",
+            author="user",
+            content=types.Content(role="user", parts=[types.Part(text="I love Lisbon")]),
+        )
+    )
+    await memory.add_session(past)
+
+    async def recall_city(ctx: ToolContext) -> dict[str, Any]:
+        """Find what the user said about Lisbon."""
+        found = await ctx.search_memory("Lisbon")
+        return {"memories": [m.content.parts[0].text for m in found.memories]}  # type: ignore[index,union-attr]
+
+    models = _registry("scripted:mem", [_call("recall_city"), "done"])
+    agent = Agent("mem", "scripted:mem", tools=[recall_city])
+    session_id = _session()
+    async with run_worker([agent], models=models, memory_service=memory) as rt:
+        await (await rt.adk.start(APP, USER, session_id, "mem", "go")).result()
+        events = await _events(rt, session_id)
+    assert _responses(events, "recall_city") == [{"memories": ["I love Lisbon"]}]
