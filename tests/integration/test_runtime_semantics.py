@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -325,3 +326,42 @@ async def test_search_memory_reads_the_configured_memory_service(
         await (await rt.adk.start(APP, USER, session_id, "mem", "go")).result()
         events = await _events(rt, session_id)
     assert _responses(events, "recall_city") == [{"memories": ["I love Lisbon"]}]
+
+
+async def test_a_reentered_tool_may_ask_for_confirmation_again(run_worker: WorkerFactory) -> None:
+    """Two-step approval: after the first yes the tool asks again; a new request opens."""
+
+    def launch(ctx: ToolContext) -> dict[str, str]:
+        """Launch, after two approvals."""
+        confirmation = ctx.tool_confirmation
+        if confirmation is None:
+            ctx.request_confirmation("first approval", {"step": 1})
+            return {"status": "waiting for approval"}
+        if confirmation.payload == {"step": 1} and confirmation.confirmed:
+            ctx.request_confirmation("second approval", {"step": 2})
+            return {"status": "waiting for second approval"}
+        return {"status": "launched" if confirmation.confirmed else "aborted"}
+
+    models = _registry("scripted:launch", [_call("launch"), "done"])
+    agent = Agent("launcher", "scripted:launch", tools=[launch])
+    session_id = _session()
+    async with run_worker([agent], models=models) as rt:
+        handle = await rt.adk.start(APP, USER, session_id, "launcher", "go")
+        await handle.wait_for_status("awaiting_confirmation", timeout=30)
+        [first] = await handle.pending()
+        await handle.confirm(first.id, True, payload={"step": 1})
+        async with asyncio.timeout(30):
+            while [p.id for p in await handle.pending()] in ([], [first.id]):
+                await asyncio.sleep(0.1)
+        [second] = await handle.pending()
+        assert second.hint == "second approval"
+        assert second.function_call_id == first.function_call_id
+        await handle.confirm(second.id, True, payload={"step": 2})
+        result = await handle.result()
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    assert [r["status"] for r in _responses(events, "launch")] == [
+        "waiting for approval",
+        "waiting for second approval",
+        "launched",
+    ]
