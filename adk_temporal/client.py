@@ -71,6 +71,26 @@ def _as_content(message: str | types.Content) -> types.Content:
     return types.Content(role="user", parts=[types.Part(text=message)])
 
 
+def _static_details(
+    app_name: str, user_id: str, session_id: str, agent: str, inp: InvocationInput
+) -> str:
+    """Markdown the Temporal UI shows for the run: who asked which agent what."""
+    text = "".join(p.text or "" for p in (inp.message.parts or ())) if inp.message else ""
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return "\n".join(
+        [
+            f"**Agent** `{agent}` · **app** `{app_name}` · **user** `{user_id}` · "
+            f"**session** `{session_id}`",
+            "",
+            f"> {text}" if text else "_(no new message)_",
+            "",
+            f"Step limit {inp.max_steps}. Events: "
+            f"`adk-temporal events --app {app_name} --user {user_id} --session {session_id}`",
+        ]
+    )
+
+
 class InvocationHandle:
     """One invocation: follow it, inspect it, answer its requests.
 
@@ -199,35 +219,46 @@ class InvocationHandle:
 
         Needs the session service the workers write to (given to :class:`AdkClient`).
         Yields events already stored for this invocation first, then new ones as they are
-        appended; stops after the run completes, fails or pauses for an answer. Events of
+        appended; stops after the run completes, fails or pauses for an answer, or once the
+        workflow has closed for any reason (terminated, cancelled, timed out). Events of
         the session's earlier invocations are skipped.
         """
         if self._sessions is None:
             raise ValueError("events() needs AdkClient(session_service=...)")
         app_name, user_id, session_id = self._ids
+        # A run closed from outside (or by a workflow error) never reports a final
+        # adk_status, so following only the status could wait forever.
+        closed = asyncio.ensure_future(self._handle.result())
         seen = 0
-        while True:
-            status = await self._safe_status()
-            # Until the workflow answers, its invocation id is unknown and no event of it
-            # can be stored yet: reading now could only mix in earlier invocations.
-            if status is not None:
-                try:
-                    session = await self._sessions.get(
-                        app_name=app_name,
-                        user_id=user_id,
-                        session_id=session_id,
-                        after_sequence=seen,
-                    )
-                except LookupError:
-                    session = None
-                if session is not None:
-                    seen += len(session.events)
-                    for event in session.events:
-                        if event.invocation_id == status.invocation_id:
-                            yield event
-                if status.status != "running":
+        try:
+            while True:
+                ended = closed.done()
+                status = await self._safe_status()
+                # Until the workflow answers, its invocation id is unknown and no event of
+                # it can be stored yet: reading now could only mix in earlier invocations.
+                if status is not None:
+                    try:
+                        session = await self._sessions.get(
+                            app_name=app_name,
+                            user_id=user_id,
+                            session_id=session_id,
+                            after_sequence=seen,
+                        )
+                    except LookupError:
+                        session = None
+                    if session is not None:
+                        seen += len(session.events)
+                        for event in session.events:
+                            if event.invocation_id == status.invocation_id:
+                                yield event
+                if ended or (status is not None and status.status != "running"):
                     return
-            await asyncio.sleep(poll_interval)
+                await asyncio.sleep(poll_interval)
+        finally:
+            # The outcome is the caller's to ask for (result()); retrieving it here only
+            # keeps asyncio from logging a failed run as an unhandled exception.
+            closed.add_done_callback(lambda f: f.cancelled() or f.exception())
+            closed.cancel()
 
     async def _safe_status(self) -> InvocationStatus | None:
         try:
@@ -336,6 +367,7 @@ class AdkClient:
                     ]
                 ),
                 static_summary=f"{agent} · {app_name}/{user_id}/{session_id}",
+                static_details=_static_details(app_name, user_id, session_id, agent, inp),
                 result_type=InvocationResult,
             )
         except WorkflowAlreadyStartedError as err:
@@ -356,11 +388,21 @@ class AdkClient:
         return InvocationHandle(handle, current=self.client.get_workflow_handle(workflow_id))
 
     async def waiting(
-        self, statuses: Sequence[AdkStatus] = ("awaiting_confirmation", "awaiting_input")
+        self,
+        statuses: Sequence[AdkStatus] = ("awaiting_confirmation", "awaiting_input"),
+        *,
+        task_queue: str | None = None,
     ) -> list[str]:
-        """Workflow ids of every run whose ``AdkStatus`` is one of ``statuses``."""
+        """Workflow ids of every running invocation whose ``AdkStatus`` is in ``statuses``.
+
+        Args:
+            statuses: The statuses to look for; by default both kinds of pause.
+            task_queue: Only runs on this task queue; ``None`` looks at every queue.
+        """
         values = ", ".join(f"'{s}'" for s in statuses)
         query = f"AdkStatus IN ({values}) AND ExecutionStatus = 'Running'"
+        if task_queue is not None:
+            query += f" AND TaskQueue = '{task_queue}'"
         return [wf.id async for wf in self.client.list_workflows(query)]
 
     def _wrap(

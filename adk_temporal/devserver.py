@@ -143,6 +143,10 @@ class DevServer:
         """True while the server process is alive."""
         return self._process is not None and self._process.poll() is None
 
+    def _ports(self) -> list[int]:
+        ports = [self.port, self.http_port, self.metrics_port]
+        return ports if self.headless else [*ports, self.ui_port]
+
     def command(self) -> list[str]:
         """The exact command line the server is started with."""
         cmd = [
@@ -180,6 +184,13 @@ class DevServer:
         """
         if self.running:
             return self
+        # A port someone else listens on would pass the readiness poll below at once, and
+        # the caller would silently talk to that other server.
+        taken = [p for p in self._ports() if _port_open(self.host, p)]
+        if taken:
+            raise DevServerError(
+                f"port {taken[0]} on {self.host} is already in use; choose other ports"
+            )
         self.db_filename.parent.mkdir(parents=True, exist_ok=True)
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         try:
@@ -202,13 +213,30 @@ class DevServer:
                     f"temporal dev server exited with code {self._process.returncode}"
                     + (f"; see {self.log_path}" if self.log_path else "")
                 )
-            if _port_open(self.host, self.port) and (
-                self.headless or _port_open(self.host, self.ui_port)
+            if (
+                _port_open(self.host, self.port)
+                and (self.headless or _port_open(self.host, self.ui_port))
+                and self._healthy()
             ):
                 return self
             time.sleep(0.05)
         self.stop()
         raise DevServerError(f"temporal dev server not ready on {self.address} in {timeout}s")
+
+    def _healthy(self) -> bool:
+        """Whether the frontend reports SERVING.
+
+        An open port is not enough: for a moment the frontend accepts connections but
+        answers "Frontend is not healthy yet", and a client connecting then fails.
+        """
+        check = subprocess.run(
+            [find_temporal_binary(), "operator", "cluster", "health", "--address", self.address],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        return check.returncode == 0 and "SERVING" in check.stdout
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the process (SIGTERM, then SIGKILL); the database stays for a restart."""

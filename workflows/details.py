@@ -7,7 +7,9 @@ operator who finds the run in the UI can approve it without reading any docs.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Sequence
+from typing import Any
 
 from adk_temporal.workflows.messages import (
     CONFIRM_SIGNAL,
@@ -16,7 +18,7 @@ from adk_temporal.workflows.messages import (
     PendingRequest,
 )
 
-__all__ = ["render_details"]
+__all__ = ["answer_commands", "render_details"]
 
 
 def _call(request: PendingRequest) -> str:
@@ -25,6 +27,37 @@ def _call(request: PendingRequest) -> str:
 
 def _where(request: PendingRequest) -> str:
     return f" (agent `{request.agent}`, branch `{request.branch}`)" if request.branch else ""
+
+
+def answer_commands(
+    workflow_id: str,
+    request: PendingRequest,
+    address: str | None = None,
+    namespace: str = "default",
+) -> list[str]:
+    """The two shell commands that answer ``request``: ``adk-temporal`` and ``temporal``.
+
+    A confirmation is approved (use ``--reject`` / ``"confirmed": false`` to reject); an
+    input request carries the placeholder ``<json>`` for the value. Without ``address``
+    the commands rely on their defaults (``TEMPORAL_ADDRESS`` or ``localhost:7233``).
+    """
+    where = f" --address {shlex.quote(address)}" if address else ""
+    if namespace != "default":
+        where += f" --namespace {shlex.quote(namespace)}"
+    wid = shlex.quote(workflow_id)
+    if request.kind == "confirmation":
+        body: dict[str, Any] = {"confirmation_id": request.id, "confirmed": True}
+        ours = f"adk-temporal confirm {wid} {request.id} --approve{where}"
+        name = CONFIRM_SIGNAL
+    else:
+        body = {"interrupt_id": request.id, "input": "<json>"}
+        ours = f"adk-temporal resume {wid} {request.id} --input '<json>'{where}"
+        name = RESUME_SIGNAL
+    signal = (
+        f"temporal workflow signal --workflow-id {wid} --name {name} "
+        f"--input {shlex.quote(json.dumps(body))}{where}"
+    )
+    return [ours, signal]
 
 
 def render_details(
@@ -43,24 +76,21 @@ def render_details(
     if status in ("completed", "failed"):
         tail = final_text if status == "completed" else error or ""
         return f"**{status.capitalize()}** after {step} step(s). {tail}".strip()
-    lines: list[str] = []
+    blocks: list[str] = []
     for request in pending:
+        ours, theirs = answer_commands(workflow_id, request)
         if request.kind == "confirmation":
-            body = json.dumps({"confirmation_id": request.id, "confirmed": True})
-            lines += [
-                f"**Waiting for approval** of `{_call(request)}`{_where(request)}: {request.hint}",
-                f"- payload: `{json.dumps(request.payload, default=str)}`",
-                f"- approve: `adk-temporal confirm '{workflow_id}' {request.id} --approve`",
-                f"- or: `temporal workflow signal --workflow-id '{workflow_id}' "
-                f"--name {CONFIRM_SIGNAL} --input '{body}'`",
-            ]
+            head = (
+                f"**Waiting for approval** of `{_call(request)}`{_where(request)}: {request.hint}"
+            )
+            detail = f"- payload: `{json.dumps(request.payload, default=str)}`"
+            verb = "approve"
         else:
-            body = json.dumps({"interrupt_id": request.id, "input": "<value>"})
-            lines += [
-                f"**Waiting for input** to `{_call(request)}`{_where(request)}: {request.message}",
-                f"- schema: `{json.dumps(request.input_schema)}`",
-                f"- answer: `adk-temporal resume '{workflow_id}' {request.id} --input '<json>'`",
-                f"- or: `temporal workflow signal --workflow-id '{workflow_id}' "
-                f"--name {RESUME_SIGNAL} --input '{body}'`",
-            ]
-    return "\n".join(lines)
+            head = (
+                f"**Waiting for input** to `{_call(request)}`{_where(request)}: {request.message}"
+            )
+            detail = f"- schema: `{json.dumps(request.input_schema)}`"
+            verb = "answer"
+        # The blank line makes the lines below a markdown list rather than running text.
+        blocks.append(f"{head}\n\n{detail}\n- {verb}: `{ours}`\n- or: `{theirs}`")
+    return "\n\n".join(blocks)

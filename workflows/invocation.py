@@ -182,10 +182,12 @@ class InvocationWorkflow:
                 )
             else:
                 outcome = await self._run_agent(await self._spec(inp.agent_name), frame, pending)
-        except ActivityError as err:
-            cause = err.cause
+        except (ActivityError, ApplicationError) as err:
+            # A failed activity arrives as ActivityError with the ApplicationError as its
+            # cause; a failed local activity (describe) arrives as the ApplicationError.
+            cause = err.cause if isinstance(err, ActivityError) else err
             kind = cause.type if isinstance(cause, ApplicationError) and cause.type else None
-            message = str(cause) if cause is not None else str(err)
+            message = cause.message if isinstance(cause, ApplicationError) else str(cause or err)
             await self._record_error(frame, kind or "ActivityError", message)
             raise ApplicationError(message, type=kind, non_retryable=True) from err
         if outcome.error is not None:

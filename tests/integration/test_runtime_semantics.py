@@ -24,6 +24,7 @@ from adk_temporal.models import (
 from adk_temporal.sessions.session import Session
 from adk_temporal.testing.fake_gemini import FakeGeminiServer
 from adk_temporal.tools import FunctionTool, tool
+from adk_temporal.workflows.invocation import ADK_STATUS
 
 from .conftest import Runtime, WorkerFactory
 
@@ -365,3 +366,21 @@ async def test_a_reentered_tool_may_ask_for_confirmation_again(run_worker: Worke
         "waiting for second approval",
         "launched",
     ]
+
+
+async def test_unknown_agent_fails_the_run_with_a_typed_error_and_failed_status(
+    run_worker: WorkerFactory, temporal_client: Any
+) -> None:
+    """Starting an agent the worker does not serve fails fast, visibly, without retries."""
+    agent = Agent("known", "scripted:x")
+    session_id = _session()
+    async with run_worker([agent]) as rt:
+        handle = await rt.adk.start(APP, USER, session_id, "unknown_agent", "hi")
+        with pytest.raises(WorkflowFailureError) as failure:
+            await handle.result()
+        description = await handle.describe()
+    cause = failure.value.cause
+    assert getattr(cause, "type", None) == "UnknownAgentError"
+    assert "unknown agent 'unknown_agent'; this worker serves: known" in str(cause)
+    status = description.typed_search_attributes.get(ADK_STATUS)
+    assert status == "failed"

@@ -1,0 +1,28 @@
+# The adk-temporal worker image: the package, its `adk-temporal` command and the examples.
+#   docker build -t adk-temporal .
+#   docker run --rm adk-temporal adk-temporal --help
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /src
+# Only what the wheel is built from (see .dockerignore): a change to tests or docs elsewhere
+# does not invalidate the install layer.
+COPY pyproject.toml README.md ./
+COPY adk_temporal ./adk_temporal
+COPY workflows ./workflows
+COPY activities ./activities
+COPY examples ./examples
+RUN pip install --no-compile . && rm -rf /src
+
+# Sessions (SQLite) and file artifacts live in /data, a volume shared by the workers.
+RUN useradd --create-home --uid 1000 adk && mkdir -p /data && chown adk:adk /data
+USER adk
+WORKDIR /home/adk
+ENV ADK_DATA_DIR=/data
+VOLUME ["/data"]
+
+CMD ["adk-temporal", "worker", "--examples"]

@@ -1,0 +1,401 @@
+"""``adk-temporal demo``: the seed scenario end to end, and the console views the CLI shares.
+
+The demo starts Temporal's dev server and an in-process worker for the weather agent on the
+offline scripted model, then runs three invocations in one session: a forecast (state
+``last_city``), a paid report that pauses for approval and is approved through the client
+(``report.txt`` v1 plus the ``user:purchases.json`` ledger), and an update of the report
+(``report.txt`` v2). It prints what an operator would see — events, the pending request with
+the exact commands that answer it, artifact versions, session state, Temporal UI links — and
+stops everything, unless asked to keep the server and worker running.
+
+The rendering helpers below (events, pending requests, answer commands, UI links) are what
+``adk-temporal run``, ``pending`` and ``events`` print as well.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import tempfile
+import time
+import uuid
+from collections.abc import Iterable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from google.genai import types
+from rich.console import Console
+from rich.text import Text
+
+from .app import App
+from .artifacts import (
+    ArtifactService,
+    GetArtifactVersionRequest,
+    LoadRequest,
+    VersionsRequest,
+)
+from .client import DEFAULT_TASK_QUEUE, AdkClient, InvocationHandle
+from .devserver import DevServer
+from .events import REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME, Event
+from .examples.weather import APP_NAME, build_weather_agent
+from .sessions import SessionService
+from .worker import artifact_store, build_worker, session_store
+from .workflows.details import answer_commands
+from .workflows.messages import AdkStatus, PendingRequest
+
+__all__ = [
+    "DEMO_AGENT",
+    "DEMO_MESSAGES",
+    "DEMO_USER",
+    "DemoError",
+    "event_lines",
+    "part_bytes",
+    "request_lines",
+    "run_demo",
+    "workflows_url",
+]
+
+DEMO_USER = "demo-user"
+"""The user the demo's session belongs to."""
+
+DEMO_AGENT = "weather_agent"
+"""The agent the demo invokes."""
+
+DEMO_MESSAGES = (
+    "What's the weather in Hangzhou?",
+    "Buy a weather report for Hangzhou",
+    "Update the report for Hangzhou: take an umbrella",
+)
+"""The three user messages of the seed scenario, in order."""
+
+_REPORT = "report.txt"
+_LEDGER = "user:purchases.json"
+_WAIT_SECONDS = 60.0
+_STOPPED: tuple[AdkStatus, ...] = ("completed", "failed", "awaiting_confirmation", "awaiting_input")
+_MAX_ARGS_CHARS = 160
+
+
+class DemoError(RuntimeError):
+    """The scenario did not go as scripted (an invocation failed or never paused)."""
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def _compact(value: Any, limit: int = _MAX_ARGS_CHARS) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str, separators=(", ", ": "))
+    return _clip(text, limit)
+
+
+def _clip(text: str, limit: int = _MAX_ARGS_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _call(name: str, args: dict[str, Any] | None) -> str:
+    """``name(k='v', n=1)``: the shape of the activity summaries in the Temporal UI."""
+    return _clip(f"{name}({', '.join(f'{k}={v!r}' for k, v in (args or {}).items())})")
+
+
+def _call_line(call: types.FunctionCall) -> str:
+    args = dict(call.args or {})
+    if call.name == REQUEST_CONFIRMATION_FUNCTION_NAME:
+        original = args.get("originalFunctionCall") or {}
+        hint = (args.get("toolConfirmation") or {}).get("hint", "")
+        target = _call(str(original.get("name", "?")), original.get("args"))
+        return f"→ {call.name} {call.id} for {target}: {hint}"
+    if call.name == REQUEST_INPUT_FUNCTION_NAME:
+        return f"→ {call.name} {call.id}: {args.get('message', '')}"
+    return f"→ {_call(call.name or '?', args)}"
+
+
+def event_lines(event: Event, *, width: int = 14) -> list[Text]:
+    """One line per part of ``event`` plus its deltas, for a terminal.
+
+    Text parts print as they are, function calls as ``→ name(args)``, responses as
+    ``← name {...}``, then ``state_delta``, ``artifact_delta`` and any error.
+    """
+    author = event.author.ljust(width)
+    lines: list[Text] = []
+
+    def add(body: str, style: str = "") -> None:
+        prefix = author if not lines else " " * len(author)
+        lines.append(Text.assemble((prefix, "bold cyan"), "  ", (body, style)))
+
+    for part in event.parts():
+        if part.function_call is not None:
+            add(_call_line(part.function_call), "yellow")
+        elif part.function_response is not None:
+            response = part.function_response
+            add(f"← {response.name} {_compact(response.response)}", "green")
+        elif part.text and not part.thought:
+            add(part.text)
+    if event.actions.state_delta:
+        add(f"state_delta {_compact(event.actions.state_delta)}", "magenta")
+    if event.actions.artifact_delta:
+        add(f"artifact_delta {_compact(event.actions.artifact_delta)}", "magenta")
+    if event.error_code or event.error_message:
+        add(f"error {event.error_code or ''}: {event.error_message or ''}", "bold red")
+    if not lines:
+        add("(no content)", "dim")
+    return lines
+
+
+def request_lines(
+    workflow_id: str, request: PendingRequest, address: str, namespace: str = "default"
+) -> list[Text]:
+    """What a paused request asks and the exact commands that answer it."""
+    call = _call(request.tool, request.args)
+    lines: list[Text] = []
+    if request.kind == "confirmation":
+        lines.append(Text.assemble(("waiting for approval ", "bold yellow"), f"of {call}"))
+        lines.append(Text(f"  id       {request.id}"))
+        lines.append(Text(f"  hint     {request.hint}"))
+        lines.append(Text(f"  payload  {_compact(request.payload, 400)}"))
+        labels = ("approve  ", "or       ")
+    else:
+        lines.append(Text.assemble(("waiting for input ", "bold yellow"), f"to {call}"))
+        lines.append(Text(f"  id       {request.id}"))
+        lines.append(Text(f"  message  {request.message}"))
+        lines.append(Text(f"  schema   {_compact(request.input_schema, 400)}"))
+        labels = ("answer   ", "or       ")
+    if request.branch:
+        lines.insert(2, Text(f"  agent    {request.agent} (branch {request.branch})"))
+    for label, command in zip(
+        labels, answer_commands(workflow_id, request, address, namespace), strict=True
+    ):
+        lines.append(Text.assemble(f"  {label}", (command, "bold")))
+    return lines
+
+
+def workflows_url(ui_url: str, query: str, namespace: str = "default") -> str:
+    """The Temporal UI's workflow list filtered by a visibility ``query``."""
+    return f"{ui_url}/namespaces/{quote(namespace)}/workflows?query={quote(query)}"
+
+
+def part_bytes(part: types.Part) -> bytes:
+    """The content of an artifact part: its text as UTF-8, or its inline bytes."""
+    if part.text is not None:
+        return part.text.encode()
+    if part.inline_data is not None:
+        return part.inline_data.data or b""
+    return b""
+
+
+# ------------------------------------------------------------------ scenario
+
+
+class _Scenario:
+    """The demo's session: starts invocations and prints what they did."""
+
+    def __init__(
+        self,
+        console: Console,
+        adk: AdkClient,
+        sessions: SessionService,
+        artifacts: ArtifactService,
+        address: str,
+        session_id: str,
+    ) -> None:
+        self.console = console
+        self.adk = adk
+        self.sessions = sessions
+        self.artifacts = artifacts
+        self.address = address
+        self.session_id = session_id
+        self._seen = 0
+
+    async def say(self, number: int, message: str) -> InvocationHandle:
+        """Start an invocation with ``message`` and print its events until it stops."""
+        self.console.print()
+        self.console.print(Text.assemble((f"{number}. ", "bold"), (message, "bold")))
+        handle = await self.adk.start(APP_NAME, DEMO_USER, self.session_id, DEMO_AGENT, message)
+        await self.settle(handle)
+        return handle
+
+    async def settle(
+        self, handle: InvocationHandle, *, until: tuple[AdkStatus, ...] = _STOPPED
+    ) -> AdkStatus:
+        """Wait until ``handle``'s status is in ``until``; print the new events; return it."""
+        try:
+            with self.console.status("waiting for the invocation…"):
+                status = await handle.wait_for_status(*until, timeout=_WAIT_SECONDS)
+        except TimeoutError:
+            raise DemoError(
+                f"invocation {handle.workflow_id} neither finished nor paused within "
+                f"{_WAIT_SECONDS:.0f}s"
+            ) from None
+        await self.print_new_events()
+        if status.status == "failed":
+            raise DemoError(f"invocation {handle.workflow_id} failed: {status.error}")
+        return status.status
+
+    async def print_new_events(self) -> None:
+        """Print the session's events appended since the last call."""
+        session = await self.sessions.get(
+            app_name=APP_NAME,
+            user_id=DEMO_USER,
+            session_id=self.session_id,
+            after_sequence=self._seen,
+        )
+        self._seen += len(session.events)
+        for event in session.events:
+            for line in event_lines(event):
+                self.console.print(line)
+
+    async def state(self) -> dict[str, Any]:
+        """The session's merged state."""
+        return await self.sessions.get_state(
+            app_name=APP_NAME, user_id=DEMO_USER, session_id=self.session_id
+        )
+
+    async def print_versions(self, name: str, *, show_content: bool) -> None:
+        """Print every version of artifact ``name``, with its content if asked."""
+        ids = {"app_name": APP_NAME, "user_id": DEMO_USER, "session_id": self.session_id}
+        versions = (await self.artifacts.versions(VersionsRequest(**ids, file_name=name))).versions
+        for version in versions:
+            described = await self.artifacts.get_artifact_version(
+                GetArtifactVersionRequest(**ids, file_name=name, version=version)
+            )
+            info = described.artifact_version
+            self.console.print(
+                f"  {name} v{version}  {info.mime_type}  {info.create_time:%Y-%m-%d %H:%M:%S}Z"
+            )
+            if show_content:
+                loaded = await self.artifacts.load(
+                    LoadRequest(**ids, file_name=name, version=version)
+                )
+                for text_line in part_bytes(loaded.part).decode(errors="replace").splitlines():
+                    self.console.print(Text(f"      │ {text_line}", style="dim"))
+
+
+def _step(console: Console, text: str) -> None:
+    console.print(Text.assemble(("▸ ", "bold green"), text))
+
+
+async def _scenario(scenario: _Scenario, console: Console, namespace: str) -> None:
+    forecast, buy, update = DEMO_MESSAGES
+    await scenario.say(1, forecast)
+    last_city = (await scenario.state()).get("last_city")
+    console.print(Text.assemble(("state ", "magenta"), f"last_city = {json.dumps(last_city)}"))
+
+    handle = await scenario.say(2, buy)
+    if (await handle.status()).status != "awaiting_confirmation":
+        raise DemoError("the paid report did not pause for approval")
+    for request in await handle.pending():
+        console.print()
+        for line in request_lines(handle.workflow_id, request, scenario.address, namespace):
+            console.print(line)
+        console.print()
+        _step(console, f"approving {request.id} through the client (update adk_confirm_checked)")
+        await handle.confirm(request.id, True)
+    # Only an end counts: right after the answer the status may still read as paused.
+    await scenario.settle(handle, until=("completed", "failed"))
+
+    await scenario.say(3, update)
+
+
+async def run_demo(
+    console: Console,
+    *,
+    port: int | None = None,
+    ui_port: int | None = None,
+    data_dir: Path | None = None,
+    keep: asyncio.Event | None = None,
+) -> None:
+    """Run the seed scenario on an embedded dev server and an in-process worker.
+
+    Args:
+        console: Where everything is printed.
+        port: The dev server's frontend port; a free one when ``None``.
+        ui_port: The Temporal UI's port; a free one when ``None``.
+        data_dir: Where sessions and artifacts are stored; a temporary directory when
+            ``None`` (removed at the end).
+        keep: When given, the server and worker keep running after the scenario until this
+            event is set (Ctrl-C).
+
+    Raises:
+        DemoError: An invocation failed or did not pause as scripted.
+        DevServerError: The dev server could not start.
+    """
+    started = time.monotonic()
+    session_id = f"demo-{uuid.uuid4().hex[:8]}"
+    namespace = "default"
+    async with AsyncExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="adk-temporal-demo-")))
+        data = data_dir or tmp / "data"
+        server = DevServer(
+            db_filename=tmp / "temporal.db",
+            port=port,
+            ui_port=ui_port,
+            log_path=tmp / "temporal.log",
+        )
+        _step(console, "starting Temporal's dev server…")
+        await asyncio.to_thread(server.start)
+        stack.push_async_callback(asyncio.to_thread, server.stop)
+        console.print(f"  Temporal on {server.address} · UI {server.ui_url}")
+
+        sessions = session_store(data)
+        stack.push_async_callback(sessions.close)
+        artifacts = artifact_store(data)
+        adk = await AdkClient.connect(
+            server.address,
+            namespace=namespace,
+            task_queue=DEFAULT_TASK_QUEUE,
+            session_service=sessions,
+        )
+        app = App(agents=[build_weather_agent("scripted:weather")])
+        worker = build_worker(
+            adk.client,
+            app,
+            task_queue=DEFAULT_TASK_QUEUE,
+            session_service=sessions,
+            artifact_service=artifacts,
+        )
+        await stack.enter_async_context(worker)
+        _step(console, f"worker ready · agent {DEMO_AGENT} on scripted:weather · data {data}")
+        console.print(f"  session {APP_NAME}/{DEMO_USER}/{session_id}")
+
+        scenario = _Scenario(console, adk, sessions, artifacts, server.address, session_id)
+        await _scenario(scenario, console, namespace)
+
+        console.print()
+        _step(console, "artifacts")
+        await scenario.print_versions(_REPORT, show_content=True)
+        await scenario.print_versions(_LEDGER, show_content=True)
+        console.print()
+        _step(console, "session state")
+        for key, value in sorted((await scenario.state()).items()):
+            console.print(f"  {key} = {json.dumps(value, ensure_ascii=False)}")
+        console.print()
+        _step(console, "Temporal UI")
+        console.print(f"  {server.ui_url}")
+        session_query = f'AdkSession="{session_id}"'
+        waiting_query = 'AdkStatus="awaiting_confirmation" AND ExecutionStatus="Running"'
+        console.print(
+            f"  this session's invocations: {workflows_url(server.ui_url, session_query)}"
+        )
+        console.print(f"  runs waiting for approval: {workflows_url(server.ui_url, waiting_query)}")
+        console.print()
+        _step(console, f"demo finished in {time.monotonic() - started:.1f}s")
+        if keep is not None:
+            _print_keep_hints(console, server.address, data, session_id)
+            await keep.wait()
+        _step(console, "stopping worker and server")
+
+
+def _print_keep_hints(console: Console, address: str, data: Path, session_id: str) -> None:
+    commands: Iterable[str] = (
+        f"adk-temporal run --address {address} --data-dir {shlex.quote(str(data))} "
+        f"--app {APP_NAME} --agent {DEMO_AGENT} --user {DEMO_USER} --session {session_id} "
+        f"{shlex.quote(DEMO_MESSAGES[1])}",
+        f"adk-temporal pending --address {address}",
+        f"adk-temporal events --data-dir {shlex.quote(str(data))} --app {APP_NAME} "
+        f"--user {DEMO_USER} --session {session_id}",
+    )
+    console.print("  server and worker keep running; try, in another terminal:")
+    for command in commands:
+        console.print(Text(f"    {command}", style="bold"))
+    console.print("  Ctrl-C stops them.")

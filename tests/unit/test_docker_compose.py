@@ -1,0 +1,219 @@
+"""docker-compose.yml and the Dockerfile, checked by structure (no Docker engine here).
+
+The worker's command is parsed by the CLI's own click parser with the service's
+environment applied, so a renamed option or environment variable fails here, not in a
+deployment.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+import yaml
+
+from adk_temporal.cli import main
+from adk_temporal.devserver import ADK_SEARCH_ATTRIBUTES
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPECTED_SERVICES = {
+    "postgresql",
+    "temporal-schema",
+    "temporal",
+    "temporal-setup",
+    "temporal-ui",
+    "fake-gcs",
+    "worker",
+}
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    """The parsed docker-compose.yml."""
+    return dict(yaml.safe_load((ROOT / "docker-compose.yml").read_text()))
+
+
+@pytest.fixture(scope="module")
+def services(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The compose file's services by name."""
+    return dict(compose["services"])
+
+
+def _script(service: dict[str, Any]) -> str:
+    command = service.get("command", [])
+    return command if isinstance(command, str) else "\n".join(command)
+
+
+def test_the_stack_has_temporal_postgres_ui_fake_gcs_and_a_worker(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    """Exactly the services of the production-like stack, on pinned images."""
+    assert set(services) == EXPECTED_SERVICES
+    images = {name: s.get("image", "") for name, s in services.items()}
+    assert images["postgresql"].startswith("postgres:")
+    assert images["temporal"].startswith("temporalio/server:")
+    assert images["temporal-schema"].startswith("temporalio/admin-tools:")
+    assert images["temporal-setup"] == images["temporal-schema"]
+    assert images["temporal-ui"].startswith("temporalio/ui:")
+    assert images["fake-gcs"].startswith("fsouza/fake-gcs-server:")
+    for name, image in images.items():
+        if name != "worker":
+            tag = image.rpartition(":")[2]
+            assert re.fullmatch(r"\d+(\.\d+)*", tag), f"{name} image {image!r} is not pinned"
+    server_version = images["temporal"].rpartition(":")[2]
+    assert images["temporal-schema"].endswith(f":{server_version}")
+
+
+def test_published_ports(services: dict[str, dict[str, Any]]) -> None:
+    """Temporal's frontend, the UI and the fake GCS are reachable from the host."""
+    assert services["temporal"]["ports"] == ["7233:7233"]
+    assert services["temporal-ui"]["ports"] == ["8080:8080"]
+    assert services["fake-gcs"]["ports"] == ["4443:4443"]
+    assert "ports" not in services["worker"]
+
+
+def test_start_order_is_enforced_by_conditions(services: dict[str, dict[str, Any]]) -> None:
+    """Schema after PostgreSQL is healthy, server after the schema, workers after setup."""
+    depends = {name: s.get("depends_on", {}) for name, s in services.items()}
+    assert depends["temporal-schema"] == {"postgresql": {"condition": "service_healthy"}}
+    assert depends["temporal"] == {
+        "temporal-schema": {"condition": "service_completed_successfully"}
+    }
+    assert depends["temporal-setup"] == {"temporal": {"condition": "service_healthy"}}
+    assert depends["temporal-ui"] == {"temporal": {"condition": "service_healthy"}}
+    assert depends["worker"] == {
+        "temporal-setup": {"condition": "service_completed_successfully"},
+        "fake-gcs": {"condition": "service_healthy"},
+    }
+    for name, needs in depends.items():
+        for target, rule in needs.items():
+            assert target in services, f"{name} depends on unknown service {target}"
+            if rule["condition"] == "service_healthy":
+                assert "healthcheck" in services[target], f"{target} has no healthcheck"
+
+
+def test_temporal_server_uses_postgres(services: dict[str, dict[str, Any]]) -> None:
+    """The server and its schema job point at the postgresql service."""
+    server_env = services["temporal"]["environment"]
+    assert server_env["DB"] == "postgres12"
+    assert server_env["POSTGRES_SEEDS"] == "postgresql"
+    schema_env = services["temporal-schema"]["environment"]
+    assert schema_env["SQL_HOST"] == "postgresql"
+    assert schema_env["SQL_PLUGIN"] == "postgres12"
+    script = _script(services["temporal-schema"])
+    for db in ("temporal", "temporal_visibility"):
+        assert f"--db {db} update-schema" in script
+
+
+def test_setup_registers_every_adk_search_attribute(services: dict[str, dict[str, Any]]) -> None:
+    """The setup job creates the same Keyword attributes the dev server registers."""
+    script = _script(services["temporal-setup"])
+    loop = re.search(r"for name in ([\w ]+); do", script)
+    assert loop is not None
+    assert set(loop.group(1).split()) == set(ADK_SEARCH_ATTRIBUTES)
+    assert set(ADK_SEARCH_ATTRIBUTES.values()) == {"Keyword"}
+    assert "--type Keyword" in script
+    assert "namespace create -n default" in script
+
+
+def test_shell_variables_are_escaped_from_compose_interpolation(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    """A bare `$name` in a script would be replaced by compose at parse time; use `$$`."""
+    for name, service in services.items():
+        bare = re.findall(r"(?<!\$)\$(?![${])\w+", _script(service))
+        assert not bare, f"{name}: unescaped {bare}"
+
+
+def test_fake_gcs_creates_the_workers_bucket(services: dict[str, dict[str, Any]]) -> None:
+    """The bucket the worker writes to is created by fake-gcs-server at start."""
+    bucket = services["worker"]["environment"]["ADK_GCS_BUCKET"]
+    script = _script(services["fake-gcs"])
+    assert f"mkdir -p /data/{bucket}" in script
+    assert "-scheme http -port 4443" in script
+    emulator = services["worker"]["environment"]["STORAGE_EMULATOR_HOST"]
+    assert emulator == "http://fake-gcs:4443"
+
+
+def test_volumes_are_declared(compose: dict[str, Any]) -> None:
+    """Every named volume a service mounts is declared at the top level."""
+    declared = set(compose["volumes"])
+    for name, service in compose["services"].items():
+        for mount in service.get("volumes", []):
+            source = mount.split(":", 1)[0]
+            if not source.startswith((".", "/")):
+                assert source in declared, f"{name} mounts undeclared volume {source}"
+    assert "adk-data:/data" in compose["services"]["worker"]["volumes"]
+
+
+def _parse_cli(
+    argv: list[str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> click.Context:
+    """Parse ``argv`` (``adk-temporal …``) with the CLI's parser and ``env`` applied."""
+    assert argv[0] == "adk-temporal"
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with click.Context(main) as parent:
+        command = main.get_command(parent, argv[1])
+        assert command is not None, f"{argv[1]!r} is not an adk-temporal command"
+        return command.make_context(argv[1], argv[2:], parent=parent)
+
+
+def test_worker_runs_a_real_cli_command_with_its_environment(
+    services: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`adk-temporal worker --examples`, configured through the CLI's environment variables."""
+    worker = services["worker"]
+    assert worker["build"] == {"context": ".", "dockerfile": "Dockerfile"}
+    assert (ROOT / worker["build"]["context"] / worker["build"]["dockerfile"]).is_file()
+    assert "container_name" not in worker  # `--scale worker=N` needs generated names
+    env = {k: str(v) for k, v in worker["environment"].items() if "${" not in str(v)}
+    ctx = _parse_cli(worker["command"], env, monkeypatch)
+    assert ctx.command.name == "worker"
+    assert ctx.params["examples"] is True
+    assert ctx.params["address"] == "temporal:7233"
+    assert ctx.params["namespace"] == "default"
+    assert ctx.params["task_queue"] == "adk-temporal"
+    assert ctx.params["gcs_bucket"] == "adk-artifacts"
+    assert ctx.params["data_dir"] == Path("/data")
+
+
+def _dockerfile_instructions() -> list[tuple[str, str]]:
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines()]
+    return [
+        (word.upper(), rest.strip())
+        for word, _, rest in (line.partition(" ") for line in lines)
+        if word and not word.startswith("#")
+    ]
+
+
+def test_dockerfile_copies_every_package_folder_and_runs_the_cli(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The image installs the package from all its mapped folders; its CMD parses."""
+    instructions = _dockerfile_instructions()
+    assert instructions[0][0] == "FROM"
+    assert instructions[0][1].startswith("python:3.11")
+    copied = {shlex.split(rest)[0] for word, rest in instructions if word == "COPY"}
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    folders = set(pyproject["tool"]["setuptools"]["package-dir"].values())
+    assert folders <= copied
+    assert "pyproject.toml" in copied
+    [cmd] = [rest for word, rest in instructions if word == "CMD"]
+    argv = yaml.safe_load(cmd)  # the JSON form of CMD is a YAML flow sequence
+    ctx = _parse_cli(argv, {"ADK_DATA_DIR": "/data"}, monkeypatch)
+    assert ctx.command.name == "worker"
+    assert ctx.params["examples"] is True
+    assert "ENV ADK_DATA_DIR=/data" in {f"{w} {r}" for w, r in instructions}
+
+
+def test_dockerignore_keeps_tests_and_git_out_of_the_build_context() -> None:
+    """Tests, VCS data and caches never reach the image's build context."""
+    ignored = set((ROOT / ".dockerignore").read_text().split())
+    assert {".git", "tests", ".venv", "**/__pycache__"} <= ignored
