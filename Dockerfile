@@ -16,9 +16,10 @@ COPY adk_temporal ./adk_temporal
 COPY workflows ./workflows
 COPY activities ./activities
 COPY examples ./examples
-RUN pip install --no-compile . && rm -rf /src
+RUN pip install --no-compile '.[postgres]' && rm -rf /src
 
-# Sessions (SQLite) and file artifacts live in /data, a volume shared by the workers.
+# Without ADK_POSTGRES_DSN / ADK_GCS_BUCKET, sessions (SQLite) and file artifacts live in
+# /data, a volume shared by the workers of one host.
 RUN useradd --create-home --uid 1000 adk && mkdir -p /data && chown adk:adk /data
 USER adk
 WORKDIR /home/adk

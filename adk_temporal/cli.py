@@ -163,6 +163,16 @@ def data_dir_option(f: F) -> F:
     )(f)
 
 
+def postgres_option(f: F) -> F:
+    """Add ``--postgres-dsn``: keep sessions in PostgreSQL instead of the data dir."""
+    return click.option(
+        "--postgres-dsn",
+        envvar="ADK_POSTGRES_DSN",
+        help="Sessions live in this PostgreSQL database (or ADK_POSTGRES_DSN), shared by "
+        "workers on several machines.",
+    )(f)
+
+
 def session_options(f: F) -> F:
     """Add ``--app``, ``--user`` and ``--session``: the identity of one session."""
     f = click.option("--session", "session_id", required=True, help="Session id.")(f)
@@ -342,6 +352,7 @@ def main() -> None:
 @click.option("--app", "app_spec", help="Agents to serve, as package.module:attribute.")
 @click.option("--examples", is_flag=True, help="Serve the bundled example agents.")
 @gcs_bucket_option
+@postgres_option
 @click.option(
     "--max-cached-workflows",
     type=int,
@@ -364,6 +375,7 @@ def worker(
     app_spec: str | None,
     examples: bool,
     gcs_bucket: str | None,
+    postgres_dsn: str | None,
     max_cached_workflows: int,
     sticky_timeout: float,
 ) -> None:
@@ -372,7 +384,7 @@ def worker(
 
     async def body() -> None:
         client = await connect(address, namespace)
-        sessions = session_store(data_dir)
+        sessions = session_store(data_dir, postgres_dsn)
         w = build_worker(
             client,
             app,
@@ -507,6 +519,7 @@ def demo(port: int | None, ui_port: int | None, data_dir: Path | None, keep: boo
 @main.command()
 @connection_options
 @data_dir_option
+@postgres_option
 @session_options
 @click.option("--agent", required=True, help="The agent to invoke (e.g. weather_agent).")
 @click.option(
@@ -520,6 +533,7 @@ def run(
     namespace: str,
     task_queue: str,
     data_dir: Path,
+    postgres_dsn: str | None,
     app_name: str,
     user_id: str,
     session_id: str,
@@ -539,10 +553,11 @@ def run(
     async def body() -> int:
         sessions = None
         if not no_wait:
-            # The worker creates sessions.db on first use; its directory is there from the
-            # worker's start, so a first `run` against a fresh worker still finds it.
-            _require_path(data_dir, "data directory")
-            sessions = session_store(data_dir)
+            if not postgres_dsn:
+                # The worker creates sessions.db on first use; its directory is there from
+                # the worker's start, so a first `run` against a fresh worker finds it.
+                _require_path(data_dir, "data directory")
+            sessions = session_store(data_dir, postgres_dsn)
         client = await connect(address, namespace)
         adk = AdkClient(client, task_queue=task_queue, session_service=sessions)
         try:
@@ -776,14 +791,23 @@ def resume(
 
 @main.command()
 @data_dir_option
+@postgres_option
 @session_options
 @json_option
-def events(data_dir: Path, app_name: str, user_id: str, session_id: str, as_json: bool) -> None:
+def events(
+    data_dir: Path,
+    postgres_dsn: str | None,
+    app_name: str,
+    user_id: str,
+    session_id: str,
+    as_json: bool,
+) -> None:
     """Print a session's events from the session store, oldest first."""
 
     async def body() -> None:
-        _require_path(data_dir / "sessions.db", "session store")
-        sessions = session_store(data_dir)
+        if not postgres_dsn:
+            _require_path(data_dir / "sessions.db", "session store")
+        sessions = session_store(data_dir, postgres_dsn)
         try:
             session = await sessions.get(app_name=app_name, user_id=user_id, session_id=session_id)
         finally:

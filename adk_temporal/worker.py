@@ -2,7 +2,8 @@
 
 The embedded default keeps everything in one data directory — ``sessions.db`` (SQLite, safe
 for several worker processes on the machine) and ``artifacts/`` (files) — so a worker can be
-killed and restarted, or joined by a second one, without losing anything.
+killed and restarted, or joined by a second one, without losing anything. Workers on several
+machines share a PostgreSQL session store and a GCS bucket instead.
 """
 
 from __future__ import annotations
@@ -22,8 +23,13 @@ from .sessions import SessionService, SqliteSessionService
 __all__ = ["artifact_store", "build_worker", "serve", "session_store"]
 
 
-def session_store(data_dir: str | Path) -> SqliteSessionService:
-    """The embedded session store: ``<data_dir>/sessions.db``."""
+def session_store(data_dir: str | Path, postgres_dsn: str | None = None) -> SessionService:
+    """``PostgresSessionService(postgres_dsn)`` when a DSN is given (workers on several
+    machines), else the embedded store ``<data_dir>/sessions.db`` (one machine)."""
+    if postgres_dsn:
+        from .sessions import PostgresSessionService
+
+        return PostgresSessionService(postgres_dsn)
     root = Path(data_dir)
     root.mkdir(parents=True, exist_ok=True)
     return SqliteSessionService(root / "sessions.db")

@@ -57,6 +57,9 @@ class InMemorySessionService(SessionService):
         self._user_states: dict[tuple[str, str], dict[str, Any]] = {}
         self._sessions: dict[_SessionKey, _StoredSession] = {}
 
+    async def close(self) -> None:
+        """Nothing to release; the sessions stay readable."""
+
     async def create(
         self,
         *,

@@ -196,6 +196,13 @@ class SessionService(Protocol):
         """
         ...
 
+    async def close(self) -> None:
+        """Release connections and threads; the service is unusable afterwards.
+
+        Closing twice is harmless. Stores that hold nothing to release do nothing.
+        """
+        ...
+
     async def get_or_create(
         self,
         *,

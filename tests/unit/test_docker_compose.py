@@ -180,7 +180,20 @@ def test_worker_runs_a_real_cli_command_with_its_environment(
     assert ctx.params["namespace"] == "default"
     assert ctx.params["task_queue"] == "adk-temporal"
     assert ctx.params["gcs_bucket"] == "adk-artifacts"
+    assert ctx.params["postgres_dsn"] == (
+        "postgresql://temporal:temporal@postgresql:5432/adk_sessions"
+    )
     assert ctx.params["data_dir"] == Path("/data")
+
+
+def test_the_session_database_is_created_before_workers_start(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    """The schema job creates the database the workers' DSN names; workers wait for it."""
+    dsn = services["worker"]["environment"]["ADK_POSTGRES_DSN"]
+    database = dsn.rsplit("/", 1)[1]
+    assert f" {database}; do" in _script(services["temporal-schema"])
+    assert dsn.split("@")[1].split(":")[0] == "postgresql"
 
 
 def _dockerfile_instructions() -> list[tuple[str, str]]:

@@ -1,4 +1,4 @@
-"""The README's test command is the one CI runs."""
+"""The README's Quick start is exactly two commands, and CI runs the test one."""
 
 from __future__ import annotations
 
@@ -8,16 +8,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _bash_blocks(text: str) -> list[str]:
-    return [b.strip() for b in re.findall(r"```bash\n(.*?)```", text, flags=re.S)]
+def _quick_start_commands() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```bash\n(.*?)```", quick_start, flags=re.S)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_quick_start_is_exactly_the_demo_and_the_tests() -> None:
+    """Two commands: install and run the demo; install the test extra and run pytest."""
+    demo, tests = _quick_start_commands()
+    assert demo.endswith("adk-temporal demo")
+    assert "pip install" in demo
+    assert "pip install" in tests and "[test]" in tests and "pytest" in tests
 
 
 def test_ci_runs_the_readme_test_command() -> None:
     """.ci/run executes exactly the test command shown in the README's Quick start."""
-    readme = (ROOT / "README.md").read_text()
-    quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
-    commands = [line for block in _bash_blocks(quick_start) for line in block.splitlines()]
-    test_commands = [c for c in commands if "pytest" in c]
-    assert len(test_commands) == 1
+    _, tests = _quick_start_commands()
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
-    assert test_commands[0] in ci_lines
+    assert tests in ci_lines
