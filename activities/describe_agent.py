@@ -7,6 +7,8 @@ replay never depends on the worker's current configuration.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from temporalio import activity
 
 from adk_temporal.agents import Agent, AgentRegistry, BaseAgent, ParallelAgent, SequentialAgent
@@ -19,6 +21,7 @@ __all__ = ["DescribeAgentActivity", "describe"]
 
 def describe(registry: AgentRegistry, agent: BaseAgent) -> AgentSpec:
     """The spec of ``agent`` and everything below it."""
+    kind: Literal["llm", "sequential", "parallel"]
     if isinstance(agent, Agent):
         kind = "llm"
     elif isinstance(agent, ParallelAgent):

@@ -196,11 +196,14 @@ class ModelStepActivity:
     async def _load(self, ref: InvocationRef, pending: list[Event]) -> Session:
         """The session after appending ``pending`` (created on the invocation's first step)."""
         sessions = self._services.sessions
-        ids = {"app_name": ref.app_name, "user_id": ref.user_id, "session_id": ref.session_id}
         if pending:
             await append_to_session(sessions, ref, pending)
-            return await sessions.get(**ids)
-        return await sessions.get_or_create(**ids)
+            return await sessions.get(
+                app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
+            )
+        return await sessions.get_or_create(
+            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
+        )
 
     async def _append(self, ref: InvocationRef, events: list[Event]) -> None:
         await append_to_session(self._services.sessions, ref, events)

@@ -71,9 +71,13 @@ async def append_to_session(
     sessions: SessionService, ref: InvocationRef, events: list[Event]
 ) -> None:
     """Append ``events`` idempotently, creating the session on an invocation's first write."""
-    ids = {"app_name": ref.app_name, "user_id": ref.user_id, "session_id": ref.session_id}
+    app_name, user_id, session_id = ref.app_name, ref.user_id, ref.session_id
     try:
-        await sessions.append_events(**ids, events=events)
+        await sessions.append_events(
+            app_name=app_name, user_id=user_id, session_id=session_id, events=events
+        )
     except SessionNotFoundError:
-        await sessions.get_or_create(**ids)
-        await sessions.append_events(**ids, events=events)
+        await sessions.get_or_create(app_name=app_name, user_id=user_id, session_id=session_id)
+        await sessions.append_events(
+            app_name=app_name, user_id=user_id, session_id=session_id, events=events
+        )

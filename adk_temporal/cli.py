@@ -282,9 +282,10 @@ def resolve_app(app_spec: str | None, examples: bool) -> App:
             raise click.UsageError(
                 "no agents to serve: pass --app package.module:attribute, or --examples"
             )
-        from .examples.weather import app
+        from .examples import weather
 
-        return app
+        examples_app: App = weather.app
+        return examples_app
     try:
         return load_app(app_spec)
     except AppLoadError as err:

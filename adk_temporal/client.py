@@ -136,7 +136,10 @@ class InvocationHandle:
 
     async def pending(self) -> list[PendingRequest]:
         """The open confirmation and input requests (query ``adk_pending``)."""
-        return await self._current.query(PENDING_QUERY, result_type=list[PendingRequest])
+        pending: list[PendingRequest] = await self._current.query(
+            PENDING_QUERY, result_type=list[PendingRequest]
+        )
+        return pending
 
     async def wait_for_status(
         self, *statuses: AdkStatus, timeout: float = 60.0, interval: float = 0.1

@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeKey, SearchAttributePair
+from temporalio.common import RetryPolicy, SearchAttributeKey
 from temporalio.exceptions import ActivityError, ApplicationError
 
 # Pure data and logic modules: passed through so the sandbox does not re-import
@@ -162,10 +162,10 @@ class InvocationWorkflow:
         )
         workflow.upsert_search_attributes(
             [
-                SearchAttributePair(ADK_APP, inp.app_name),
-                SearchAttributePair(ADK_USER, inp.user_id),
-                SearchAttributePair(ADK_SESSION, inp.session_id),
-                SearchAttributePair(ADK_AGENT, inp.agent_name),
+                ADK_APP.value_set(inp.app_name),
+                ADK_USER.value_set(inp.user_id),
+                ADK_SESSION.value_set(inp.session_id),
+                ADK_AGENT.value_set(inp.agent_name),
             ]
         )
         frame = _Frame(inp.agent_name)
@@ -780,7 +780,12 @@ class InvocationWorkflow:
         """Derive the status from the open requests, then publish it to the UI."""
         if self._status not in ("completed", "failed"):
             waiting = self._book.waiting_for()
-            self._status = f"awaiting_{waiting}" if waiting else "running"  # type: ignore[assignment]
+            if waiting == "confirmation":
+                self._status = "awaiting_confirmation"
+            elif waiting == "input":
+                self._status = "awaiting_input"
+            else:
+                self._status = "running"
         if self._status != self._published:
             # Each upsert is a history event: publish changes only.
             workflow.upsert_search_attributes([ADK_STATUS.value_set(self._status)])

@@ -10,7 +10,7 @@ and the request stays open.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, TypeAlias
 
 from adk_temporal.errors import InvalidResumeInputError
 from adk_temporal.events import InputRequest
@@ -24,13 +24,13 @@ from adk_temporal.workflows.messages import (
 
 __all__ = ["Answer", "Outcome", "Problem", "RequestBook", "answer_id"]
 
-Answer = ConfirmInput | ResumeInput
+Answer: TypeAlias = ConfirmInput | ResumeInput
 """A reply to a confirmation or an input request."""
 
-Problem = tuple[str, str]
+Problem: TypeAlias = tuple[str, str]
 """Why an answer was refused: ``(error type name, message naming the id)``."""
 
-Outcome = Literal["accepted", "buffered", "duplicate", "refused"]
+Outcome: TypeAlias = Literal["accepted", "buffered", "duplicate", "refused"]
 """What :meth:`RequestBook.accept` did with an answer."""
 
 
@@ -123,7 +123,7 @@ class RequestBook:
 
     def take(self, ids: Iterable[str]) -> list[tuple[PendingRequest, Answer]]:
         """Close the answered requests ``ids``; return them with their answers, in order."""
-        taken = []
+        taken: list[tuple[PendingRequest, Answer]] = []
         for request_id in ids:
             entry = self._open.pop(request_id)
             assert entry.answer is not None
