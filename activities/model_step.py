@@ -13,7 +13,7 @@ from google.genai import types
 from temporalio import activity
 
 from adk_temporal.agents import Agent, AgentTool, maybe_await
-from adk_temporal.context import CallbackContext, InvocationContext, ReadonlyContext
+from adk_temporal.context import CallbackContext, ReadonlyContext
 from adk_temporal.events import ADK_ID_PREFIX, Event, EventActions
 from adk_temporal.faults import fault_point
 from adk_temporal.history import build_contents
@@ -113,16 +113,8 @@ class ModelStepActivity:
             return _result(recorded, tools)
 
         session.state.update(inp.temp_state)
-        ictx = InvocationContext(
-            session=session,
-            agent=agent,
-            invocation_id=ref.invocation_id,
-            branch=ref.branch,
-            isolation_scope=ref.isolation_scope,
-            user_content=_user_content(session, ref),
-            artifact_service=services.artifacts,
-            memory_service=services.memory,
-            workflow_id=ref.workflow_id,
+        ictx = services.invocation_context(
+            ref, session, agent, user_content=_user_content(session, ref)
         )
         actions = EventActions()
         # One key per step and callback site: a fixed key would make a save in step 2 look

@@ -6,19 +6,21 @@ Live objects stay here, on the worker; only ids and deltas cross into workflow h
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
+from google.genai import types
 from temporalio.exceptions import ApplicationError
 
-from adk_temporal.agents import AgentRegistry
+from adk_temporal.agents import Agent, AgentRegistry
 from adk_temporal.artifacts import ArtifactService
+from adk_temporal.context import InvocationContext
 from adk_temporal.errors import AdkRequestError, ModelUnavailableError, SessionNotFoundError
 from adk_temporal.events import Event
 from adk_temporal.memory import MemoryService
 from adk_temporal.models import ModelRegistry
-from adk_temporal.sessions import SessionService
+from adk_temporal.sessions import Session, SessionService
 
 from .messages import InvocationRef
 
@@ -34,6 +36,29 @@ class WorkerServices:
     models: ModelRegistry
     artifacts: ArtifactService | None = None
     memory: MemoryService | None = None
+
+    def invocation_context(
+        self,
+        ref: InvocationRef,
+        session: Session,
+        agent: Agent,
+        *,
+        user_content: types.Content | None = None,
+        resume_inputs: Mapping[str, Any] | None = None,
+    ) -> InvocationContext:
+        """The context an activity runs an agent's callbacks or tools in."""
+        return InvocationContext(
+            session=session,
+            agent=agent,
+            invocation_id=ref.invocation_id,
+            branch=ref.branch,
+            isolation_scope=ref.isolation_scope,
+            user_content=user_content,
+            artifact_service=self.artifacts,
+            memory_service=self.memory,
+            resume_inputs=resume_inputs,
+            workflow_id=ref.workflow_id,
+        )
 
 
 P = ParamSpec("P")

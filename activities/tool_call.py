@@ -22,7 +22,7 @@ from adk_temporal.confirmation import (
     confirmation_required_response,
     rejected_response,
 )
-from adk_temporal.context import InvocationContext, ToolContext
+from adk_temporal.context import ToolContext
 from adk_temporal.errors import InvalidToolArgumentsError
 from adk_temporal.events import EventActions
 from adk_temporal.sessions import Session
@@ -87,17 +87,7 @@ class ToolCallActivity:
             user_id=ref.user_id,
             state={**state, **inp.temp_state},
         )
-        ictx = InvocationContext(
-            session=session,
-            agent=agent,
-            invocation_id=ref.invocation_id,
-            branch=ref.branch,
-            isolation_scope=ref.isolation_scope,
-            artifact_service=services.artifacts,
-            memory_service=services.memory,
-            resume_inputs=inp.resume_inputs,
-            workflow_id=ref.workflow_id,
-        )
+        ictx = services.invocation_context(ref, session, agent, resume_inputs=inp.resume_inputs)
         actions = EventActions()
         ctx = ToolContext(
             ictx,

@@ -5,6 +5,16 @@ Objects are ``{app}/{user}/{session}/{file}/{v}``, and ``{app}/{user}/user/{file
 and creates ``max + 1`` with ``if_generation_match=0`` (create only if absent); losing that
 race (HTTP 412) is retried after a full-jitter back-off, any other error is raised at once.
 
+How a retry picks its number (ADK-Go lists again before every attempt): a 412 on ``v``
+proves ``v`` exists, so ``v + 1`` is always a gap-free next number. After a back-off shorter
+than the lost attempt took, the save tries ``v + 1`` at once without listing — little can
+have changed, and a listing costs as much as the write and grows with the version count;
+after a longer back-off it lists again, as others may have taken several numbers meanwhile.
+A save with an idempotency key that skips the listing reads the winner's metadata instead,
+so a concurrent duplicate of the same save (a timed-out activity attempt still running)
+is still recognised. The back-off window starts at the larger of 10 ms and the lost
+attempt's duration, so writers spread in proportion to how slow the backend is right now.
+
 Every client call passes ``retry=None``: google-cloud-storage would otherwise retry
 conditional writes and reads on 5xx by itself for up to two minutes, hiding a failing backend
 from the caller. Retrying a whole operation is the caller's business (a Temporal activity
@@ -18,6 +28,7 @@ import builtins
 import contextlib
 import random
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -66,7 +77,7 @@ MAX_SAVE_ATTEMPTS = 16
 """Write attempts a save makes before giving up with ``VersionConflictError``."""
 
 BACKOFF_BASE_SECONDS = 0.01
-"""Upper bound of the first back-off; it doubles after every lost race."""
+"""Least upper bound of the first back-off; it doubles after every lost race."""
 
 BACKOFF_CAP_SECONDS = 1.0
 """Largest upper bound of a single back-off."""
@@ -84,6 +95,8 @@ class GcsStats:
         precondition_failures: Attempts that lost the version race (HTTP 412).
         max_save_attempts: The most write attempts a single save needed.
         list_calls: Object listings made, by every operation.
+        metadata_reads: Single-object reads checking a race winner for the save's own
+            idempotency key (made instead of a listing).
         backoff_seconds: Total time slept between attempts.
     """
 
@@ -92,6 +105,7 @@ class GcsStats:
     precondition_failures: int = 0
     max_save_attempts: int = 0
     list_calls: int = 0
+    metadata_reads: int = 0
     backoff_seconds: float = 0.0
 
 
@@ -108,6 +122,7 @@ class GcsArtifactService:
         stats: Counters to increment; by default a fresh :class:`GcsStats`.
         sleep: Awaited with the back-off delay in seconds; injectable for tests.
         uniform: Draws the back-off delay as ``uniform(low, high)``; injectable for tests.
+        clock: Seconds on a monotonic clock, to time lost attempts; injectable for tests.
     """
 
     def __init__(
@@ -118,6 +133,7 @@ class GcsArtifactService:
         stats: GcsStats | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         uniform: Callable[[float, float], float] = random.uniform,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._bucket_name = bucket_name
         if client is None:
@@ -127,6 +143,7 @@ class GcsArtifactService:
         self._bucket = client.bucket(bucket_name)
         self._sleep = sleep
         self._uniform = uniform
+        self._clock = clock
         self.stats = stats if stats is not None else GcsStats()
         """The counters this service increments."""
 
@@ -163,26 +180,65 @@ class GcsArtifactService:
             if not created:
                 raise version_exists_error(request, request.version)
             return SaveResponse(version=request.version)
+        return SaveResponse(
+            version=await self._save_next(prefix, request, data, content_type, metadata)
+        )
+
+    async def _save_next(
+        self,
+        prefix: str,
+        request: SaveRequest,
+        data: bytes,
+        content_type: str,
+        metadata: dict[str, str],
+    ) -> int:
+        """Create the next version (see the module docstring); returns its number."""
+        key = request.idempotency_key
+        existing = await self._list_versions(prefix)
+        found = _find_idempotent(existing, key)
+        if found is not None:
+            return found
+        version = max(existing, default=0) + 1
         for attempt in range(MAX_SAVE_ATTEMPTS):
-            existing = await self._list_versions(prefix)
-            found = _find_idempotent(existing, request.idempotency_key)
-            if found is not None:
-                return SaveResponse(version=found)
-            version = max(existing, default=0) + 1
+            began = self._clock()
             if await self._try_create(prefix, version, data, content_type, metadata):
                 self._record_attempts(attempt + 1)
-                return SaveResponse(version=version)
-            if attempt + 1 < MAX_SAVE_ATTEMPTS:
-                # Full jitter: spreads writers that collided so the next round has one winner.
-                bound = min(BACKOFF_BASE_SECONDS * 2**attempt, BACKOFF_CAP_SECONDS)
-                delay = self._uniform(0.0, bound)
-                self.stats.backoff_seconds += delay
-                await self._sleep(delay)
+                return version
+            if attempt + 1 == MAX_SAVE_ATTEMPTS:
+                break
+            lost_after = self._clock() - began
+            # Full jitter: spreads writers that collided so the next round has one winner.
+            bound = min(max(BACKOFF_BASE_SECONDS, lost_after) * 2**attempt, BACKOFF_CAP_SECONDS)
+            delay = self._uniform(0.0, bound)
+            if delay <= lost_after:
+                if key is not None and await self._created_with_key(prefix, version, key):
+                    self._record_attempts(attempt + 1)
+                    return version
+                await self._back_off(delay)
+                version += 1
+                continue
+            await self._back_off(delay)
+            existing = await self._list_versions(prefix)
+            found = _find_idempotent(existing, key)
+            if found is not None:
+                self._record_attempts(attempt + 1)
+                return found
+            version = max(existing, default=0) + 1
         self._record_attempts(MAX_SAVE_ATTEMPTS)
         raise VersionConflictError(
             f"could not save artifact {request.file_name!r}: another writer took the next "
             f"version on each of {MAX_SAVE_ATTEMPTS} attempts; retry the save"
         )
+
+    async def _back_off(self, delay: float) -> None:
+        self.stats.backoff_seconds += delay
+        await self._sleep(delay)
+
+    async def _created_with_key(self, prefix: str, version: int, key: str) -> bool:
+        """Whether the existing ``version`` was created by a save with idempotency ``key``."""
+        self.stats.metadata_reads += 1
+        blob = await asyncio.to_thread(self._bucket.get_blob, f"{prefix}{version}", retry=None)
+        return blob is not None and (blob.metadata or {}).get(IDEMPOTENCY_METADATA_KEY) == key
 
     async def load(self, request: LoadRequest) -> LoadResponse:
         """Return a stored part as inline data; see :meth:`ArtifactService.load`."""

@@ -38,7 +38,6 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from types import TracebackType
 from typing import Any, Literal
 
 try:
@@ -198,19 +197,6 @@ class PostgresSessionService(SessionService):
             pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
-
-    async def __aenter__(self) -> PostgresSessionService:
-        """Return the service; it connects on first use."""
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        """Close the service."""
-        await self.close()
 
     async def create(
         self,

@@ -16,7 +16,8 @@ import builtins
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from types import TracebackType
+from typing import Any, Protocol, Self
 
 from ..errors import InvalidSessionRequestError, SessionExistsError, SessionNotFoundError
 from ..events import Event
@@ -202,6 +203,19 @@ class SessionService(Protocol):
         Closing twice is harmless. Stores that hold nothing to release do nothing.
         """
         ...
+
+    async def __aenter__(self) -> Self:
+        """Return the service; backends connect on first use."""
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        """Close the service."""
+        await self.close()
 
     async def get_or_create(
         self,

@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TypeVar
 
 from ..events import Event
@@ -141,19 +140,6 @@ class SqliteSessionService(SessionService):
         # Queued behind any call still running, so those finish first.
         await loop.run_in_executor(self._executor, self._close_connection)
         self._executor.shutdown(wait=False)
-
-    async def __aenter__(self) -> SqliteSessionService:
-        """Return the service; it opens the database on first use."""
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        """Close the service."""
-        await self.close()
 
     async def create(
         self,
