@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from google.genai import types
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from adk_temporal.events import Event, EventActions, ToolConfirmation
-from adk_temporal.wire import WireModel
 
 __all__ = [
     "AgentSpec",
@@ -29,7 +28,7 @@ __all__ = [
 ]
 
 
-class InvocationRef(WireModel):
+class InvocationRef(BaseModel):
     """Where an activity finds its work: the session, agent and invocation ids."""
 
     app_name: str
@@ -42,7 +41,7 @@ class InvocationRef(WireModel):
     isolation_scope: str = ""
 
 
-class ToolOptions(WireModel):
+class ToolOptions(BaseModel):
     """Activity options a tool asked for (``tool(...)`` decorator), in seconds."""
 
     start_to_close_seconds: float | None = None
@@ -54,7 +53,7 @@ class ToolOptions(WireModel):
     non_retryable_error_types: list[str] | None = None
 
 
-class PlannedCall(WireModel):
+class PlannedCall(BaseModel):
     """A function call the model asked for, with what the workflow needs to run it.
 
     ``agent_tool`` names the agent to run when the called tool is an ``AgentTool``: the
@@ -78,7 +77,7 @@ class PlannedCall(WireModel):
         return types.FunctionCall(id=self.id, name=self.name, args=dict(self.args))
 
 
-class ModelStepInput(WireModel):
+class ModelStepInput(BaseModel):
     """Input of ``model_step``: append ``pending_events``, then call the model once."""
 
     ref: InvocationRef
@@ -90,7 +89,7 @@ class ModelStepInput(WireModel):
     timestamp: float = 0.0
 
 
-class ModelStepResult(WireModel):
+class ModelStepResult(BaseModel):
     """Result of ``model_step``: the calls to run, or the end of the agent's turn.
 
     ``kind`` tags the control flow: ``calls`` (run ``function_calls``), ``final`` (the agent
@@ -106,7 +105,7 @@ class ModelStepResult(WireModel):
     actions: EventActions = Field(default_factory=EventActions)
 
 
-class ToolCallInput(WireModel):
+class ToolCallInput(BaseModel):
     """Input of ``tool_call``: one function call, and the answers it may re-enter with."""
 
     ref: InvocationRef
@@ -116,27 +115,27 @@ class ToolCallInput(WireModel):
     temp_state: dict[str, Any] = Field(default_factory=dict)
 
 
-class ToolCallResult(WireModel):
+class ToolCallResult(BaseModel):
     """Result of ``tool_call``: the function response and the deltas the tool recorded."""
 
     response: dict[str, Any]
     actions: EventActions = Field(default_factory=EventActions)
 
 
-class AppendEventsInput(WireModel):
+class AppendEventsInput(BaseModel):
     """Input of ``append_events``: events decided in the workflow, appended idempotently."""
 
     ref: InvocationRef
     events: list[Event]
 
 
-class DescribeAgentInput(WireModel):
+class DescribeAgentInput(BaseModel):
     """Input of ``adk_describe_agent``: the agent whose tree the workflow needs."""
 
     agent_name: str
 
 
-class AgentSpec(WireModel):
+class AgentSpec(BaseModel):
     """An agent's kind and sub-agents: all the workflow needs to orchestrate it."""
 
     name: str

@@ -12,9 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from google.genai import types
-from pydantic import ConfigDict, Field, field_validator
-
-from .wire import WireModel
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "ADK_ID_PREFIX",
@@ -36,7 +34,7 @@ ADK_ID_PREFIX = "adk-"
 """Prefix of ids the runtime generates; such ids are blanked before they reach a model."""
 
 
-class ToolConfirmation(WireModel):
+class ToolConfirmation(BaseModel):
     """A confirmation request for one tool call, or the user's answer to it."""
 
     hint: str = ""
@@ -44,7 +42,7 @@ class ToolConfirmation(WireModel):
     payload: Any = None
 
 
-class InputRequest(WireModel):
+class InputRequest(BaseModel):
     """An open request for a human-supplied value, raised by ``ctx.request_input``."""
 
     interrupt_id: str
@@ -61,7 +59,7 @@ _MAP_FIELDS = (
 )
 
 
-class EventActions(WireModel):
+class EventActions(BaseModel):
     """The deltas and control flags an event applies.
 
     Empty maps serialise as ``{}``; ``None`` given for a map is read as empty, so a
@@ -89,7 +87,7 @@ class EventActions(WireModel):
         return self == EventActions()
 
 
-class Event(WireModel):
+class Event(BaseModel):
     """One entry of a session's history."""
 
     id: str = ""

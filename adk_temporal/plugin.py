@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
-from temporalio.contrib.pydantic import PydanticPayloadConverter, ToJsonOptions
-from temporalio.converter import DataConverter
+from pydantic_core import SchemaSerializer, core_schema
+from temporalio.api.common.v1 import Payload
+from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
+from temporalio.converter import (
+    CompositePayloadConverter,
+    DataConverter,
+    DefaultPayloadConverter,
+    JSONPlainPayloadConverter,
+)
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -32,6 +40,8 @@ from .workflows.invocation import InvocationWorkflow
 
 __all__ = ["PASSTHROUGH_MODULES", "AdkPayloadConverter", "AdkPlugin", "adk_data_converter"]
 
+_ANY = SchemaSerializer(core_schema.any_schema())
+
 PASSTHROUGH_MODULES = ("google.genai", "pydantic", "pydantic_core", "jsonschema")
 """Third-party modules the workflow sandbox shares with the worker instead of re-importing.
 
@@ -42,16 +52,34 @@ workflow imports them (``workflow.unsafe.imports_passed_through``).
 """
 
 
-class AdkPayloadConverter(PydanticPayloadConverter):
-    """Pydantic payloads without unset fields.
+class _CompactJSONPayloadConverter(PydanticJSONPlainPayloadConverter):
+    """Pydantic JSON without fields that hold their default value."""
 
-    ``google.genai`` types declare dozens of optional fields; written with their ``null``
-    values, a one-line text part costs ~700 bytes of history. Our own models mark every
-    field as set (:class:`~adk_temporal.wire.WireModel`), so only genai's unset fields go.
+    def to_payload(self, value: Any) -> Payload | None:
+        """Serialise ``value`` with ``exclude_defaults``; decoding restores the defaults."""
+        return Payload(
+            metadata={"encoding": self.encoding.encode()},
+            data=_ANY.to_json(value, exclude_defaults=True),
+        )
+
+
+class AdkPayloadConverter(CompositePayloadConverter):
+    """Temporal's default payload converters, with compact pydantic JSON.
+
+    ``google.genai`` types declare dozens of optional fields, and our events carry empty
+    maps and flags: written with their defaults, a one-line text part costs ~700 bytes of
+    history and an event ~400. Fields holding their default are left out (a map filled in
+    place is not its default, so no delta is ever dropped), and decoding restores them.
     """
 
     def __init__(self) -> None:
-        super().__init__(ToJsonOptions(exclude_unset=True))
+        compact = _CompactJSONPayloadConverter()
+        super().__init__(
+            *(
+                compact if isinstance(c, JSONPlainPayloadConverter) else c
+                for c in DefaultPayloadConverter.default_encoding_payload_converters
+            )
+        )
 
 
 def adk_data_converter(existing: DataConverter | None = None) -> DataConverter:

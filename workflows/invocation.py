@@ -15,7 +15,7 @@ import asyncio
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeKey
@@ -160,14 +160,22 @@ class InvocationWorkflow:
             invocation_id=self._invocation_id,
             workflow_id=info.workflow_id,
         )
-        workflow.upsert_search_attributes(
-            [
-                ADK_APP.value_set(inp.app_name),
-                ADK_USER.value_set(inp.user_id),
-                ADK_SESSION.value_set(inp.session_id),
-                ADK_AGENT.value_set(inp.agent_name),
-            ]
-        )
+        # The client sets these at start; a run started some other way (the temporal CLI, a
+        # continue-as-new) gets them here. Only missing values are written: each upsert is
+        # a history event.
+        present = info.typed_search_attributes
+        wanted = [
+            (ADK_APP, inp.app_name),
+            (ADK_USER, inp.user_id),
+            (ADK_SESSION, inp.session_id),
+            (ADK_AGENT, inp.agent_name),
+        ]
+        updates = [key.value_set(value) for key, value in wanted if present.get(key) != value]
+        if updates:
+            workflow.upsert_search_attributes(updates)
+        status = present.get(ADK_STATUS)
+        if status in ("running", "awaiting_confirmation", "awaiting_input"):
+            self._published = cast(AdkStatus, status)
         frame = _Frame(inp.agent_name)
         pending: list[Event] = []
         if carry is not None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from google.genai import types
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from adk_temporal.activities.messages import AgentSpec, PlannedCall
 from adk_temporal.events import InputRequest
-from adk_temporal.wire import WireModel
 
 __all__ = [
     "CONFIRM_CHECKED_UPDATE",
@@ -52,7 +51,7 @@ def workflow_id_for(app_name: str, user_id: str, session_id: str) -> str:
     return f"adk/{app_name}/{user_id}/{session_id}"
 
 
-class CarriedRequest(WireModel):
+class CarriedRequest(BaseModel):
     """An open request carried across continue-as-new, with its answer if one arrived."""
 
     pending: PendingRequest
@@ -60,7 +59,7 @@ class CarriedRequest(WireModel):
     answer: ConfirmInput | ResumeInput | None = None
 
 
-class InvocationCarry(WireModel):
+class InvocationCarry(BaseModel):
     """What a run hands to the next across continue-as-new: ids, counters, open requests.
 
     Never the conversation: events are already in the session service. ``agent`` is the LLM
@@ -81,7 +80,7 @@ class InvocationCarry(WireModel):
     ended: bool = False
 
 
-class InvocationInput(WireModel):
+class InvocationInput(BaseModel):
     """Start input of ``InvocationWorkflow``.
 
     ``continue_as_new_after_events`` bounds a run's history length: at the next step
@@ -103,7 +102,7 @@ class InvocationInput(WireModel):
     carry: InvocationCarry | None = None
 
 
-class ConfirmInput(WireModel):
+class ConfirmInput(BaseModel):
     """Payload of ``adk_confirm``: approve or reject one confirmation request.
 
     ``call_digest``, when given, must equal the digest of the call the request is about; a
@@ -116,14 +115,14 @@ class ConfirmInput(WireModel):
     call_digest: str | None = None
 
 
-class ResumeInput(WireModel):
+class ResumeInput(BaseModel):
     """Payload of ``adk_resume``: the value answering one input request (``None`` allowed)."""
 
     interrupt_id: str
     input: Any = None
 
 
-class PendingRequest(WireModel):
+class PendingRequest(BaseModel):
     """An open confirmation or input request, as ``adk_pending`` lists it."""
 
     kind: Literal["confirmation", "input"]
@@ -140,7 +139,7 @@ class PendingRequest(WireModel):
     branch: str = ""
 
 
-class InvocationStatus(WireModel):
+class InvocationStatus(BaseModel):
     """What ``adk_status`` returns."""
 
     status: AdkStatus
@@ -153,7 +152,7 @@ class InvocationStatus(WireModel):
     ignored_signals: list[str] = Field(default_factory=list)
 
 
-class InvocationResult(WireModel):
+class InvocationResult(BaseModel):
     """Result of an invocation: its final status and answer."""
 
     invocation_id: str
