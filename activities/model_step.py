@@ -14,6 +14,7 @@ from temporalio import activity
 
 from adk_temporal.agents import Agent, AgentTool, maybe_await
 from adk_temporal.context import CallbackContext, ReadonlyContext
+from adk_temporal.errors import SessionNotFoundError
 from adk_temporal.events import ADK_ID_PREFIX, Event, EventActions
 from adk_temporal.faults import fault_point
 from adk_temporal.history import build_contents
@@ -188,14 +189,20 @@ class ModelStepActivity:
     async def _load(self, ref: InvocationRef, pending: list[Event]) -> Session:
         """The session after appending ``pending`` (created on the invocation's first step)."""
         sessions = self._services.sessions
+        cache = self._services.events_cache
+        app_name, user_id, session_id = ref.app_name, ref.user_id, ref.session_id
         if pending:
             await append_to_session(sessions, ref, pending)
-            return await sessions.get(
-                app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
+        try:
+            return await cache.get(
+                sessions, app_name=app_name, user_id=user_id, session_id=session_id
             )
-        return await sessions.get_or_create(
-            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
-        )
+        except SessionNotFoundError:
+            # An invocation started without a message: its first step creates the session.
+            await sessions.get_or_create(app_name=app_name, user_id=user_id, session_id=session_id)
+            return await cache.get(
+                sessions, app_name=app_name, user_id=user_id, session_id=session_id
+            )
 
     async def _append(self, ref: InvocationRef, events: list[Event]) -> None:
         await append_to_session(self._services.sessions, ref, events)
@@ -225,7 +232,8 @@ def _user_content(session: Session, ref: InvocationRef) -> types.Content | None:
             and event.author == "user"
             and event.isolation_scope == ref.isolation_scope
         ):
-            return event.content
+            # A copy: the event may be the worker's cached one, shared with later steps.
+            return event.content.model_copy(deep=True) if event.content else None
     return None
 
 

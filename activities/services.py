@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
 from google.genai import types
@@ -23,6 +23,7 @@ from adk_temporal.models import ModelRegistry
 from adk_temporal.sessions import Session, SessionService
 
 from .messages import InvocationRef
+from .session_cache import SessionEventsCache
 
 __all__ = ["WorkerServices", "append_to_session", "translate_errors"]
 
@@ -36,6 +37,7 @@ class WorkerServices:
     models: ModelRegistry
     artifacts: ArtifactService | None = None
     memory: MemoryService | None = None
+    events_cache: SessionEventsCache = field(default_factory=SessionEventsCache)
 
     def invocation_context(
         self,

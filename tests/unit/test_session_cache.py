@@ -1,0 +1,80 @@
+"""SessionEventsCache: incremental reads that are never stale."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adk_temporal.activities.session_cache import SessionEventsCache
+from adk_temporal.events import Event
+from adk_temporal.sessions import InMemorySessionService, Session
+
+IDS = {"app_name": "a", "user_id": "u", "session_id": "s"}
+
+
+class CountingSessions(InMemorySessionService):
+    """An in-memory store that records each read's after_sequence."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[int] = []
+
+    async def get(self, **kwargs: Any) -> Session:
+        """Record the read, then answer it."""
+        self.reads.append(kwargs.get("after_sequence", 0))
+        return await super().get(**kwargs)
+
+
+def _events(*ids: str) -> list[Event]:
+    return [Event(id=i, author="user") for i in ids]
+
+
+async def test_second_read_fetches_only_new_events() -> None:
+    """After a full read, the cache asks for events from its last known one on."""
+    store = CountingSessions()
+    await store.create(**IDS)
+    await store.append_events(**IDS, events=_events("e1", "e2"))
+    cache = SessionEventsCache()
+    assert [e.id for e in (await cache.get(store, **IDS)).events] == ["e1", "e2"]
+    await store.append_events(**IDS, events=_events("e3"))
+    session = await cache.get(store, **IDS)
+    assert [e.id for e in session.events] == ["e1", "e2", "e3"]
+    assert store.reads == [0, 1]
+
+
+async def test_state_is_always_fresh() -> None:
+    """The state comes from the store on every read, not from the cache."""
+    store = CountingSessions()
+    await store.create(**IDS)
+    await store.append_events(**IDS, events=_events("e1"))
+    cache = SessionEventsCache()
+    await cache.get(store, **IDS)
+    update = Event(id="e2", author="user")
+    update.actions.state_delta["k"] = "v"
+    await store.append_events(**IDS, events=[update])
+    assert (await cache.get(store, **IDS)).state == {"k": "v"}
+
+
+async def test_a_recreated_session_is_read_in_full() -> None:
+    """Deleted and re-created under the same id: the cached events are dropped."""
+    store = CountingSessions()
+    await store.create(**IDS)
+    await store.append_events(**IDS, events=_events("old1", "old2"))
+    cache = SessionEventsCache()
+    await cache.get(store, **IDS)
+    await store.delete(**IDS)
+    await store.create(**IDS)
+    await store.append_events(**IDS, events=_events("new1", "new2", "new3"))
+    assert [e.id for e in (await cache.get(store, **IDS)).events] == ["new1", "new2", "new3"]
+
+
+async def test_least_recently_used_sessions_are_evicted() -> None:
+    """Only max_sessions sessions are kept; an evicted one is read in full again."""
+    store = CountingSessions()
+    for sid in ("s1", "s2"):
+        await store.create(app_name="a", user_id="u", session_id=sid)
+        await store.append_events(app_name="a", user_id="u", session_id=sid, events=_events("e"))
+    cache = SessionEventsCache(max_sessions=1)
+    await cache.get(store, app_name="a", user_id="u", session_id="s1")
+    await cache.get(store, app_name="a", user_id="u", session_id="s2")
+    await cache.get(store, app_name="a", user_id="u", session_id="s1")
+    assert store.reads == [0, 0, 0]
