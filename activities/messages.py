@@ -29,14 +29,17 @@ __all__ = [
 
 
 class InvocationRef(BaseModel):
-    """Where an activity finds its work: the session, agent and invocation ids."""
+    """Where an activity finds its work: the session, agent and invocation ids.
+
+    The workflow id is not repeated here: every activity reads it from its own
+    ``activity.info()``, which saves its bytes in each activity input of the history.
+    """
 
     app_name: str
     user_id: str
     session_id: str
     agent_name: str
     invocation_id: str
-    workflow_id: str = ""
     branch: str = ""
     isolation_scope: str = ""
 

@@ -120,7 +120,7 @@ class ModelStepActivity:
         actions = EventActions()
         # One key per step and callback site: a fixed key would make a save in step 2 look
         # like a retry of step 1's save of the same name.
-        key_base = f"{ref.workflow_id}/{ref.invocation_id}/step-{inp.step}"
+        key_base = f"{activity.info().workflow_id}/{ref.invocation_id}/step-{inp.step}"
         cctx = CallbackContext(ictx, actions=actions, idempotency_key=f"{key_base}/model")
 
         if inp.run_before_agent and agent.before_agent_callback is not None:

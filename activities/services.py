@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
 from google.genai import types
+from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from adk_temporal.agents import Agent, AgentRegistry
@@ -59,7 +60,7 @@ class WorkerServices:
             artifact_service=self.artifacts,
             memory_service=self.memory,
             resume_inputs=resume_inputs,
-            workflow_id=ref.workflow_id,
+            workflow_id=activity.info().workflow_id,
         )
 
 

@@ -71,26 +71,6 @@ def _as_content(message: str | types.Content) -> types.Content:
     return types.Content(role="user", parts=[types.Part(text=message)])
 
 
-def _static_details(
-    app_name: str, user_id: str, session_id: str, agent: str, inp: InvocationInput
-) -> str:
-    """Markdown the Temporal UI shows for the run: who asked which agent what."""
-    text = "".join(p.text or "" for p in (inp.message.parts or ())) if inp.message else ""
-    if len(text) > 300:
-        text = text[:297] + "..."
-    return "\n".join(
-        [
-            f"**Agent** `{agent}` · **app** `{app_name}` · **user** `{user_id}` · "
-            f"**session** `{session_id}`",
-            "",
-            f"> {text}" if text else "_(no new message)_",
-            "",
-            f"Step limit {inp.max_steps}. Events: "
-            f"`adk-temporal events --app {app_name} --user {user_id} --session {session_id}`",
-        ]
-    )
-
-
 class InvocationHandle:
     """One invocation: follow it, inspect it, answer its requests.
 
@@ -370,7 +350,6 @@ class AdkClient:
                     ]
                 ),
                 static_summary=f"{agent} · {app_name}/{user_id}/{session_id}",
-                static_details=_static_details(app_name, user_id, session_id, agent, inp),
                 result_type=InvocationResult,
             )
         except WorkflowAlreadyStartedError as err:
