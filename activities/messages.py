@@ -17,7 +17,6 @@ from adk_temporal.events import Event, EventActions, ToolConfirmation
 __all__ = [
     "AgentSpec",
     "AppendEventsInput",
-    "DescribeAgentInput",
     "InvocationRef",
     "ModelStepInput",
     "ModelStepResult",
@@ -89,6 +88,7 @@ class ModelStepInput(BaseModel):
     pending_events: list[Event] = Field(default_factory=list)
     temp_state: dict[str, Any] = Field(default_factory=dict)
     run_before_agent: bool = False
+    describe: bool = False
     timestamp: float = 0.0
 
 
@@ -96,16 +96,19 @@ class ModelStepResult(BaseModel):
     """Result of ``model_step``: the calls to run, or the end of the agent's turn.
 
     ``kind`` tags the control flow: ``calls`` (run ``function_calls``), ``final`` (the agent
-    answered ``text``), ``ended`` (a callback ended the invocation) or ``error`` (the model
-    returned an error response, recorded as an event).
+    answered ``text``), ``ended`` (a callback ended the invocation), ``error`` (the model
+    returned an error response, recorded as an event) or ``delegate`` (the agent is not an
+    LLM agent: no model was called, ``tree`` says what to run). ``tree`` is set when the
+    input asked to ``describe`` the agent.
     """
 
-    kind: Literal["calls", "final", "ended", "error"]
+    kind: Literal["calls", "final", "ended", "error", "delegate"]
     function_calls: list[PlannedCall] = Field(default_factory=list)
     text: str = ""
     error_code: str | None = None
     error_message: str | None = None
     actions: EventActions = Field(default_factory=EventActions)
+    tree: AgentSpec | None = None
 
 
 class ToolCallInput(BaseModel):
@@ -130,12 +133,6 @@ class AppendEventsInput(BaseModel):
 
     ref: InvocationRef
     events: list[Event]
-
-
-class DescribeAgentInput(BaseModel):
-    """Input of ``adk_describe_agent``: the agent whose tree the workflow needs."""
-
-    agent_name: str
 
 
 class AgentSpec(BaseModel):

@@ -22,6 +22,7 @@ from adk_temporal.models import LlmRequest, LlmResponse
 from adk_temporal.sessions import Session
 from adk_temporal.tools import FunctionTool
 
+from .agent_spec import describe_tree
 from .messages import InvocationRef, ModelStepInput, ModelStepResult, PlannedCall, ToolOptions
 from .services import WorkerServices, append_to_session, translate_errors
 
@@ -106,12 +107,17 @@ class ModelStepActivity:
         """
         services = self._services
         ref = inp.ref
-        agent = services.agents.llm_agent(ref.agent_name)
-        tools = services.agents.tools(agent.name)
+        registry = services.agents
+        tree = describe_tree(registry, ref.agent_name) if inp.describe else None
+        if not isinstance(registry[ref.agent_name], Agent):
+            await append_to_session(services.sessions, ref, inp.pending_events)
+            return ModelStepResult(kind="delegate", tree=tree)
+        agent = registry.llm_agent(ref.agent_name)
+        tools = registry.tools(agent.name)
         session = await self._load(ref, inp.pending_events)
         recorded = next((e for e in session.events if e.id == inp.model_event_id), None)
         if recorded is not None:
-            return _result(recorded, tools)
+            return _result(recorded, tools).model_copy(update={"tree": tree})
 
         session.state.update(inp.temp_state)
         ictx = services.invocation_context(
@@ -128,7 +134,7 @@ class ModelStepActivity:
             if isinstance(content, types.Content):
                 event = self._event(inp, agent, content, actions)
                 await self._append(ref, [event])
-                return ModelStepResult(kind="ended", text=event.text(), actions=actions)
+                return ModelStepResult(kind="ended", text=event.text(), actions=actions, tree=tree)
 
         request = LlmRequest(
             model=agent.model,
@@ -150,6 +156,7 @@ class ModelStepActivity:
         event.error_message = response.error_message
         events = [event]
         result = _result(event, tools)
+        result.tree = tree
         if result.kind == "final" and agent.after_agent_callback is not None:
             after_actions = EventActions()
             after = await maybe_await(

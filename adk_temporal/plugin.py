@@ -27,7 +27,6 @@ from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from .activities.append_events import AppendEventsActivity
-from .activities.describe_agent import DescribeAgentActivity
 from .activities.model_step import ModelStepActivity
 from .activities.services import WorkerServices
 from .activities.tool_call import ToolCallActivity
@@ -140,7 +139,6 @@ class AdkPlugin(SimplePlugin):
                 ModelStepActivity(services).run,
                 ToolCallActivity(services).run,
                 AppendEventsActivity(services).run,
-                DescribeAgentActivity(services).run,
             ],
             workflows=[InvocationWorkflow],
             workflow_runner=_runner,

@@ -30,7 +30,6 @@ with workflow.unsafe.imports_passed_through():
     from adk_temporal.activities.messages import (
         AgentSpec,
         AppendEventsInput,
-        DescribeAgentInput,
         InvocationRef,
         ModelStepInput,
         ModelStepResult,
@@ -89,7 +88,6 @@ ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
 """Search attribute: running / awaiting_confirmation / awaiting_input / completed / failed."""
 
 _APPEND_TIMEOUT = timedelta(seconds=60)
-_DESCRIBE_TIMEOUT = timedelta(seconds=10)
 
 
 @dataclass
@@ -188,10 +186,10 @@ class InvocationWorkflow:
                     frame.moved(agent=carry.agent), pending, entry=carry.entry_agent, carry=carry
                 )
             else:
-                outcome = await self._run_agent(await self._spec(inp.agent_name), frame, pending)
+                outcome = await self._run_named(frame, pending)
         except (ActivityError, ApplicationError) as err:
             # A failed activity arrives as ActivityError with the ApplicationError as its
-            # cause; a failed local activity (describe) arrives as the ApplicationError.
+            # cause; one failed by the activity's own error mapping may arrive bare.
             cause = err.cause if isinstance(err, ActivityError) else err
             kind = cause.type if isinstance(cause, ApplicationError) and cause.type else None
             message = cause.message if isinstance(cause, ApplicationError) else str(cause or err)
@@ -200,6 +198,18 @@ class InvocationWorkflow:
         if outcome.error is not None:
             return self._finish("failed", error=outcome.error)
         return self._finish("completed", text=outcome.text)
+
+    async def _run_named(self, frame: _Frame, pending: list[Event]) -> _Outcome:
+        """Run ``frame.agent``, whose kind may not be known yet.
+
+        An unknown agent is run as an LLM agent: its first model step describes the agent's
+        tree, and answers ``delegate`` instead of calling a model when it is a workflow
+        agent. The common case (an LLM agent) thus costs no extra round trip.
+        """
+        spec = self._known(frame.agent)
+        if spec is not None and spec.kind != "llm":
+            return await self._run_agent(spec, frame, pending)
+        return await self._llm(frame, pending, entry=frame.agent)
 
     async def _run_agent(self, spec: AgentSpec, frame: _Frame, pending: list[Event]) -> _Outcome:
         """Run ``spec`` (any kind) in ``frame`` (whose agent is ``spec``), from ``pending``."""
@@ -286,11 +296,20 @@ class InvocationWorkflow:
             if self._depth == 0 and self._should_continue_as_new():
                 await self._append(frame, pending)
                 await self._continue_as_new(frame, entry, {}, ended=False)
-            self._step += 1
-            self._steps_this_run += 1
-            result = await self._model_step(frame, pending, run_before_agent=first_step)
-            first_step = False
+            describe = self._known(frame.agent) is None
+            result = await self._model_step(
+                frame, pending, run_before_agent=first_step, describe=describe
+            )
             pending = []
+            if result.tree is not None:
+                self._remember(result.tree)
+            if result.kind == "delegate":
+                # Not an LLM agent after all; the step only described it (and stored
+                # ``pending``), so it does not count as a model step.
+                spec = self._known(frame.agent)
+                assert spec is not None
+                return await self._run_agent(spec, frame, [])
+            first_step = False
             frame.actions.append(result.actions)
             if result.kind in ("final", "ended"):
                 return _Outcome(text=result.text, ended=result.kind == "ended")
@@ -305,17 +324,17 @@ class InvocationWorkflow:
                 await self._append(frame, pending)
                 return _Outcome(ended=True)
             if actions.transfer_to_agent:
-                target = await self._spec(actions.transfer_to_agent)
-                if target.kind != "llm":
+                target = self._known(actions.transfer_to_agent)
+                if target is not None and target.kind != "llm":
                     child = frame.moved(agent=target.name)
                     outcome = await self._run_agent(target, child, pending)
                     frame.actions += child.actions
                     return outcome
-                frame = dataclasses.replace(frame, agent=target.name)
+                frame = dataclasses.replace(frame, agent=actions.transfer_to_agent)
                 first_step = True
             elif actions.escalate:
-                spec = await self._spec(frame.agent)
-                if frame.agent == entry or spec.parent is None:
+                spec = self._known(frame.agent)
+                if frame.agent == entry or spec is None or spec.parent is None:
                     await self._append(frame, pending)
                     return _Outcome(escalated=True)
                 frame = dataclasses.replace(frame, agent=spec.parent)
@@ -420,29 +439,22 @@ class InvocationWorkflow:
             self._trees[spec.name] = tree
             stack += spec.sub_agents
 
-    async def _spec(self, agent: str) -> AgentSpec:
-        """The spec of ``agent``, asked of the worker once per agent tree."""
-        if agent not in self._trees:
-            tree = await workflow.execute_local_activity(
-                "adk_describe_agent",
-                DescribeAgentInput(agent_name=agent),
-                result_type=AgentSpec,
-                start_to_close_timeout=_DESCRIBE_TIMEOUT,
-                summary=f"describe {agent}",
-            )
-            self._remember(tree)
-        spec = self._trees[agent].find(agent)
-        assert spec is not None
-        return spec
+    def _known(self, agent: str) -> AgentSpec | None:
+        """The spec of ``agent`` if its tree has been described in this invocation."""
+        tree = self._trees.get(agent)
+        return tree.find(agent) if tree is not None else None
 
     async def _model_step(
-        self, frame: _Frame, pending: list[Event], *, run_before_agent: bool
+        self, frame: _Frame, pending: list[Event], *, run_before_agent: bool, describe: bool
     ) -> ModelStepResult:
-        return await workflow.execute_activity(
+        self._step += 1
+        self._steps_this_run += 1
+        result: ModelStepResult = await workflow.execute_activity(
             "adk_model_step",
             ModelStepInput(
                 ref=self._ref(frame),
                 step=self._step,
+                describe=describe,
                 model_event_id=str(workflow.uuid4()),
                 pending_events=pending,
                 temp_state=self._temp_state,
@@ -454,6 +466,10 @@ class InvocationWorkflow:
             retry_policy=RetryPolicy(maximum_attempts=self._input.model_maximum_attempts),
             summary=f"{frame.agent} · model step {self._step}",
         )
+        if result.kind == "delegate":
+            self._step -= 1
+            self._steps_this_run -= 1
+        return result
 
     async def _run_calls(
         self,
@@ -538,8 +554,7 @@ class InvocationWorkflow:
     async def _agent_tool_call(self, frame: _Frame, call: PlannedCall) -> ToolCallResult:
         """Run the agent behind an ``AgentTool`` in isolation scope = the call id."""
         assert call.agent_tool is not None
-        spec = await self._spec(call.agent_tool)
-        child = frame.moved(agent=spec.name, isolation_scope=call.id)
+        child = frame.moved(agent=call.agent_tool, isolation_scope=call.id)
         request = call.args.get("request")
         text = request if isinstance(request, str) else str(call.args)
         first = self._event(
@@ -547,7 +562,7 @@ class InvocationWorkflow:
         )
         self._depth += 1
         try:
-            outcome = await self._run_agent(spec, child, [first])
+            outcome = await self._run_named(child, [first])
         finally:
             self._depth -= 1
         merged = merge_actions(child.actions)

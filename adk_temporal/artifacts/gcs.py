@@ -6,7 +6,7 @@ and creates ``max + 1`` with ``if_generation_match=0`` (create only if absent); 
 race (HTTP 412) is retried after a full-jitter back-off, any other error is raised at once.
 
 How a retry picks its number (ADK-Go lists again before every attempt): a 412 on ``v``
-proves ``v`` exists, so ``v + 1`` is always a gap-free next number. After a back-off shorter
+proves ``v`` exists, so ``v + 1`` is always a gap-free next number. After a back-off no longer
 than the lost attempt took, the save tries ``v + 1`` at once without listing — little can
 have changed, and a listing costs as much as the write and grows with the version count;
 after a longer back-off it lists again, as others may have taken several numbers meanwhile.
@@ -14,6 +14,10 @@ A save with an idempotency key that skips the listing reads the winner's metadat
 so a concurrent duplicate of the same save (a timed-out activity attempt still running)
 is still recognised. The back-off window starts at the larger of 10 ms and the lost
 attempt's duration, so writers spread in proportion to how slow the backend is right now.
+And a service remembers how contended each name was: the next save of a name whose last
+save lost ``n > 1`` races backs off from level ``n - 1`` instead of 0 (its first attempt is
+still immediate), so writers that keep saving one name do not keep cutting in front of
+those already waiting in long back-offs, which is how sustained contention starves them.
 
 Every client call passes ``retry=None``: google-cloud-storage would otherwise retry
 conditional writes and reads on 5xx by itself for up to two minutes, hiding a failing backend
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import collections
 import contextlib
 import random
 import re
@@ -68,6 +73,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BACKOFF_BASE_SECONDS",
     "BACKOFF_CAP_SECONDS",
+    "CONTENDED_NAMES_REMEMBERED",
     "MAX_SAVE_ATTEMPTS",
     "GcsArtifactService",
     "GcsStats",
@@ -81,6 +87,9 @@ BACKOFF_BASE_SECONDS = 0.01
 
 BACKOFF_CAP_SECONDS = 1.0
 """Largest upper bound of a single back-off."""
+
+CONTENDED_NAMES_REMEMBERED = 1024
+"""How many recently contended names a service remembers the back-off level of."""
 
 _VERSION = re.compile(r"[1-9][0-9]*")
 
@@ -144,6 +153,7 @@ class GcsArtifactService:
         self._sleep = sleep
         self._uniform = uniform
         self._clock = clock
+        self._heat: collections.OrderedDict[str, int] = collections.OrderedDict()
         self.stats = stats if stats is not None else GcsStats()
         """The counters this service increments."""
 
@@ -199,46 +209,61 @@ class GcsArtifactService:
         if found is not None:
             return found
         version = max(existing, default=0) + 1
+        heat = self._heat.get(prefix, 0)
         for attempt in range(MAX_SAVE_ATTEMPTS):
             began = self._clock()
             if await self._try_create(prefix, version, data, content_type, metadata):
-                self._record_attempts(attempt + 1)
+                self._settle(prefix, attempt + 1, lost=attempt)
                 return version
             if attempt + 1 == MAX_SAVE_ATTEMPTS:
                 break
             lost_after = self._clock() - began
             # Full jitter: spreads writers that collided so the next round has one winner.
-            bound = min(max(BACKOFF_BASE_SECONDS, lost_after) * 2**attempt, BACKOFF_CAP_SECONDS)
+            level = attempt + heat
+            bound = min(max(BACKOFF_BASE_SECONDS, lost_after) * 2**level, BACKOFF_CAP_SECONDS)
             delay = self._uniform(0.0, bound)
-            if delay <= lost_after:
-                if key is not None and await self._created_with_key(prefix, version, key):
-                    self._record_attempts(attempt + 1)
+            step = delay <= lost_after
+            if step and key is not None:
+                winner = await self._metadata_of(prefix, version)
+                if winner is not None and winner.get(IDEMPOTENCY_METADATA_KEY) == key:
+                    self._settle(prefix, attempt + 1, lost=attempt + 1)
                     return version
-                await self._back_off(delay)
+                # Deleted since the 412: v + 1 could leave a gap, so list instead.
+                step = winner is not None
+            await self._back_off(delay)
+            if step:
                 version += 1
                 continue
-            await self._back_off(delay)
             existing = await self._list_versions(prefix)
             found = _find_idempotent(existing, key)
             if found is not None:
-                self._record_attempts(attempt + 1)
+                self._settle(prefix, attempt + 1, lost=attempt + 1)
                 return found
             version = max(existing, default=0) + 1
-        self._record_attempts(MAX_SAVE_ATTEMPTS)
+        self._settle(prefix, MAX_SAVE_ATTEMPTS, lost=MAX_SAVE_ATTEMPTS)
         raise VersionConflictError(
             f"could not save artifact {request.file_name!r}: another writer took the next "
             f"version on each of {MAX_SAVE_ATTEMPTS} attempts; retry the save"
         )
 
+    def _settle(self, prefix: str, attempts: int, *, lost: int) -> None:
+        """Count a save's attempts; remember one level below the races it lost."""
+        self._record_attempts(attempts)
+        self._heat.pop(prefix, None)
+        if lost > 1:
+            self._heat[prefix] = lost - 1
+            if len(self._heat) > CONTENDED_NAMES_REMEMBERED:
+                self._heat.popitem(last=False)
+
     async def _back_off(self, delay: float) -> None:
         self.stats.backoff_seconds += delay
         await self._sleep(delay)
 
-    async def _created_with_key(self, prefix: str, version: int, key: str) -> bool:
-        """Whether the existing ``version`` was created by a save with idempotency ``key``."""
+    async def _metadata_of(self, prefix: str, version: int) -> dict[str, str] | None:
+        """The custom metadata ``version`` was created with; ``None`` once it is deleted."""
         self.stats.metadata_reads += 1
         blob = await asyncio.to_thread(self._bucket.get_blob, f"{prefix}{version}", retry=None)
-        return blob is not None and (blob.metadata or {}).get(IDEMPOTENCY_METADATA_KEY) == key
+        return None if blob is None else dict(blob.metadata or {})
 
     async def load(self, request: LoadRequest) -> LoadResponse:
         """Return a stored part as inline data; see :meth:`ArtifactService.load`."""

@@ -17,6 +17,7 @@ from adk_temporal.artifacts import (
     GetArtifactVersionRequest,
     LoadRequest,
     SaveRequest,
+    SaveResponse,
     VersionConflictError,
     VersionsRequest,
 )
@@ -70,11 +71,21 @@ class HookedClient:
 
 
 class RecordingBackoff:
-    """Injected ``uniform`` and ``sleep``: records bounds and delays, never waits."""
+    """Injected ``uniform``, ``sleep`` and ``clock``: records bounds and delays, never waits.
 
-    def __init__(self) -> None:
+    Every clock reading is ``attempt_seconds`` later than the previous one, so each write
+    attempt appears to take exactly that long (0: time stands still).
+    """
+
+    def __init__(self, attempt_seconds: float = 0.0) -> None:
         self.bounds: list[tuple[float, float]] = []
         self.slept: list[float] = []
+        self._step = attempt_seconds
+        self._now = 0.0
+
+    def clock(self) -> float:
+        self._now += self._step
+        return self._now
 
     def uniform(self, low: float, high: float) -> float:
         self.bounds.append((low, high))
@@ -145,10 +156,45 @@ async def test_version_metadata_comes_from_the_object(
     assert described.custom_metadata == {"a": "b"}
 
 
+def competitor(
+    gcs_client: storage.Client, gcs_bucket: str, wins: int, metadata: dict[str, str] | None = None
+) -> UploadHook:
+    """An upload hook: another writer creates the very object first, ``wins`` times."""
+    lost = 0
+
+    def hook(blob: storage.Blob, data: bytes, kwargs: dict[str, Any]) -> None:
+        nonlocal lost
+        if lost < wins:
+            lost += 1
+            theirs = gcs_client.bucket(gcs_bucket).blob(blob.name)
+            theirs.metadata = metadata
+            theirs.upload_from_string(b"theirs")
+        blob.upload_from_string(data, **kwargs)
+
+    return hook
+
+
+def hooked_service(
+    gcs_client: storage.Client, gcs_bucket: str, hook: UploadHook, backoff: RecordingBackoff
+) -> GcsArtifactService:
+    """A service whose uploads go through ``hook`` and whose back-off is recorded."""
+    return GcsArtifactService(
+        gcs_bucket,
+        client=cast(storage.Client, HookedClient(gcs_client, hook)),
+        sleep=backoff.sleep,
+        uniform=backoff.uniform,
+        clock=backoff.clock,
+    )
+
+
 async def test_lost_race_every_time_gives_up_after_16_attempts(
     gcs_client: storage.Client, gcs_bucket: str
 ) -> None:
-    """When another writer always takes the next version first, 16 attempts then a conflict."""
+    """When another writer always takes the next version first, 16 attempts then a conflict.
+
+    Time stands still, so every back-off is longer than the lost attempt: the save lists
+    again before each attempt, and the window is ADK-Go's 10 ms doubling up to 1 s.
+    """
     attempts: list[dict[str, Any]] = []
 
     def competitor_wins(blob: storage.Blob, data: bytes, kwargs: dict[str, Any]) -> None:
@@ -165,6 +211,7 @@ async def test_lost_race_every_time_gives_up_after_16_attempts(
         stats=stats,
         sleep=backoff.sleep,
         uniform=backoff.uniform,
+        clock=backoff.clock,
     )
     with pytest.raises(
         VersionConflictError,
@@ -187,25 +234,126 @@ async def test_lost_race_then_success_takes_the_next_free_version(
     gcs_client: storage.Client, gcs_bucket: str
 ) -> None:
     """After losing twice the save lists again and lands on the version after the winners."""
-    lost = 0
+    backoff = RecordingBackoff()
+    service = hooked_service(gcs_client, gcs_bucket, competitor(gcs_client, gcs_bucket, 2), backoff)
+    assert (await service.save(text_save())).version == 3
+    assert len(backoff.slept) == 2
+    assert service.stats.max_save_attempts == 3
+    assert service.stats.list_calls == 3
 
-    def competitor_wins_twice(blob: storage.Blob, data: bytes, kwargs: dict[str, Any]) -> None:
-        nonlocal lost
-        if lost < 2:
-            lost += 1
+
+async def test_quick_retry_takes_the_next_number_without_listing(
+    gcs_client: storage.Client, gcs_bucket: str
+) -> None:
+    """A back-off shorter than the lost attempt is followed by v + 1, with no new listing."""
+    backoff = RecordingBackoff(attempt_seconds=1.0)
+    service = hooked_service(gcs_client, gcs_bucket, competitor(gcs_client, gcs_bucket, 2), backoff)
+    assert (await service.save(text_save())).version == 3
+    stats = service.stats
+    assert (stats.write_attempts, stats.list_calls, stats.metadata_reads) == (3, 1, 0)
+    assert backoff.bounds == [(0.0, 1.0), (0.0, 1.0)]
+    versions = await service.versions(VersionsRequest(**IDENTITY, file_name="report.txt"))
+    assert versions.versions == [1, 2, 3]
+
+
+async def test_back_off_window_starts_at_the_lost_attempts_duration(
+    gcs_client: storage.Client, gcs_bucket: str
+) -> None:
+    """Attempts taking 1/32 s open the window there, not at 10 ms; still 16 attempts at most.
+
+    The first two back-offs (1/64 and 1/32 s) are no longer than an attempt, so the save
+    steps to the next number; each longer one is followed by a listing. (Binary fractions
+    keep the clock arithmetic exact.)
+    """
+    backoff = RecordingBackoff(attempt_seconds=1 / 32)
+    service = hooked_service(
+        gcs_client, gcs_bucket, competitor(gcs_client, gcs_bucket, 16), backoff
+    )
+    with pytest.raises(VersionConflictError, match="on each of 16 attempts"):
+        await service.save(text_save())
+    assert backoff.bounds == [(0.0, min(2**k / 32, 1.0)) for k in range(15)]
+    stats = service.stats
+    assert (stats.write_attempts, stats.precondition_failures, stats.max_save_attempts) == (
+        16,
+        16,
+        16,
+    )
+    assert stats.list_calls == 1 + 13
+    versions = await service.versions(VersionsRequest(**IDENTITY, file_name="report.txt"))
+    assert versions.versions == list(range(1, 17))
+
+
+async def test_quick_retry_recognises_a_concurrent_duplicate_by_its_key(
+    gcs_client: storage.Client, gcs_bucket: str
+) -> None:
+    """A race lost to a save with the same idempotency key returns that version, once."""
+    hook = competitor(gcs_client, gcs_bucket, 1, metadata={"adk-idempotency-key": "key-1"})
+    backoff = RecordingBackoff(attempt_seconds=1.0)
+    service = hooked_service(gcs_client, gcs_bucket, hook, backoff)
+    assert (await service.save(text_save(idempotency_key="key-1"))).version == 1
+    assert object_names(gcs_client, gcs_bucket) == ["weather/u-1/s-1/report.txt/1"]
+    stats = service.stats
+    assert (stats.write_attempts, stats.list_calls, stats.metadata_reads) == (1, 1, 1)
+    assert backoff.slept == []
+
+
+async def test_quick_retry_with_a_key_reads_the_winner_then_steps_on(
+    gcs_client: storage.Client, gcs_bucket: str
+) -> None:
+    """A race lost to another save: its key is read instead of listing, then v + 1 is made."""
+    hook = competitor(gcs_client, gcs_bucket, 1, metadata={"adk-idempotency-key": "other"})
+    backoff = RecordingBackoff(attempt_seconds=1.0)
+    service = hooked_service(gcs_client, gcs_bucket, hook, backoff)
+    assert (await service.save(text_save(idempotency_key="key-1"))).version == 2
+    stats = service.stats
+    assert (stats.write_attempts, stats.list_calls, stats.metadata_reads) == (2, 1, 1)
+
+
+async def test_quick_retry_lists_again_when_the_winner_was_deleted(
+    gcs_client: storage.Client, gcs_bucket: str
+) -> None:
+    """A winner deleted before its key is read is not stepped over: v + 1 would be a gap."""
+
+    raced = False
+
+    def winner_then_deleted(blob: storage.Blob, data: bytes, kwargs: dict[str, Any]) -> None:
+        nonlocal raced
+        if raced:
+            blob.upload_from_string(data, **kwargs)
+            return
+        raced = True
+        theirs = gcs_client.bucket(gcs_bucket).blob(blob.name)
+        theirs.upload_from_string(b"theirs")
+        try:
+            blob.upload_from_string(data, **kwargs)
+        finally:
+            theirs.delete()
+
+    backoff = RecordingBackoff(attempt_seconds=1.0)
+    service = hooked_service(gcs_client, gcs_bucket, winner_then_deleted, backoff)
+    assert (await service.save(text_save(idempotency_key="key-1"))).version == 1
+    stats = service.stats
+    assert (stats.write_attempts, stats.list_calls, stats.metadata_reads) == (2, 2, 1)
+
+
+async def test_next_save_of_a_contended_name_backs_off_from_a_higher_level(
+    gcs_client: storage.Client, gcs_bucket: str
+) -> None:
+    """A save after one that lost 3 races starts its back-off 2 levels up; one loss resets it."""
+    competitor_wins = iter([True, True, True, False, True, False, True, False])
+
+    def scheduled(blob: storage.Blob, data: bytes, kwargs: dict[str, Any]) -> None:
+        if next(competitor_wins, False):
             gcs_client.bucket(gcs_bucket).blob(blob.name).upload_from_string(b"theirs")
         blob.upload_from_string(data, **kwargs)
 
     backoff = RecordingBackoff()
-    service = GcsArtifactService(
-        gcs_bucket,
-        client=cast(storage.Client, HookedClient(gcs_client, competitor_wins_twice)),
-        sleep=backoff.sleep,
-        uniform=backoff.uniform,
-    )
-    assert (await service.save(text_save())).version == 3
-    assert len(backoff.slept) == 2
-    assert service.stats.max_save_attempts == 3
+    service = hooked_service(gcs_client, gcs_bucket, scheduled, backoff)
+    assert (await service.save(text_save())).version == 4
+    assert (await service.save(text_save())).version == 6
+    assert (await service.save(text_save())).version == 8
+    assert backoff.bounds == [(0.0, 0.01), (0.0, 0.02), (0.0, 0.04), (0.0, 0.04), (0.0, 0.01)]
+    assert await service.save(text_save("other.txt")) == SaveResponse(version=1)
 
 
 async def test_server_error_is_raised_at_once_without_retry(
@@ -224,6 +372,7 @@ async def test_server_error_is_raised_at_once_without_retry(
         client=cast(storage.Client, HookedClient(gcs_client, server_fails)),
         sleep=backoff.sleep,
         uniform=backoff.uniform,
+        clock=backoff.clock,
     )
     with pytest.raises(InternalServerError, match="backend is down"):
         await service.save(text_save())
@@ -249,6 +398,7 @@ async def test_explicit_existing_version_is_not_retried(
         client=cast(storage.Client, HookedClient(gcs_client, passthrough)),
         sleep=backoff.sleep,
         uniform=backoff.uniform,
+        clock=backoff.clock,
     )
     await service.save(text_save())
     with pytest.raises(VersionConflictError, match="version 1 already exists"):

@@ -1,0 +1,49 @@
+"""The shape of an agent tree, for the workflow to orchestrate.
+
+Agents live on the worker; the workflow only needs each agent's kind, sub-agents and
+parent. The first model step of an agent the workflow does not know yet returns its tree,
+so the answer is recorded in history and a replay never depends on the worker's current
+configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from adk_temporal.agents import Agent, AgentRegistry, BaseAgent, ParallelAgent, SequentialAgent
+
+from .messages import AgentSpec
+
+__all__ = ["describe", "describe_tree"]
+
+
+def describe(registry: AgentRegistry, agent: BaseAgent) -> AgentSpec:
+    """The spec of ``agent`` and everything below it."""
+    kind: Literal["llm", "sequential", "parallel"]
+    if isinstance(agent, Agent):
+        kind = "llm"
+    elif isinstance(agent, ParallelAgent):
+        kind = "parallel"
+    elif isinstance(agent, SequentialAgent):
+        kind = "sequential"
+    else:
+        raise TypeError(f"agent {agent.name!r} is a {type(agent).__name__}, which cannot run")
+    parent = registry.parent(agent.name)
+    return AgentSpec(
+        name=agent.name,
+        kind=kind,
+        sub_agents=[describe(registry, sub) for sub in agent.sub_agents],
+        parent=parent.name if parent else None,
+    )
+
+
+def describe_tree(registry: AgentRegistry, name: str) -> AgentSpec:
+    """The spec of the root of the agent tree ``name`` belongs to.
+
+    Raises:
+        UnknownAgentError: No agent has that name.
+    """
+    root = registry[name]
+    while (parent := registry.parent(root.name)) is not None:
+        root = parent
+    return describe(registry, root)
