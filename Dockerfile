@@ -16,7 +16,9 @@ COPY adk_temporal ./adk_temporal
 COPY workflows ./workflows
 COPY activities ./activities
 COPY examples ./examples
-RUN pip install --no-compile '.[postgres]' && rm -rf /src
+# Compiled at install: the workflow sandbox imports the workflow module for every run,
+# and without .pyc files it recompiles the source each time.
+RUN pip install '.[postgres]' && rm -rf /src
 
 # Without ADK_POSTGRES_DSN / ADK_GCS_BUCKET, sessions (SQLite) and file artifacts live in
 # /data, a volume shared by the workers of one host.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from temporalio import activity
 
 from .messages import AppendEventsInput
-from .services import WorkerServices, append_to_session, translate_errors
+from .services import WorkerServices, append_to_session, resolve, translate_errors
 
 __all__ = ["AppendEventsActivity"]
 
@@ -20,4 +20,4 @@ class AppendEventsActivity:
     @translate_errors
     async def run(self, inp: AppendEventsInput) -> None:
         """Append ``inp.events`` (already-stored ids are skipped, so retries are harmless)."""
-        await append_to_session(self._services.sessions, inp.ref, inp.events)
+        await append_to_session(self._services.sessions, resolve(inp.ref), inp.events)

@@ -30,17 +30,40 @@ __all__ = [
 class InvocationRef(BaseModel):
     """Where an activity finds its work: the session, agent and invocation ids.
 
-    The workflow id is not repeated here: every activity reads it from its own
-    ``activity.info()``, which saves its bytes in each activity input of the history.
+    Nothing the activity can learn from ``activity.info()`` is repeated in every input of
+    the history: the workflow id never, and the app, user and session ids only when the
+    workflow id does not already spell them (``adk/{app}/{user}/{session}``). Activities
+    call :meth:`resolved` first.
     """
 
-    app_name: str
-    user_id: str
-    session_id: str
+    app_name: str = ""
+    user_id: str = ""
+    session_id: str = ""
     agent_name: str
     invocation_id: str
     branch: str = ""
     isolation_scope: str = ""
+
+    def without_session_ids(self, workflow_id: str) -> InvocationRef:
+        """This ref minus the ids ``workflow_id`` spells (unchanged when it spells others)."""
+        if workflow_id.split("/", 3) != ["adk", self.app_name, self.user_id, self.session_id]:
+            return self
+        return self.model_copy(update={"app_name": "", "user_id": "", "session_id": ""})
+
+    def resolved(self, workflow_id: str) -> InvocationRef:
+        """This ref with the ids :meth:`without_session_ids` left out read back.
+
+        Raises:
+            ValueError: The ids are missing and ``workflow_id`` does not spell them.
+        """
+        if self.app_name:
+            return self
+        parts = workflow_id.split("/", 3)
+        if len(parts) != 4 or parts[0] != "adk":
+            raise ValueError(f"workflow id {workflow_id!r} does not name a session")
+        return self.model_copy(
+            update={"app_name": parts[1], "user_id": parts[2], "session_id": parts[3]}
+        )
 
 
 class ToolOptions(BaseModel):

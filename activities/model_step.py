@@ -24,7 +24,7 @@ from adk_temporal.tools import FunctionTool
 
 from .agent_spec import describe_tree
 from .messages import InvocationRef, ModelStepInput, ModelStepResult, PlannedCall, ToolOptions
-from .services import WorkerServices, append_to_session, translate_errors
+from .services import WorkerServices, append_to_session, resolve, translate_errors
 
 __all__ = ["ModelStepActivity", "tool_options"]
 
@@ -100,13 +100,15 @@ class ModelStepActivity:
     @activity.defn(name="adk_model_step")
     @translate_errors
     async def run(self, inp: ModelStepInput) -> ModelStepResult:
-        """Append ``pending_events``, call the model, append and return its reply.
+        """Call the model on the session plus ``pending_events``; store both with the reply.
 
-        A retry after the model event was stored returns the stored reply instead of
-        calling the model again, so each step produces exactly one model event.
+        The pending events and the model event are appended in one transaction, after the
+        model answered. A retry after that append returns the stored reply instead of
+        calling the model again, so each step produces exactly one model event; a retry
+        before it finds the pending events still to store and stores them with the reply.
         """
         services = self._services
-        ref = inp.ref
+        ref = resolve(inp.ref)
         registry = services.agents
         tree = describe_tree(registry, ref.agent_name) if inp.describe else None
         if not isinstance(registry[ref.agent_name], Agent):
@@ -114,11 +116,16 @@ class ModelStepActivity:
             return ModelStepResult(kind="delegate", tree=tree)
         agent = registry.llm_agent(ref.agent_name)
         tools = registry.tools(agent.name)
-        session = await self._load(ref, inp.pending_events)
+        session = await self._load(ref)
         recorded = next((e for e in session.events if e.id == inp.model_event_id), None)
         if recorded is not None:
             return _result(recorded, tools).model_copy(update={"tree": tree})
-
+        stored = {e.id for e in session.events}
+        new = [e for e in inp.pending_events if e.id not in stored]
+        # The model and the callbacks see the pending events as if already stored.
+        session.events.extend(new)
+        for event in new:
+            session.state.update(event.actions.state_delta)
         session.state.update(inp.temp_state)
         ictx = services.invocation_context(
             ref, session, agent, user_content=_user_content(session, ref)
@@ -133,7 +140,7 @@ class ModelStepActivity:
             content = await maybe_await(agent.before_agent_callback(cctx))
             if isinstance(content, types.Content):
                 event = self._event(inp, agent, content, actions)
-                await self._append(ref, [event])
+                await self._append(ref, [*new, event])
                 return ModelStepResult(kind="ended", text=event.text(), actions=actions, tree=tree)
 
         request = LlmRequest(
@@ -174,7 +181,7 @@ class ModelStepActivity:
                 events.append(extra)
                 if isinstance(after, types.Content):
                     result.text = extra.text()
-        await self._append(ref, events)
+        await self._append(ref, [*new, *events])
         return result
 
     async def _generate(
@@ -193,19 +200,16 @@ class ModelStepActivity:
                 return replaced
         return response
 
-    async def _load(self, ref: InvocationRef, pending: list[Event]) -> Session:
-        """The session after appending ``pending`` (created on the invocation's first step)."""
+    async def _load(self, ref: InvocationRef) -> Session:
+        """The stored session (created on the invocation's first step)."""
         sessions = self._services.sessions
         cache = self._services.events_cache
         app_name, user_id, session_id = ref.app_name, ref.user_id, ref.session_id
-        if pending:
-            await append_to_session(sessions, ref, pending)
         try:
             return await cache.get(
                 sessions, app_name=app_name, user_id=user_id, session_id=session_id
             )
         except SessionNotFoundError:
-            # An invocation started without a message: its first step creates the session.
             await sessions.get_or_create(app_name=app_name, user_id=user_id, session_id=session_id)
             return await cache.get(
                 sessions, app_name=app_name, user_id=user_id, session_id=session_id

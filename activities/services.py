@@ -26,7 +26,7 @@ from adk_temporal.sessions import Session, SessionService
 from .messages import InvocationRef
 from .session_cache import SessionEventsCache
 
-__all__ = ["WorkerServices", "append_to_session", "translate_errors"]
+__all__ = ["WorkerServices", "append_to_session", "resolve", "translate_errors"]
 
 
 @dataclass(frozen=True)
@@ -109,3 +109,8 @@ async def append_to_session(
         await sessions.append_events(
             app_name=app_name, user_id=user_id, session_id=session_id, events=events
         )
+
+
+def resolve(ref: InvocationRef) -> InvocationRef:
+    """``ref`` with the session ids the workflow left out, read from this activity's info."""
+    return ref.resolved(activity.info().workflow_id)

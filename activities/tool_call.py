@@ -29,7 +29,7 @@ from adk_temporal.sessions import Session
 from adk_temporal.tools import FunctionTool
 
 from .messages import ToolCallInput, ToolCallResult
-from .services import WorkerServices, translate_errors
+from .services import WorkerServices, resolve, translate_errors
 
 __all__ = ["ToolCallActivity"]
 
@@ -75,7 +75,7 @@ class ToolCallActivity:
     async def run(self, inp: ToolCallInput) -> ToolCallResult:
         """Run the call's handler (or its confirmation gate) and return response + deltas."""
         services = self._services
-        ref = inp.ref
+        ref = resolve(inp.ref)
         agent = services.agents.llm_agent(ref.agent_name)
         tools = services.agents.tools(agent.name)
         state = await services.sessions.get_state(

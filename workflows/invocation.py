@@ -156,7 +156,7 @@ class InvocationWorkflow:
             session_id=inp.session_id,
             agent_name=inp.agent_name,
             invocation_id=self._invocation_id,
-        )
+        ).without_session_ids(info.workflow_id)
         # The client sets these at start; a run started some other way (the temporal CLI, a
         # continue-as-new) gets them here. Only missing values are written: each upsert is
         # a history event.
