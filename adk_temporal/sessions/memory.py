@@ -17,11 +17,10 @@ from .service import (
     check_after_sequence,
     check_identity,
     merged_state,
-    new_session_id,
+    prepare_create,
     prepare_events,
     session_exists_error,
     session_not_found_error,
-    to_json_state,
 )
 from .session import Session
 
@@ -69,10 +68,7 @@ class InMemorySessionService(SessionService):
         state: Mapping[str, Any] | None = None,
     ) -> Session:
         """Create an empty session (see :meth:`SessionService.create`)."""
-        session_id = new_session_id() if session_id is None else session_id
-        check_identity(app_name, user_id, session_id)
-        initial = to_json_state(state or {}, where="initial state")
-        key = (app_name, user_id, session_id)
+        key, initial = prepare_create(app_name, user_id, session_id, state)
         with self._lock:
             if key in self._sessions:
                 raise session_exists_error(*key)

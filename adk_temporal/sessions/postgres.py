@@ -58,11 +58,10 @@ from .service import (
     check_after_sequence,
     check_identity,
     merged_state,
-    new_session_id,
+    prepare_create,
     prepare_events,
     session_exists_error,
     session_not_found_error,
-    to_json_state,
 )
 from .session import Session
 
@@ -207,10 +206,7 @@ class PostgresSessionService(SessionService):
         state: Mapping[str, Any] | None = None,
     ) -> Session:
         """Create an empty session (see :meth:`SessionService.create`)."""
-        session_id = new_session_id() if session_id is None else session_id
-        check_identity(app_name, user_id, session_id)
-        initial = to_json_state(state or {}, where="initial state")
-        key = (app_name, user_id, session_id)
+        key, initial = prepare_create(app_name, user_id, session_id, state)
         app_delta: dict[str, Any] = {}
         user_delta: dict[str, Any] = {}
         session_state: dict[str, Any] = {}

@@ -31,6 +31,7 @@ __all__ = [
     "check_identity",
     "merged_state",
     "new_session_id",
+    "prepare_create",
     "prepare_events",
     "session_exists_error",
     "session_not_found_error",
@@ -253,6 +254,23 @@ class SessionService(Protocol):
         except SessionExistsError:
             # Another worker created it between our read and our create; theirs stands.
             return await self.get(app_name=app_name, user_id=user_id, session_id=session_id)
+
+
+def prepare_create(
+    app_name: str, user_id: str, session_id: str | None, state: Mapping[str, Any] | None
+) -> tuple[tuple[str, str, str], dict[str, Any]]:
+    """The checks every backend's ``create`` starts with.
+
+    Returns:
+        The session's ``(app, user, session)`` key (a new random id when ``session_id`` is
+        ``None``) and the initial state as JSON values.
+
+    Raises:
+        InvalidSessionRequestError: An identity field is empty or the state is not JSON.
+    """
+    session_id = new_session_id() if session_id is None else session_id
+    check_identity(app_name, user_id, session_id)
+    return (app_name, user_id, session_id), to_json_state(state or {}, where="initial state")
 
 
 def new_session_id() -> str:

@@ -39,11 +39,10 @@ from .service import (
     check_after_sequence,
     check_identity,
     merged_state,
-    new_session_id,
+    prepare_create,
     prepare_events,
     session_exists_error,
     session_not_found_error,
-    to_json_state,
 )
 from .session import Session
 
@@ -150,10 +149,7 @@ class SqliteSessionService(SessionService):
         state: Mapping[str, Any] | None = None,
     ) -> Session:
         """Create an empty session (see :meth:`SessionService.create`)."""
-        session_id = new_session_id() if session_id is None else session_id
-        check_identity(app_name, user_id, session_id)
-        initial = to_json_state(state or {}, where="initial state")
-        key = (app_name, user_id, session_id)
+        key, initial = prepare_create(app_name, user_id, session_id, state)
 
         def create(conn: sqlite3.Connection) -> Session:
             with _transaction(conn, write=True):
