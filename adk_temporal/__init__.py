@@ -1,1 +1,47 @@
-"""adk-temporal."""
+"""adk-temporal: Google ADK's runtime semantics, run durably on Temporal.
+
+The names below are the everyday API; each lives in a module named after its concept
+(``adk_temporal.agents``, ``adk_temporal.context``, …) and is imported on first use, so
+``import adk_temporal.errors`` stays light and the core never pulls in temporalio.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "AdkClient",
+    "AdkPlugin",
+    "Agent",
+    "AgentTool",
+    "App",
+    "CallbackContext",
+    "ParallelAgent",
+    "ReadonlyContext",
+    "SequentialAgent",
+    "ToolContext",
+    "tool",
+]
+
+_HOMES = {
+    "AdkClient": "client",
+    "AdkPlugin": "plugin",
+    "Agent": "agents",
+    "AgentTool": "agents",
+    "App": "app",
+    "CallbackContext": "context",
+    "ParallelAgent": "agents",
+    "ReadonlyContext": "context",
+    "SequentialAgent": "agents",
+    "ToolContext": "context",
+    "tool": "tools",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its module on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'adk_temporal' has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{home}", __name__), name)
