@@ -13,7 +13,7 @@ import re
 import sqlite3
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -49,23 +49,6 @@ class _Clock:
     def __call__(self) -> float:
         self.now += 1.0
         return self.now
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """One PostgreSQL cluster for the whole session; started only if a Postgres test runs."""
-    try:
-        server = PostgresServer().start()
-    except PostgresNotInstalledError as exc:
-        pytest.skip(str(exc))
-    with server:
-        yield server
-
-
-@pytest.fixture
-def postgres_dsn(postgres_server: PostgresServer) -> str:
-    """The DSN of a new, empty database on the session's cluster."""
-    return postgres_server.create_database()
 
 
 # A sync fixture: starting the cluster and creating a database block, and pytest runs sync
