@@ -58,8 +58,8 @@ from .service import (
     check_after_sequence,
     check_identity,
     merged_state,
+    prepare_append,
     prepare_create,
-    prepare_events,
     session_exists_error,
     session_not_found_error,
 )
@@ -292,10 +292,8 @@ class PostgresSessionService(SessionService):
         events: Sequence[Event],
     ) -> builtins.list[Event]:
         """Append events idempotently (see :meth:`SessionService.append_events`)."""
-        check_identity(app_name, user_id, session_id)
-        key = (app_name, user_id, session_id)
         now = self._clock()
-        prepared = prepare_events(events, now=now)
+        key, prepared = prepare_append(app_name, user_id, session_id, events, now=now)
         async with self._connection("write") as conn:
             cursor = await conn.execute(
                 "SELECT pk, state FROM adk_sessions "

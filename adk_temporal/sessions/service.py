@@ -31,6 +31,7 @@ __all__ = [
     "check_identity",
     "merged_state",
     "new_session_id",
+    "prepare_append",
     "prepare_create",
     "prepare_events",
     "session_exists_error",
@@ -271,6 +272,23 @@ def prepare_create(
     session_id = new_session_id() if session_id is None else session_id
     check_identity(app_name, user_id, session_id)
     return (app_name, user_id, session_id), to_json_state(state or {}, where="initial state")
+
+
+def prepare_append(
+    app_name: str, user_id: str, session_id: str, events: Sequence[Event], *, now: float
+) -> tuple[tuple[str, str, str], builtins.list[Event]]:
+    """The checks every backend's ``append_events`` starts with.
+
+    Returns:
+        The session's ``(app, user, session)`` key and the events as they will be stored
+        (see :func:`prepare_events`).
+
+    Raises:
+        InvalidSessionRequestError: An identity field or an event id is empty, or a state
+            value is not JSON.
+    """
+    check_identity(app_name, user_id, session_id)
+    return (app_name, user_id, session_id), prepare_events(events, now=now)
 
 
 def new_session_id() -> str:

@@ -39,8 +39,8 @@ from .service import (
     check_after_sequence,
     check_identity,
     merged_state,
+    prepare_append,
     prepare_create,
-    prepare_events,
     session_exists_error,
     session_not_found_error,
 )
@@ -255,10 +255,8 @@ class SqliteSessionService(SessionService):
         events: Sequence[Event],
     ) -> builtins.list[Event]:
         """Append events idempotently (see :meth:`SessionService.append_events`)."""
-        check_identity(app_name, user_id, session_id)
-        key = (app_name, user_id, session_id)
         now = self._clock()
-        prepared = prepare_events(events, now=now)
+        key, prepared = prepare_append(app_name, user_id, session_id, events, now=now)
 
         def append(conn: sqlite3.Connection) -> builtins.list[Event]:
             with _transaction(conn, write=True):

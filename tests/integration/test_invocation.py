@@ -64,6 +64,15 @@ async def _pause(handle: InvocationHandle, status: str) -> None:
     await handle.wait_for_status(status, timeout=30)  # type: ignore[arg-type]
 
 
+async def _paused_purchase(rt: Runtime, session_id: str, city: str) -> InvocationHandle:
+    """Start "buy a report for <city>" and wait until it waits for approval."""
+    handle = await rt.adk.start(
+        APP_NAME, USER, session_id, "weather_agent", f"Buy a weather report for {city}"
+    )
+    await _pause(handle, "awaiting_confirmation")
+    return handle
+
+
 async def test_weather_tool_state_reaches_event_next_step_and_session(
     run_worker: WorkerFactory,
 ) -> None:
@@ -96,10 +105,7 @@ async def test_paid_report_pauses_then_approval_saves_artifact_once(
     """Approval by signal re-enters the tool, which saves report.txt v1 and buys once."""
     session_id = _session()
     async with run_worker([_agent()]) as rt:
-        handle = await rt.adk.start(
-            APP_NAME, USER, session_id, "weather_agent", "Buy a weather report for Hangzhou"
-        )
-        await _pause(handle, "awaiting_confirmation")
+        handle = await _paused_purchase(rt, session_id, "Hangzhou")
         query = (
             f"AdkStatus = 'awaiting_confirmation' AND AdkSession = '{session_id}'"
             " AND ExecutionStatus = 'Running'"
@@ -157,10 +163,7 @@ async def test_rejection_runs_no_purchase_and_tells_the_model(run_worker: Worker
     """A rejected confirmation re-enters the tool with confirmed=False: nothing is bought."""
     session_id = _session()
     async with run_worker([_agent()]) as rt:
-        handle = await rt.adk.start(
-            APP_NAME, USER, session_id, "weather_agent", "Buy a weather report for Paris"
-        )
-        await _pause(handle, "awaiting_confirmation")
+        handle = await _paused_purchase(rt, session_id, "Paris")
         [request] = await handle.pending()
         await handle.confirm(request.id, False)
         result = await handle.result()
@@ -298,10 +301,7 @@ async def test_duplicate_and_unknown_signals_change_nothing(run_worker: WorkerFa
     """A second approval is a no-op; an unknown id is reported and leaves the pause open."""
     session_id = _session()
     async with run_worker([_agent()]) as rt:
-        handle = await rt.adk.start(
-            APP_NAME, USER, session_id, "weather_agent", "Buy a weather report for Oslo"
-        )
-        await _pause(handle, "awaiting_confirmation")
+        handle = await _paused_purchase(rt, session_id, "Oslo")
         [request] = await handle.pending()
         await handle.confirm("adk-does-not-exist", True, checked=False)
         status = await handle.status()
@@ -375,10 +375,7 @@ async def test_second_message_while_running_is_session_busy(run_worker: WorkerFa
     """One running invocation per session: a second start fails with SessionBusyError."""
     session_id = _session()
     async with run_worker([_agent()]) as rt:
-        handle = await rt.adk.start(
-            APP_NAME, USER, session_id, "weather_agent", "Buy a weather report for Lima"
-        )
-        await _pause(handle, "awaiting_confirmation")
+        handle = await _paused_purchase(rt, session_id, "Lima")
         with pytest.raises(SessionBusyError, match=session_id):
             await rt.adk.start(APP_NAME, USER, session_id, "weather_agent", "hello")
         [request] = await handle.pending()
