@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 from adk_temporal.agents import Agent, AgentRegistry, BaseAgent, ParallelAgent, SequentialAgent
-
-from .messages import AgentSpec
+from adk_temporal.flow.messages import AgentSpec
 
 __all__ = ["describe", "describe_tree"]
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from .messages import AppendEventsInput
-from .services import WorkerServices, append_to_session, resolve, translate_errors
+from adk_temporal.flow.messages import AppendEventsInput
+
+from .services import WorkerServices, append_to_session, current_workflow_id, translate_errors
 
 __all__ = ["AppendEventsActivity"]
 
@@ -19,5 +20,9 @@ class AppendEventsActivity:
     @activity.defn(name="adk_append_events")
     @translate_errors
     async def run(self, inp: AppendEventsInput) -> None:
+        """The append step as a Temporal activity (see :meth:`execute`)."""
+        await self.execute(inp, workflow_id=current_workflow_id())
+
+    async def execute(self, inp: AppendEventsInput, *, workflow_id: str) -> None:
         """Append ``inp.events`` (already-stored ids are skipped, so retries are harmless)."""
-        await append_to_session(self._services.sessions, resolve(inp.ref), inp.events)
+        await append_to_session(self._services.sessions, inp.ref.resolved(workflow_id), inp.events)

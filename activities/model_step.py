@@ -1,30 +1,42 @@
 """``adk_model_step``: append the step's new events, call the model once, record its reply.
 
 Everything the model sees is read worker-side from the session service, so the activity's
-input is only ids plus the events that are new since the previous step.
+input is only ids plus the events that are new since the previous step. :meth:`execute`
+is the step itself, free of Temporal's activity context, so the in-process runner calls
+it directly; :meth:`run` is the activity.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from google.genai import types
 from temporalio import activity
 
-from adk_temporal.agents import Agent, AgentTool, maybe_await
+from adk_temporal.agents import Agent, AgentTool
+from adk_temporal.asyncutil import maybe_await
 from adk_temporal.context import CallbackContext, ReadonlyContext
-from adk_temporal.errors import SessionNotFoundError
 from adk_temporal.events import ADK_ID_PREFIX, Event, EventActions
 from adk_temporal.faults import fault_point
+from adk_temporal.flow.messages import (
+    AgentSpec,
+    CallsStep,
+    DelegateStep,
+    EndedStep,
+    ErrorStep,
+    FinalStep,
+    ModelStepInput,
+    ModelStepResult,
+    PlannedCall,
+    SessionRef,
+    ToolOptions,
+)
 from adk_temporal.history import build_contents
 from adk_temporal.models import LlmRequest, LlmResponse
-from adk_temporal.sessions import Session
 from adk_temporal.tools import FunctionTool
 
 from .agent_spec import describe_tree
-from .messages import InvocationRef, ModelStepInput, ModelStepResult, PlannedCall, ToolOptions
-from .services import WorkerServices, append_to_session, resolve, translate_errors
+from .services import WorkerServices, append_to_session, current_workflow_id, translate_errors
 
 __all__ = ["ModelStepActivity", "tool_options"]
 
@@ -38,7 +50,7 @@ def tool_options(tool: FunctionTool | None) -> ToolOptions:
     """The activity options a tool declared, as plain numbers the workflow can use."""
     if tool is None:
         return ToolOptions()
-    policy: Any = tool.retry_policy
+    policy = tool.retry_policy
     return ToolOptions(
         start_to_close_seconds=(
             tool.start_to_close_timeout.total_seconds() if tool.start_to_close_timeout else None
@@ -60,24 +72,28 @@ def tool_options(tool: FunctionTool | None) -> ToolOptions:
     )
 
 
-def _result(event: Event, tools: list[FunctionTool]) -> ModelStepResult:
-    """What the workflow needs from a recorded model event."""
+def _result(
+    event: Event, tools: list[FunctionTool], tree: AgentSpec | None
+) -> CallsStep | FinalStep | ErrorStep:
+    """What the flow needs from a recorded model event."""
     if event.error_code or event.error_message:
-        return ModelStepResult(
+        return ErrorStep(
             kind="error",
             error_code=event.error_code,
             error_message=event.error_message,
             actions=event.actions,
+            tree=tree,
         )
     calls = event.function_calls()
     if not calls:
-        return ModelStepResult(kind="final", text=event.text(), actions=event.actions)
-    return ModelStepResult(
+        return FinalStep(kind="final", text=event.text(), actions=event.actions, tree=tree)
+    return CallsStep(
         kind="calls",
         function_calls=[
             _planned(c, next((t for t in tools if t.name == c.name), None)) for c in calls
         ],
         actions=event.actions,
+        tree=tree,
     )
 
 
@@ -100,26 +116,36 @@ class ModelStepActivity:
     @activity.defn(name="adk_model_step")
     @translate_errors
     async def run(self, inp: ModelStepInput) -> ModelStepResult:
+        """The model step as a Temporal activity (see :meth:`execute`)."""
+        return await self.execute(inp, workflow_id=current_workflow_id())
+
+    async def execute(self, inp: ModelStepInput, *, workflow_id: str) -> ModelStepResult:
         """Call the model on the session plus ``pending_events``; store both with the reply.
 
         The pending events and the model event are appended in one transaction, after the
         model answered. A retry after that append returns the stored reply instead of
         calling the model again, so each step produces exactly one model event; a retry
         before it finds the pending events still to store and stores them with the reply.
+
+        Args:
+            inp: The step.
+            workflow_id: The id of the invocation's workflow (``adk/{app}/{user}/{session}``
+                in-process too): it spells the session ids ``inp.ref`` leaves out and keys
+                idempotent saves.
         """
         services = self._services
-        ref = resolve(inp.ref)
+        ref = inp.ref.resolved(workflow_id)
         registry = services.agents
-        tree = describe_tree(registry, ref.agent_name) if inp.describe else None
         if not isinstance(registry[ref.agent_name], Agent):
             await append_to_session(services.sessions, ref, inp.pending_events)
-            return ModelStepResult(kind="delegate", tree=tree)
+            return DelegateStep(kind="delegate", tree=describe_tree(registry, ref.agent_name))
+        tree = describe_tree(registry, ref.agent_name) if inp.describe else None
         agent = registry.llm_agent(ref.agent_name)
         tools = registry.tools(agent.name)
-        session = await self._load(ref)
+        session = await services.load_session(ref)
         recorded = next((e for e in session.events if e.id == inp.model_event_id), None)
         if recorded is not None:
-            return _result(recorded, tools).model_copy(update={"tree": tree})
+            return _result(recorded, tools, tree)
         stored = {e.id for e in session.events}
         new = [e for e in inp.pending_events if e.id not in stored]
         # The model and the callbacks see the pending events as if already stored.
@@ -127,21 +153,19 @@ class ModelStepActivity:
         for event in new:
             session.state.update(event.actions.state_delta)
         session.state.update(inp.temp_state)
-        ictx = services.invocation_context(
-            ref, session, agent, user_content=_user_content(session, ref)
-        )
+        ictx = services.invocation_context(ref, session, agent, workflow_id=workflow_id)
         actions = EventActions()
         # One key per step and callback site: a fixed key would make a save in step 2 look
         # like a retry of step 1's save of the same name.
-        key_base = f"{activity.info().workflow_id}/{ref.invocation_id}/step-{inp.step}"
+        key_base = f"{workflow_id}/{ref.invocation_id}/step-{inp.step}"
         cctx = CallbackContext(ictx, actions=actions, idempotency_key=f"{key_base}/model")
 
         if inp.run_before_agent and agent.before_agent_callback is not None:
             content = await maybe_await(agent.before_agent_callback(cctx))
             if isinstance(content, types.Content):
-                event = self._event(inp, agent, content, actions)
+                event = self._event(inp, ref, agent, content, actions)
                 await self._append(ref, [*new, event])
-                return ModelStepResult(kind="ended", text=event.text(), actions=actions, tree=tree)
+                return EndedStep(kind="ended", text=event.text(), actions=actions, tree=tree)
 
         request = LlmRequest(
             model=agent.model,
@@ -158,13 +182,12 @@ class ModelStepActivity:
         response = await self._generate(agent, cctx, request)
         taken = {c.id for e in session.events for c in e.function_calls() if c.id}
         content = _with_call_ids(response.content, inp.model_event_id, taken)
-        event = self._event(inp, agent, content, actions)
+        event = self._event(inp, ref, agent, content, actions)
         event.error_code = response.error_code
         event.error_message = response.error_message
         events = [event]
-        result = _result(event, tools)
-        result.tree = tree
-        if result.kind == "final" and agent.after_agent_callback is not None:
+        result = _result(event, tools, tree)
+        if isinstance(result, FinalStep) and agent.after_agent_callback is not None:
             after_actions = EventActions()
             after = await maybe_await(
                 agent.after_agent_callback(
@@ -175,7 +198,11 @@ class ModelStepActivity:
             )
             if isinstance(after, types.Content) or not after_actions.is_empty():
                 extra = self._event(
-                    inp, agent, after if isinstance(after, types.Content) else None, after_actions
+                    inp,
+                    ref,
+                    agent,
+                    after if isinstance(after, types.Content) else None,
+                    after_actions,
                 )
                 extra.id = _derived_id(inp.model_event_id, "after_agent")
                 events.append(extra)
@@ -200,52 +227,28 @@ class ModelStepActivity:
                 return replaced
         return response
 
-    async def _load(self, ref: InvocationRef) -> Session:
-        """The stored session (created on the invocation's first step)."""
-        sessions = self._services.sessions
-        cache = self._services.events_cache
-        app_name, user_id, session_id = ref.app_name, ref.user_id, ref.session_id
-        try:
-            return await cache.get(
-                sessions, app_name=app_name, user_id=user_id, session_id=session_id
-            )
-        except SessionNotFoundError:
-            await sessions.get_or_create(app_name=app_name, user_id=user_id, session_id=session_id)
-            return await cache.get(
-                sessions, app_name=app_name, user_id=user_id, session_id=session_id
-            )
-
-    async def _append(self, ref: InvocationRef, events: list[Event]) -> None:
+    async def _append(self, ref: SessionRef, events: list[Event]) -> None:
         await append_to_session(self._services.sessions, ref, events)
         fault_point("session.after_append")
 
     @staticmethod
     def _event(
-        inp: ModelStepInput, agent: Agent, content: types.Content | None, actions: EventActions
+        inp: ModelStepInput,
+        ref: SessionRef,
+        agent: Agent,
+        content: types.Content | None,
+        actions: EventActions,
     ) -> Event:
         return Event(
             id=inp.model_event_id,
-            invocation_id=inp.ref.invocation_id,
+            invocation_id=ref.invocation_id,
             author=agent.name,
-            branch=inp.ref.branch,
-            isolation_scope=inp.ref.isolation_scope,
+            branch=ref.branch,
+            isolation_scope=ref.isolation_scope,
             content=content,
             actions=actions,
             timestamp=inp.timestamp,
         )
-
-
-def _user_content(session: Session, ref: InvocationRef) -> types.Content | None:
-    """The user message that started this invocation (or this scoped agent call)."""
-    for event in session.events:
-        if (
-            event.invocation_id == ref.invocation_id
-            and event.author == "user"
-            and event.isolation_scope == ref.isolation_scope
-        ):
-            # A copy: the event may be the worker's cached one, shared with later steps.
-            return event.content.model_copy(deep=True) if event.content else None
-    return None
 
 
 def _with_call_ids(

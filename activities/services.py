@@ -19,14 +19,20 @@ from adk_temporal.artifacts import ArtifactService
 from adk_temporal.context import InvocationContext
 from adk_temporal.errors import AdkRequestError, ModelUnavailableError, SessionNotFoundError
 from adk_temporal.events import Event
+from adk_temporal.flow.messages import SessionRef
 from adk_temporal.memory import MemoryService
 from adk_temporal.models import ModelRegistry
 from adk_temporal.sessions import Session, SessionService
 
-from .messages import InvocationRef
 from .session_cache import SessionEventsCache
 
-__all__ = ["WorkerServices", "append_to_session", "resolve", "translate_errors"]
+__all__ = [
+    "WorkerServices",
+    "append_to_session",
+    "current_workflow_id",
+    "translate_errors",
+    "user_content",
+]
 
 
 @dataclass(frozen=True)
@@ -42,26 +48,55 @@ class WorkerServices:
 
     def invocation_context(
         self,
-        ref: InvocationRef,
+        ref: SessionRef,
         session: Session,
         agent: Agent,
         *,
-        user_content: types.Content | None = None,
+        workflow_id: str,
         resume_inputs: Mapping[str, Any] | None = None,
     ) -> InvocationContext:
-        """The context an activity runs an agent's callbacks or tools in."""
+        """The context a step runs an agent's callbacks or tools in."""
         return InvocationContext(
             session=session,
             agent=agent,
             invocation_id=ref.invocation_id,
             branch=ref.branch,
             isolation_scope=ref.isolation_scope,
-            user_content=user_content,
+            user_content=user_content(session, ref),
             artifact_service=self.artifacts,
             memory_service=self.memory,
             resume_inputs=resume_inputs,
-            workflow_id=activity.info().workflow_id,
+            workflow_id=workflow_id,
         )
+
+    async def load_session(self, ref: SessionRef) -> Session:
+        """The stored session with its events (created on the invocation's first step)."""
+        app_name, user_id, session_id = ref.app_name, ref.user_id, ref.session_id
+        cache = self.events_cache
+        try:
+            return await cache.get(
+                self.sessions, app_name=app_name, user_id=user_id, session_id=session_id
+            )
+        except SessionNotFoundError:
+            await self.sessions.get_or_create(
+                app_name=app_name, user_id=user_id, session_id=session_id
+            )
+            return await cache.get(
+                self.sessions, app_name=app_name, user_id=user_id, session_id=session_id
+            )
+
+
+def user_content(session: Session, ref: SessionRef) -> types.Content | None:
+    """The user message that started this invocation (or this scoped agent call)."""
+    for event in session.events:
+        if (
+            event.invocation_id == ref.invocation_id
+            and event.author == "user"
+            and event.isolation_scope == ref.isolation_scope
+        ):
+            # A copy: the event may be the worker's cached one, shared with later steps.
+            return event.content.model_copy(deep=True) if event.content else None
+    return None
 
 
 P = ParamSpec("P")
@@ -95,9 +130,7 @@ def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]
     return wrapper
 
 
-async def append_to_session(
-    sessions: SessionService, ref: InvocationRef, events: list[Event]
-) -> None:
+async def append_to_session(sessions: SessionService, ref: SessionRef, events: list[Event]) -> None:
     """Append ``events`` idempotently, creating the session on an invocation's first write."""
     app_name, user_id, session_id = ref.app_name, ref.user_id, ref.session_id
     try:
@@ -111,6 +144,16 @@ async def append_to_session(
         )
 
 
-def resolve(ref: InvocationRef) -> InvocationRef:
-    """``ref`` with the session ids the workflow left out, read from this activity's info."""
-    return ref.resolved(activity.info().workflow_id)
+def current_workflow_id() -> str:
+    """The id of the workflow that scheduled the running activity.
+
+    Raises:
+        ApplicationError: The activity was started on its own, not by an invocation
+            workflow (non-retryable: it can never find its session).
+    """
+    workflow_id = activity.info().workflow_id
+    if workflow_id is None:
+        raise ApplicationError(
+            "adk-temporal activities run only under InvocationWorkflow", non_retryable=True
+        )
+    return workflow_id

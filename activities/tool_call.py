@@ -5,6 +5,8 @@ through the worker's artifact service, may request confirmation or input, and ev
 recorded comes back as ``EventActions`` in the result. Errors the model should see (the tool
 raised, its arguments were invalid, the call was rejected) become ``{"error": ...}``
 responses; the activity itself fails only for problems an operator must fix.
+:meth:`ToolCallActivity.execute` is the step itself, free of Temporal's activity context,
+so the in-process runner calls it directly; :meth:`ToolCallActivity.run` is the activity.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any
 
 from temporalio import activity
 
-from adk_temporal.agents import Agent, maybe_await
+from adk_temporal.agents import Agent
+from adk_temporal.asyncutil import maybe_await
 from adk_temporal.confirmation import (
     confirmation_hint,
     confirmation_required_response,
@@ -25,11 +28,10 @@ from adk_temporal.confirmation import (
 from adk_temporal.context import ToolContext
 from adk_temporal.errors import InvalidToolArgumentsError
 from adk_temporal.events import EventActions
-from adk_temporal.sessions import Session
+from adk_temporal.flow.messages import ToolCallInput, ToolCallResult
 from adk_temporal.tools import FunctionTool
 
-from .messages import ToolCallInput, ToolCallResult
-from .services import WorkerServices, resolve, translate_errors
+from .services import WorkerServices, current_workflow_id, translate_errors
 
 __all__ = ["ToolCallActivity"]
 
@@ -43,9 +45,10 @@ async def _heartbeating() -> AsyncIterator[None]:
     """Heartbeat while the tool runs when the activity has a heartbeat timeout.
 
     Heartbeats are how a running activity learns that its workflow was cancelled: the
-    cancellation then surfaces in the tool as ``asyncio.CancelledError``.
+    cancellation then surfaces in the tool as ``asyncio.CancelledError``. Outside an
+    activity (the in-process runner) there is nobody to tell.
     """
-    timeout = activity.info().heartbeat_timeout
+    timeout = activity.info().heartbeat_timeout if activity.in_activity() else None
     if not timeout:
         yield
         return
@@ -73,21 +76,27 @@ class ToolCallActivity:
     @activity.defn(name="adk_tool_call")
     @translate_errors
     async def run(self, inp: ToolCallInput) -> ToolCallResult:
-        """Run the call's handler (or its confirmation gate) and return response + deltas."""
+        """The tool step as a Temporal activity (see :meth:`execute`)."""
+        return await self.execute(inp, workflow_id=current_workflow_id())
+
+    async def execute(self, inp: ToolCallInput, *, workflow_id: str) -> ToolCallResult:
+        """Run the call's handler (or its confirmation gate) and return response + deltas.
+
+        Args:
+            inp: The call.
+            workflow_id: The id of the invocation's workflow; it spells the session ids
+                ``inp.ref`` leaves out and is part of ``ctx.idempotency_key``.
+        """
         services = self._services
-        ref = resolve(inp.ref)
+        ref = inp.ref.resolved(workflow_id)
         agent = services.agents.llm_agent(ref.agent_name)
         tools = services.agents.tools(agent.name)
-        state = await services.sessions.get_state(
-            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id
+        stored = await services.load_session(ref)
+        # The tool sees the state as of the step, not the events: a copy it may write to.
+        session = stored.model_copy(update={"state": {**stored.state, **inp.temp_state}})
+        ictx = services.invocation_context(
+            ref, session, agent, workflow_id=workflow_id, resume_inputs=inp.resume_inputs
         )
-        session = Session(
-            id=ref.session_id,
-            app_name=ref.app_name,
-            user_id=ref.user_id,
-            state={**state, **inp.temp_state},
-        )
-        ictx = services.invocation_context(ref, session, agent, resume_inputs=inp.resume_inputs)
         actions = EventActions()
         ctx = ToolContext(
             ictx,

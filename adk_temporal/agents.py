@@ -6,7 +6,7 @@ only; the activities look it up to build the model request and run its tools and
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from google.genai import types
@@ -26,7 +26,6 @@ __all__ = [
     "BeforeModelCallback",
     "BeforeToolCallback",
     "Instruction",
-    "maybe_await",
 ]
 
 _Maybe: TypeAlias = Any  # a value or an awaitable of it; callbacks may be sync or async
@@ -319,10 +318,3 @@ class AgentRegistry(Mapping[str, BaseAgent]):
             self._transfer[name] = _transfer_tool(targets) if targets else None
         transfer = self._transfer[name]
         return [*agent.tools, transfer] if transfer is not None else list(agent.tools)
-
-
-async def maybe_await(value: Awaitable[Any] | Any) -> Any:
-    """Await ``value`` if it is awaitable, so callbacks may be sync or async."""
-    if isinstance(value, Awaitable):
-        return await value
-    return value

@@ -47,13 +47,7 @@ from .artifacts import (
     VersionsRequest,
 )
 from .client import DEFAULT_TASK_QUEUE, AdkClient, InvocationHandle
-from .demo import (
-    DemoError,
-    event_lines,
-    part_bytes,
-    request_lines,
-    run_demo,
-)
+from .demo import DemoError, run_demo
 from .devserver import DevServer, DevServerError
 from .errors import (
     AdkError,
@@ -64,10 +58,12 @@ from .errors import (
     UnknownRequestIdError,
 )
 from .events import Event
+from .flow.messages import InvocationStatus, PendingRequest
+from .ids import workflow_id_for
 from .plugin import adk_data_converter
+from .render import event_lines, part_bytes, request_lines
 from .worker import artifact_store, build_worker, serve, session_store
 from .workflows.details import answer_commands
-from .workflows.messages import InvocationStatus, PendingRequest, workflow_id_for
 
 __all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_PAUSED", "CliError", "main"]
 

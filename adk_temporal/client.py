@@ -27,42 +27,41 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
 from .errors import (
-    ConfirmationMismatchError,
-    InvalidResumeInputError,
     SessionBusyError,
-    UnknownRequestIdError,
 )
 from .events import Event
+from .flow.messages import (
+    AdkStatus,
+    ConfirmInput,
+    InvocationResult,
+    InvocationStatus,
+    PendingRequest,
+    ResumeInput,
+)
+from .flow.requests import refusal
+from .following import follow_events
+from .ids import workflow_id_for
 from .plugin import adk_data_converter
 from .sessions import SessionService
-from .workflows.invocation import ADK_AGENT, ADK_APP, ADK_SESSION, ADK_STATUS, ADK_USER
 from .workflows.messages import (
+    ADK_AGENT,
+    ADK_APP,
+    ADK_SESSION,
+    ADK_STATUS,
+    ADK_USER,
     CONFIRM_CHECKED_UPDATE,
     CONFIRM_SIGNAL,
     PENDING_QUERY,
     RESUME_CHECKED_UPDATE,
     RESUME_SIGNAL,
     STATUS_QUERY,
-    AdkStatus,
-    ConfirmInput,
     InvocationInput,
-    InvocationResult,
-    InvocationStatus,
-    PendingRequest,
-    ResumeInput,
-    workflow_id_for,
 )
 
 __all__ = ["DEFAULT_TASK_QUEUE", "AdkClient", "InvocationHandle"]
 
 DEFAULT_TASK_QUEUE = "adk-temporal"
 """The task queue workers listen on unless told otherwise."""
-
-_UPDATE_ERRORS: dict[str, type[Exception]] = {
-    "UnknownRequestIdError": UnknownRequestIdError,
-    "ConfirmationMismatchError": ConfirmationMismatchError,
-    "InvalidResumeInputError": InvalidResumeInputError,
-}
 
 
 def _as_content(message: str | types.Content) -> types.Content:
@@ -112,7 +111,10 @@ class InvocationHandle:
 
     async def status(self) -> InvocationStatus:
         """The invocation's status (query ``adk_status``)."""
-        return await self._current.query(STATUS_QUERY, result_type=InvocationStatus)
+        status: InvocationStatus = await self._current.query(
+            STATUS_QUERY, result_type=InvocationStatus
+        )
+        return status
 
     async def pending(self) -> list[PendingRequest]:
         """The open confirmation and input requests (query ``adk_pending``)."""
@@ -184,8 +186,13 @@ class InvocationHandle:
             await self._current.execute_update(name, answer)
         except WorkflowUpdateFailedError as err:
             cause = err.cause
-            if isinstance(cause, ApplicationError) and cause.type in _UPDATE_ERRORS:
-                raise _UPDATE_ERRORS[cause.type](cause.message) from err
+            refused = (
+                refusal(cause.type, cause.message)
+                if isinstance(cause, ApplicationError) and cause.type
+                else None
+            )
+            if refused is not None:
+                raise refused from err
             raise
 
     async def result(self) -> InvocationResult:
@@ -208,35 +215,18 @@ class InvocationHandle:
         """
         if self._sessions is None:
             raise ValueError("events() needs AdkClient(session_service=...)")
-        app_name, user_id, session_id = self._ids
         # A run closed from outside (or by a workflow error) never reports a final
         # adk_status, so following only the status could wait forever.
         closed = asyncio.ensure_future(self._handle.result())
-        seen = 0
         try:
-            while True:
-                ended = closed.done()
-                status = await self._safe_status()
-                # Until the workflow answers, its invocation id is unknown and no event of
-                # it can be stored yet: reading now could only mix in earlier invocations.
-                if status is not None:
-                    try:
-                        session = await self._sessions.get(
-                            app_name=app_name,
-                            user_id=user_id,
-                            session_id=session_id,
-                            after_sequence=seen,
-                        )
-                    except LookupError:
-                        session = None
-                    if session is not None:
-                        seen += len(session.events)
-                        for event in session.events:
-                            if event.invocation_id == status.invocation_id:
-                                yield event
-                if ended or (status is not None and status.status != "running"):
-                    return
-                await asyncio.sleep(poll_interval)
+            async for event in follow_events(
+                self._sessions,
+                self._ids,
+                self._safe_status,
+                closed.done,
+                poll_interval=poll_interval,
+            ):
+                yield event
         finally:
             # The outcome is the caller's to ask for (result()); retrieving it here only
             # keeps asyncio from logging a failed run as an unhandled exception.

@@ -44,6 +44,7 @@ __all__ = [
     "call_digest",
     "check_reply_digest",
     "confirmation_hint",
+    "confirmation_request_call",
     "confirmation_required_response",
     "parse_confirmation_reply",
     "rejected_response",
@@ -118,9 +119,19 @@ def call_digest(name: str | None, args: Mapping[str, Any] | None) -> str:
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
-def _request_call(
+def confirmation_request_call(
     confirmation_id: str, original: types.FunctionCall, confirmation: ToolConfirmation
 ) -> types.FunctionCall:
+    """The ``adk_request_confirmation`` call asking to approve ``original``.
+
+    Args:
+        confirmation_id: The request's own ``adk-`` id.
+        original: The call waiting for approval.
+        confirmation: The hint and payload the tool asked with.
+
+    Returns:
+        A call whose args are ``{"originalFunctionCall", "toolConfirmation", "callDigest"}``.
+    """
     return types.FunctionCall(
         id=confirmation_id,
         name=REQUEST_CONFIRMATION_FUNCTION_NAME,
@@ -185,7 +196,7 @@ def build_confirmation_request_event(
         raise ValueError(f"confirmation ids must start with {ADK_ID_PREFIX!r}: {bad}")
     return build_request_event(
         [
-            _request_call(cid, call, requested[call.id or ""])
+            confirmation_request_call(cid, call, requested[call.id or ""])
             for cid, call in zip(confirmation_ids, requesting, strict=True)
         ],
         event_id=event_id,

@@ -35,7 +35,8 @@ AdkError
     ├── VersionConflictError
     ├── ModelUnavailableError (429, 5xx, transport; retryable)
     ├── MemoryServiceNotConfiguredError
-    └── ArtifactServiceNotConfiguredError
+    ├── ArtifactServiceNotConfiguredError
+    └── StepFailedError (a model, tool or append step failed for good)
 ```
 """
 
@@ -58,6 +59,7 @@ __all__ = [
     "SessionBusyError",
     "SessionExistsError",
     "SessionNotFoundError",
+    "StepFailedError",
     "UnknownAgentError",
     "UnknownModelError",
     "UnknownRequestIdError",
@@ -178,3 +180,18 @@ class MemoryServiceNotConfiguredError(AdkRunError):
 
 class ArtifactServiceNotConfiguredError(AdkRunError):
     """An artifact operation was requested but the runtime was given no artifact service."""
+
+
+class StepFailedError(AdkRunError):
+    """A step of the invocation flow failed for good (after its retries); the run fails.
+
+    Args:
+        kind: The failure's type name (the ``ApplicationError`` type on Temporal, the
+            exception class in-process), e.g. ``ModelRequestError``.
+        message: What went wrong.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message

@@ -74,7 +74,7 @@ def check_input_schema(schema: Mapping[str, Any]) -> None:
         ValueError: The schema is not valid under its own (or the latest) JSON-schema draft.
     """
     try:
-        validator_for(schema).check_schema(schema)
+        validator_for(schema).check_schema(dict(schema))
     except SchemaError as exc:
         raise ValueError(f"invalid input schema for request_input: {exc.message}") from exc
 

@@ -17,9 +17,9 @@ import inspect
 import re
 import types as pytypes
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Any, overload
+from typing import Any, Protocol, overload
 
 import pydantic
 import pydantic_core
@@ -28,10 +28,43 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from adk_temporal.errors import InvalidToolArgumentsError
 
-__all__ = ["ConfirmationPredicate", "FunctionTool", "as_tool", "tool"]
+__all__ = ["ConfirmationPredicate", "FunctionTool", "RetryPolicyLike", "as_tool", "tool"]
 
 ConfirmationPredicate = Callable[[dict[str, Any]], bool]
 """Decides from a call's arguments (as the model sent them) whether it needs approval."""
+
+
+class RetryPolicyLike(Protocol):
+    """What a tool's retry policy provides: ``temporalio.common.RetryPolicy`` fits it.
+
+    A protocol rather than Temporal's class, so this module never imports temporalio.
+    """
+
+    @property
+    def initial_interval(self) -> timedelta:
+        """The first back-off."""
+        ...
+
+    @property
+    def backoff_coefficient(self) -> float:
+        """How much each back-off grows."""
+        ...
+
+    @property
+    def maximum_interval(self) -> timedelta | None:
+        """The longest back-off; ``None`` is 100 × the first."""
+        ...
+
+    @property
+    def maximum_attempts(self) -> int:
+        """The most attempts; ``0`` is unlimited."""
+        ...
+
+    @property
+    def non_retryable_error_types(self) -> Sequence[str] | None:
+        """Error type names never retried."""
+        ...
+
 
 _CONTEXT_CLASS_NAME = "ToolContext"
 _CONTEXT_PARAM_NAMES = frozenset({"tool_context", "ctx"})
@@ -66,8 +99,8 @@ class FunctionTool:
             over the call's arguments deciding per call.
         start_to_close_timeout: The tool activity's start-to-close timeout (the runtime's
             default when ``None``).
-        retry_policy: A ``temporalio.common.RetryPolicy`` for the tool activity (typed
-            loosely so this module never imports temporalio).
+        retry_policy: A ``temporalio.common.RetryPolicy`` for the tool activity (any
+            :class:`RetryPolicyLike`).
         heartbeat_timeout: The tool activity's heartbeat timeout, for tools that heartbeat.
 
     Raises:
@@ -83,7 +116,7 @@ class FunctionTool:
         description: str | None = None,
         require_confirmation: bool | ConfirmationPredicate = False,
         start_to_close_timeout: timedelta | None = None,
-        retry_policy: object | None = None,
+        retry_policy: RetryPolicyLike | None = None,
         heartbeat_timeout: timedelta | None = None,
     ) -> None:
         self.func = func
@@ -204,7 +237,7 @@ def tool(
     description: str | None = None,
     require_confirmation: bool | ConfirmationPredicate = False,
     start_to_close_timeout: timedelta | None = None,
-    retry_policy: object | None = None,
+    retry_policy: RetryPolicyLike | None = None,
     heartbeat_timeout: timedelta | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
@@ -217,7 +250,7 @@ def tool(
     description: str | None = None,
     require_confirmation: bool | ConfirmationPredicate = False,
     start_to_close_timeout: timedelta | None = None,
-    retry_policy: object | None = None,
+    retry_policy: RetryPolicyLike | None = None,
     heartbeat_timeout: timedelta | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a :class:`FunctionTool`; usable as ``@tool`` or ``@tool(...)``.

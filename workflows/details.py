@@ -11,12 +11,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from adk_temporal.workflows.messages import (
-    CONFIRM_SIGNAL,
-    RESUME_SIGNAL,
-    AdkStatus,
-    PendingRequest,
-)
+from adk_temporal.flow.messages import InvocationStatus, PendingRequest
+from adk_temporal.workflows.messages import CONFIRM_SIGNAL, RESUME_SIGNAL
 
 __all__ = ["answer_commands", "render_details"]
 
@@ -61,21 +57,15 @@ def answer_commands(
 
 
 def render_details(
-    *,
-    workflow_id: str,
-    status: AdkStatus,
-    agent: str,
-    step: int,
-    pending: Sequence[PendingRequest],
-    final_text: str = "",
-    error: str | None = None,
+    workflow_id: str, now: InvocationStatus, pending: Sequence[PendingRequest]
 ) -> str:
     """Markdown describing the run's state and, when it waits, how to answer it."""
+    status = now.status
     if status == "running":
-        return f"**Running** `{agent}` · step {step}"
+        return f"**Running** `{now.agent}` · step {now.step}"
     if status in ("completed", "failed"):
-        tail = final_text if status == "completed" else error or ""
-        return f"**{status.capitalize()}** after {step} step(s). {tail}".strip()
+        tail = now.final_text if status == "completed" else now.error or ""
+        return f"**{status.capitalize()}** after {now.step} step(s). {tail}".strip()
     blocks: list[str] = []
     for request in pending:
         ours, theirs = answer_commands(workflow_id, request)

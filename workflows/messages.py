@@ -1,32 +1,30 @@
-"""What crosses the workflow boundary: start input, result, signals, updates and queries."""
+"""What crosses the workflow boundary: start input, signal/update/query names, search keys.
+
+The answers, requests, status and result models are the flow's
+(:mod:`adk_temporal.flow.messages`); this module adds what only the Temporal workflow has.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 from google.genai import types
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
+from temporalio.common import SearchAttributeKey
 
-from adk_temporal.activities.messages import AgentSpec, PlannedCall
-from adk_temporal.events import InputRequest
+from adk_temporal.flow.messages import InvocationCarry
 
 __all__ = [
+    "ADK_AGENT",
+    "ADK_APP",
+    "ADK_SESSION",
+    "ADK_STATUS",
+    "ADK_USER",
     "CONFIRM_CHECKED_UPDATE",
     "CONFIRM_SIGNAL",
     "PENDING_QUERY",
     "RESUME_CHECKED_UPDATE",
     "RESUME_SIGNAL",
     "STATUS_QUERY",
-    "AdkStatus",
-    "CarriedRequest",
-    "ConfirmInput",
-    "InvocationCarry",
     "InvocationInput",
-    "InvocationResult",
-    "InvocationStatus",
-    "PendingRequest",
-    "ResumeInput",
-    "workflow_id_for",
 ]
 
 CONFIRM_SIGNAL = "adk_confirm"
@@ -42,42 +40,16 @@ PENDING_QUERY = "adk_pending"
 STATUS_QUERY = "adk_status"
 """Query returning the invocation's status."""
 
-AdkStatus = Literal["running", "awaiting_confirmation", "awaiting_input", "completed", "failed"]
-"""Values of the ``AdkStatus`` search attribute."""
-
-
-def workflow_id_for(app_name: str, user_id: str, session_id: str) -> str:
-    """The workflow id of a session's invocations: ``adk/{app}/{user_id}/{session_id}``."""
-    return f"adk/{app_name}/{user_id}/{session_id}"
-
-
-class CarriedRequest(BaseModel):
-    """An open request carried across continue-as-new, with its answer if one arrived."""
-
-    pending: PendingRequest
-    input_request: InputRequest | None = None
-    answer: ConfirmInput | ResumeInput | None = None
-
-
-class InvocationCarry(BaseModel):
-    """What a run hands to the next across continue-as-new: ids, counters, open requests.
-
-    Never the conversation: events are already in the session service. ``agent`` is the LLM
-    agent that was running (a transfer may have moved away from ``entry_agent``).
-    """
-
-    invocation_id: str
-    step: int
-    agent: str = ""
-    entry_agent: str = ""
-    tree: AgentSpec | None = None
-    temp_state: dict[str, Any] = Field(default_factory=dict)
-    answered: list[str] = Field(default_factory=list)
-    early: list[ConfirmInput | ResumeInput] = Field(default_factory=list)
-    ignored: list[str] = Field(default_factory=list)
-    paused_calls: list[PlannedCall] = Field(default_factory=list)
-    open_requests: list[CarriedRequest] = Field(default_factory=list)
-    ended: bool = False
+ADK_APP = SearchAttributeKey.for_keyword("AdkApp")
+"""Search attribute: the app name."""
+ADK_USER = SearchAttributeKey.for_keyword("AdkUser")
+"""Search attribute: the user id."""
+ADK_SESSION = SearchAttributeKey.for_keyword("AdkSession")
+"""Search attribute: the session id."""
+ADK_AGENT = SearchAttributeKey.for_keyword("AdkAgent")
+"""Search attribute: the agent the invocation was started with."""
+ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
+"""Search attribute: running / awaiting_confirmation / awaiting_input / completed / failed."""
 
 
 class InvocationInput(BaseModel):
@@ -100,63 +72,3 @@ class InvocationInput(BaseModel):
     tool_timeout_seconds: float = 300.0
     continue_as_new_after_events: int | None = None
     carry: InvocationCarry | None = None
-
-
-class ConfirmInput(BaseModel):
-    """Payload of ``adk_confirm``: approve or reject one confirmation request.
-
-    ``call_digest``, when given, must equal the digest of the call the request is about; a
-    reply crafted for other arguments is refused.
-    """
-
-    confirmation_id: str
-    confirmed: bool
-    payload: Any = None
-    call_digest: str | None = None
-
-
-class ResumeInput(BaseModel):
-    """Payload of ``adk_resume``: the value answering one input request (``None`` allowed)."""
-
-    interrupt_id: str
-    input: Any = None
-
-
-class PendingRequest(BaseModel):
-    """An open confirmation or input request, as ``adk_pending`` lists it."""
-
-    kind: Literal["confirmation", "input"]
-    id: str
-    function_call_id: str
-    tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
-    hint: str = ""
-    payload: Any = None
-    message: str = ""
-    input_schema: dict[str, Any] | None = None
-    call_digest: str = ""
-    agent: str = ""
-    branch: str = ""
-
-
-class InvocationStatus(BaseModel):
-    """What ``adk_status`` returns."""
-
-    status: AdkStatus
-    invocation_id: str
-    agent: str
-    step: int
-    pending: int = 0
-    final_text: str = ""
-    error: str | None = None
-    ignored_signals: list[str] = Field(default_factory=list)
-
-
-class InvocationResult(BaseModel):
-    """Result of an invocation: its final status and answer."""
-
-    invocation_id: str
-    status: AdkStatus
-    final_text: str = ""
-    steps: int = 0
-    error: str | None = None

@@ -25,7 +25,7 @@ import pytest
 from temporalio.client import Client
 
 from adk_temporal.devserver import DevServer, find_temporal_binary, free_port
-from adk_temporal.workflows.messages import InvocationResult
+from adk_temporal.flow.messages import InvocationResult
 
 pytestmark = pytest.mark.integration
 

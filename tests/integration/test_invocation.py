@@ -357,7 +357,7 @@ async def test_checked_update_rejects_answered_id_wrong_kind_and_digest(
         assert (rome.args, oslo.args) == ({"city": "Rome"}, {"city": "Oslo"})
         with pytest.raises(UnknownRequestIdError, match=f"{rome.id}.*adk_confirm"):
             await handle.resume(rome.id, "x")
-        with pytest.raises(ConfirmationMismatchError, match="digest"):
+        with pytest.raises(ConfirmationMismatchError, match="callDigest"):
             await handle.confirm(rome.id, True, call_digest=oslo.call_digest)
         await handle.confirm(rome.id, True, call_digest=rome.call_digest)
         with pytest.raises(UnknownRequestIdError, match=f"{rome.id}.*already answered"):

@@ -24,7 +24,7 @@ from adk_temporal.models import (
 from adk_temporal.sessions.session import Session
 from adk_temporal.testing.fake_gemini import FakeGeminiServer
 from adk_temporal.tools import FunctionTool, tool
-from adk_temporal.workflows.invocation import ADK_STATUS
+from adk_temporal.workflows.messages import ADK_STATUS
 
 from .conftest import Runtime, WorkerFactory
 

@@ -20,11 +20,11 @@ import pytest
 
 from adk_temporal.app import App
 from adk_temporal.client import AdkClient, InvocationHandle
-from adk_temporal.demo import workflows_url
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.flow.messages import PendingRequest
+from adk_temporal.render import workflows_url
 from adk_temporal.worker import artifact_store, build_worker, session_store
-from adk_temporal.workflows.messages import PendingRequest
 
 from .conftest import FAST_POLL
 

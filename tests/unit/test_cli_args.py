@@ -15,10 +15,10 @@ from click.testing import CliRunner, Result
 from google.genai import types
 
 from adk_temporal.cli import main
-from adk_temporal.demo import event_lines, workflows_url
 from adk_temporal.events import Event, EventActions
+from adk_temporal.flow.messages import ConfirmInput, PendingRequest, ResumeInput
+from adk_temporal.render import event_lines, workflows_url
 from adk_temporal.workflows.details import answer_commands
-from adk_temporal.workflows.messages import ConfirmInput, PendingRequest, ResumeInput
 
 TEMPORAL_COMMANDS = ["worker", "run", "pending", "confirm", "resume"]
 JSON_COMMANDS = [["run"], ["pending"], ["events"], ["artifacts", "list"], ["artifacts", "versions"]]

@@ -23,6 +23,14 @@ CORE = [
     "adk_temporal.artifacts",
     "adk_temporal.sessions",
     "adk_temporal.devserver",
+    "adk_temporal.asyncutil",
+    "adk_temporal.ids",
+    "adk_temporal.following",
+    "adk_temporal.flow",
+    "adk_temporal.flow.messages",
+    "adk_temporal.flow.requests",
+    "adk_temporal.flow.executor",
+    "adk_temporal.flow.invocation",
 ]
 
 

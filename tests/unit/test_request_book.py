@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+from adk_temporal.confirmation import call_digest
+from adk_temporal.errors import UnknownRequestIdError
 from adk_temporal.events import InputRequest
-from adk_temporal.workflows.messages import ConfirmInput, PendingRequest, ResumeInput
-from adk_temporal.workflows.requests import RequestBook
+from adk_temporal.flow.messages import ConfirmInput, PendingRequest, ResumeInput
+from adk_temporal.flow.requests import RequestBook
 
 SCHEMA = {"type": "string"}
 
 
-def _confirmation(request_id: str = "adk-1", digest: str = "d1") -> PendingRequest:
+def _confirmation(request_id: str = "adk-1") -> PendingRequest:
     return PendingRequest(
         kind="confirmation",
         id=request_id,
         function_call_id="call-1",
         tool="buy",
-        call_digest=digest,
+        args={"city": "Oslo"},
+        call_digest=call_digest("buy", {"city": "Oslo"}),
     )
 
 
@@ -47,10 +50,9 @@ def test_duplicate_answers_are_no_ops() -> None:
     [(_, answer)] = book.take(["adk-1"])
     assert isinstance(answer, ConfirmInput) and answer.confirmed
     assert book.accept(ConfirmInput(confirmation_id="adk-1", confirmed=False)) == "duplicate"
-    assert book.problem(ConfirmInput(confirmation_id="adk-1", confirmed=True)) == (
-        "UnknownRequestIdError",
-        "confirmation id 'adk-1' was already answered",
-    )
+    problem = book.problem(ConfirmInput(confirmation_id="adk-1", confirmed=True))
+    assert isinstance(problem, UnknownRequestIdError)
+    assert str(problem) == "confirmation id 'adk-1' was already answered"
 
 
 def test_wrong_kind_digest_and_schema_are_refused_and_keep_the_request_open() -> None:
@@ -60,14 +62,15 @@ def test_wrong_kind_digest_and_schema_are_refused_and_keep_the_request_open() ->
     book.open(*_input())
     assert book.accept(ResumeInput(interrupt_id="adk-1", input="x")) == "refused"
     assert book.accept(ConfirmInput(confirmation_id="seat", confirmed=True)) == "refused"
-    wrong_digest = ConfirmInput(confirmation_id="adk-1", confirmed=True, call_digest="d2")
+    other = call_digest("buy", {"city": "Rome"})
+    wrong_digest = ConfirmInput(confirmation_id="adk-1", confirmed=True, call_digest=other)
     assert book.accept(wrong_digest) == "refused"
     assert book.accept(ResumeInput(interrupt_id="seat", input=12)) == "refused"
     assert book.unanswered_ids() == ["adk-1", "seat"]
     reasons = book.report()
     assert "'adk-1' is a confirmation request; answer it with adk_confirm" in reasons[0]
     assert "'seat' is an input request; answer it with adk_resume" in reasons[1]
-    assert "digest d1, not d2" in reasons[2]
+    assert f"callDigest {other!r} does not match" in reasons[2]
     assert "12 is not of type 'string'" in reasons[3]
 
 
@@ -75,10 +78,9 @@ def test_unknown_id_problem_lists_the_open_ids() -> None:
     """A checked update for an unknown id is told which ids are open."""
     book = RequestBook()
     book.open(_confirmation("adk-7"))
-    assert book.problem(ConfirmInput(confirmation_id="adk-x", confirmed=True)) == (
-        "UnknownRequestIdError",
-        "unknown confirmation id 'adk-x'; open requests: adk-7",
-    )
+    problem = book.problem(ConfirmInput(confirmation_id="adk-x", confirmed=True))
+    assert isinstance(problem, UnknownRequestIdError)
+    assert str(problem) == "unknown confirmation id 'adk-x'; open requests: adk-7"
 
 
 def test_waiting_for_prefers_confirmation() -> None:

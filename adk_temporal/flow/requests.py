@@ -12,31 +12,62 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, TypeAlias
 
-from adk_temporal.errors import InvalidResumeInputError
-from adk_temporal.events import InputRequest
-from adk_temporal.resume import check_resume_input
-from adk_temporal.workflows.messages import (
-    CarriedRequest,
-    ConfirmInput,
-    PendingRequest,
-    ResumeInput,
-)
+from google.genai import types
 
-__all__ = ["Answer", "Outcome", "Problem", "RequestBook", "answer_id"]
+from adk_temporal.confirmation import check_reply_digest, confirmation_request_call
+from adk_temporal.errors import (
+    AdkRequestError,
+    ConfirmationMismatchError,
+    InvalidResumeInputError,
+    UnknownRequestIdError,
+)
+from adk_temporal.events import InputRequest, ToolConfirmation
+from adk_temporal.resume import check_resume_input
+
+from .messages import CarriedRequest, ConfirmInput, PendingRequest, ResumeInput
+
+__all__ = ["Answer", "Outcome", "RequestBook", "answer_id", "refusal"]
 
 Answer: TypeAlias = ConfirmInput | ResumeInput
 """A reply to a confirmation or an input request."""
-
-Problem: TypeAlias = tuple[str, str]
-"""Why an answer was refused: ``(error type name, message naming the id)``."""
 
 Outcome: TypeAlias = Literal["accepted", "buffered", "duplicate", "refused"]
 """What :meth:`RequestBook.accept` did with an answer."""
 
 
+_REFUSALS: dict[str, type[AdkRequestError]] = {
+    kind.__name__: kind
+    for kind in (UnknownRequestIdError, ConfirmationMismatchError, InvalidResumeInputError)
+}
+
+
+def refusal(type_name: str, message: str) -> AdkRequestError | None:
+    """The refusal :meth:`RequestBook.problem` gave, rebuilt from its class name and message.
+
+    Returns ``None`` when ``type_name`` names no such refusal.
+    """
+    kind = _REFUSALS.get(type_name)
+    return kind(message) if kind is not None else None
+
+
 def answer_id(answer: Answer) -> str:
     """The request id an answer refers to."""
     return answer.confirmation_id if isinstance(answer, ConfirmInput) else answer.interrupt_id
+
+
+def _digest_problem(pending: PendingRequest, answer: ConfirmInput) -> AdkRequestError | None:
+    """The call-binding rule of :mod:`adk_temporal.confirmation`, applied to a signal."""
+    request = confirmation_request_call(
+        pending.id,
+        types.FunctionCall(id=pending.function_call_id, name=pending.tool, args=pending.args),
+        ToolConfirmation(hint=pending.hint, payload=pending.payload),
+    )
+    reply = {} if answer.call_digest is None else {"callDigest": answer.call_digest}
+    try:
+        check_reply_digest(request, reply)
+    except ConfirmationMismatchError as err:
+        return err
+    return None
 
 
 class _Open:
@@ -62,43 +93,40 @@ class RequestBook:
         if early is not None:
             self.accept(early)
 
-    def problem(self, answer: Answer) -> Problem | None:
-        """Why ``answer`` cannot be applied to an open request now, or ``None``."""
+    def problem(self, answer: Answer) -> AdkRequestError | None:
+        """Why ``answer`` cannot be applied to an open request now, or ``None``.
+
+        Returns:
+            The refusal a checked answer raises: :class:`UnknownRequestIdError` (unknown,
+            answered, or of the other kind), :class:`ConfirmationMismatchError` (the call
+            digest differs) or :class:`InvalidResumeInputError` (schema violation).
+        """
         request_id = answer_id(answer)
         noun = "confirmation" if isinstance(answer, ConfirmInput) else "interrupt"
         entry = self._open.get(request_id)
         if request_id in self._answered or (entry is not None and entry.answer is not None):
-            return "UnknownRequestIdError", f"{noun} id {request_id!r} was already answered"
+            return UnknownRequestIdError(f"{noun} id {request_id!r} was already answered")
         if entry is None:
             open_ids = ", ".join(sorted(self.unanswered_ids())) or "none"
-            return (
-                "UnknownRequestIdError",
-                f"unknown {noun} id {request_id!r}; open requests: {open_ids}",
+            return UnknownRequestIdError(
+                f"unknown {noun} id {request_id!r}; open requests: {open_ids}"
             )
         pending = entry.pending
         if isinstance(answer, ConfirmInput):
             if pending.kind != "confirmation":
-                return (
-                    "UnknownRequestIdError",
-                    f"{request_id!r} is an input request; answer it with adk_resume",
+                return UnknownRequestIdError(
+                    f"{request_id!r} is an input request; answer it with adk_resume"
                 )
-            if answer.call_digest is not None and answer.call_digest != pending.call_digest:
-                return (
-                    "ConfirmationMismatchError",
-                    f"confirmation {request_id!r} is for {pending.tool} with digest "
-                    f"{pending.call_digest}, not {answer.call_digest}",
-                )
-            return None
+            return _digest_problem(pending, answer)
         if pending.kind != "input":
-            return (
-                "UnknownRequestIdError",
-                f"{request_id!r} is a confirmation request; answer it with adk_confirm",
+            return UnknownRequestIdError(
+                f"{request_id!r} is a confirmation request; answer it with adk_confirm"
             )
         assert entry.input_request is not None
         try:
             check_resume_input(entry.input_request, answer.input)
         except InvalidResumeInputError as err:
-            return "InvalidResumeInputError", str(err)
+            return err
         return None
 
     def accept(self, answer: Answer) -> Outcome:
@@ -112,7 +140,7 @@ class RequestBook:
             return "buffered"
         problem = self.problem(answer)
         if problem is not None:
-            self.ignored.append(f"{request_id}: {problem[1]}")
+            self.ignored.append(f"{request_id}: {problem}")
             return "refused"
         entry.answer = answer
         return "accepted"

@@ -1,0 +1,73 @@
+"""``Executor``: what the invocation flow needs from the engine that runs it.
+
+The flow (:mod:`adk_temporal.flow.invocation`) is plain async code; everything that touches
+the world or the clock goes through this narrow interface. Temporal implements it in
+``adk_temporal.workflows.invocation`` (steps are activities, waiting is
+``workflow.wait_condition``, ids come from ``workflow.uuid4()``, a long run continues as
+new); :class:`adk_temporal.runner.Runner` implements it in-process by calling the step
+implementations directly. The same flow therefore stores the same events on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from .messages import (
+    AppendEventsInput,
+    InvocationCarry,
+    ModelStepInput,
+    ModelStepResult,
+    ToolCallInput,
+    ToolCallResult,
+)
+
+__all__ = ["Executor"]
+
+
+class Executor(Protocol):
+    """Runs the flow's steps, waits, and hands out ids and the time.
+
+    A step that fails for good raises :class:`~adk_temporal.errors.StepFailedError`; the
+    flow records the error in the session and the invocation fails.
+    """
+
+    async def model_step(self, inp: ModelStepInput, *, summary: str) -> ModelStepResult:
+        """Append ``inp.pending_events``, call the agent's model once, store its reply."""
+        ...
+
+    async def tool_call(self, inp: ToolCallInput, *, summary: str) -> ToolCallResult:
+        """Run one tool call; return its response and the deltas it recorded."""
+        ...
+
+    async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
+        """Append events the flow decided (pauses, errors, endings), idempotently."""
+        ...
+
+    async def wait_until(self, condition: Callable[[], bool]) -> None:
+        """Return once ``condition()`` is true; it turns true when an answer arrives."""
+        ...
+
+    def new_id(self) -> str:
+        """A new unique id (a UUID string), the same on every replay."""
+        ...
+
+    def now(self) -> float:
+        """The current time in POSIX seconds, the same on every replay."""
+        ...
+
+    def status_changed(self) -> None:
+        """The invocation's status, step or open requests changed; publish them."""
+        ...
+
+    def should_hand_over(self) -> bool:
+        """True when the run should continue in a fresh one (history grew long)."""
+        ...
+
+    async def hand_over(self, carry: Callable[[], InvocationCarry]) -> None:
+        """Continue the invocation in a fresh run from ``carry()``; never returns normally.
+
+        ``carry`` is called once the executor is ready to hand over, so answers accepted
+        while it got ready are carried too.
+        """
+        ...

@@ -1,0 +1,715 @@
+"""``InvocationFlow``: one ADK invocation as plain async code over an :class:`Executor`.
+
+For an LLM agent it runs the step loop (a model step, then one tool step per function
+call, concurrently), merges the tools' deltas, records pauses and waits for the
+confirmations and inputs that answer them, then re-dispatches the paused calls with the
+same function-call ids. Sequential and parallel agents, transfers, escalations and agents
+used as tools are orchestrated here too, in the same invocation. The flow holds only ids,
+the current step's new events and the open requests, never the conversation.
+
+Everything engine-specific — where steps run, how waiting and ids work, when a long run
+hands over to a fresh one — is the executor's, so Temporal and the in-process runner run
+exactly this code and store the same events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+from google.genai import types
+
+from adk_temporal.confirmation import build_confirmation_request_event, call_digest
+from adk_temporal.errors import StepFailedError
+from adk_temporal.events import (
+    REQUEST_CONFIRMATION_FUNCTION_NAME,
+    REQUEST_INPUT_FUNCTION_NAME,
+    Event,
+    EventActions,
+    ToolConfirmation,
+)
+from adk_temporal.merge import merge_actions, merge_function_response_events
+from adk_temporal.resume import build_input_request_event
+from adk_temporal.state import TEMP_PREFIX
+
+from .executor import Executor
+from .messages import (
+    AdkStatus,
+    AgentSpec,
+    AppendEventsInput,
+    CallsStep,
+    ConfirmInput,
+    DelegateStep,
+    EndedStep,
+    ErrorStep,
+    FinalStep,
+    InvocationCarry,
+    InvocationRef,
+    InvocationResult,
+    InvocationStatus,
+    ModelStepInput,
+    ModelStepResult,
+    PendingRequest,
+    PlannedCall,
+    ToolCallInput,
+    ToolCallResult,
+)
+from .requests import RequestBook
+
+__all__ = ["InvocationFlow"]
+
+
+@dataclass
+class _Frame:
+    """Where an agent runs, and what its run recorded.
+
+    ``depth`` counts the workflow agents and agent tools around the agent: only the top
+    level (depth 0) may hand the invocation over to a fresh run, because a nested run's
+    position cannot be carried.
+    """
+
+    agent: str
+    branch: str = ""
+    isolation_scope: str = ""
+    depth: int = 0
+    actions: list[EventActions] = field(default_factory=list)
+
+    def moved(self, agent: str, *, branch: str | None = None) -> _Frame:
+        """A frame for ``agent`` on this level, collecting its own actions."""
+        return _Frame(
+            agent,
+            self.branch if branch is None else branch,
+            self.isolation_scope,
+            self.depth,
+        )
+
+    def nested(
+        self, agent: str, *, branch: str | None = None, isolation_scope: str | None = None
+    ) -> _Frame:
+        """A frame for ``agent`` one level down, collecting its own actions."""
+        return _Frame(
+            agent,
+            self.branch if branch is None else branch,
+            self.isolation_scope if isolation_scope is None else isolation_scope,
+            self.depth + 1,
+        )
+
+
+@dataclass
+class _Outcome:
+    """How an agent's run ended."""
+
+    text: str = ""
+    ended: bool = False
+    escalated: bool = False
+    error: str | None = None
+
+
+def _child_branch(branch: str, parent: str, sub: str) -> str:
+    """A parallel sub-agent's branch: ``<parent>.<sub>``, prefixed by the current branch."""
+    own = f"{parent}.{sub}"
+    return f"{branch}.{own}" if branch else own
+
+
+def _has_requests(response: Event) -> bool:
+    actions = response.actions
+    return bool(actions.requested_tool_confirmations or actions.requested_inputs)
+
+
+class InvocationFlow:
+    """Runs one invocation of one agent (and its sub-agents) in one session.
+
+    Args:
+        executor: Runs the steps and provides waiting, ids and time.
+        ref: The invocation's identity as steps receive it (agent = the starting agent).
+        max_steps: The most model steps the invocation makes before it fails.
+        book: The request book answers are delivered to; the executor may have to accept
+            answers before the flow starts, so it can pass its own.
+    """
+
+    def __init__(
+        self,
+        executor: Executor,
+        ref: InvocationRef,
+        *,
+        max_steps: int,
+        book: RequestBook | None = None,
+    ) -> None:
+        self._exec = executor
+        self._base = ref
+        self._max_steps = max_steps
+        self.book = book if book is not None else RequestBook()
+        self.step = 0
+        self.final_text = ""
+        self.error: str | None = None
+        self._ended_as: AdkStatus | None = None
+        self._temp_state: dict[str, Any] = {}
+        self._trees: dict[str, AgentSpec] = {}
+
+    @property
+    def invocation_id(self) -> str:
+        """The invocation id."""
+        return self._base.invocation_id
+
+    @property
+    def agent(self) -> str:
+        """The agent the invocation was started with."""
+        return self._base.agent_name
+
+    @property
+    def status(self) -> AdkStatus:
+        """Completed or failed once ended; else what it waits for, or running."""
+        if self._ended_as is not None:
+            return self._ended_as
+        waiting = self.book.waiting_for()
+        if waiting == "confirmation":
+            return "awaiting_confirmation"
+        return "awaiting_input" if waiting == "input" else "running"
+
+    def snapshot(self) -> InvocationStatus:
+        """Where the invocation stands, as ``adk_status`` reports it."""
+        return InvocationStatus(
+            status=self.status,
+            invocation_id=self.invocation_id,
+            agent=self.agent,
+            step=self.step,
+            pending=len(self.book.unanswered()),
+            final_text=self.final_text,
+            error=self.error,
+            ignored_signals=self.book.report(),
+        )
+
+    # ------------------------------------------------------------------ run
+
+    async def run(
+        self, message: types.Content | None, carry: InvocationCarry | None = None
+    ) -> InvocationResult:
+        """Run the agent until a final answer, an end, an error or the step limit.
+
+        Args:
+            message: The user's message (ignored when ``carry`` is given).
+            carry: What an earlier run of this invocation handed over.
+
+        Returns:
+            The result; ``status`` is ``failed`` when the model answered with an error or
+            the step limit was reached.
+
+        Raises:
+            StepFailedError: A step failed for good; the error is recorded in the session
+                first.
+        """
+        frame = _Frame(self.agent)
+        pending: list[Event] = []
+        if carry is not None:
+            self._restore(carry)
+        elif message is not None:
+            pending.append(self._event(frame, "user", message))
+        self._exec.status_changed()
+        try:
+            if carry is not None:
+                outcome = await self._llm(
+                    frame.moved(agent=carry.agent), pending, entry=carry.entry_agent, carry=carry
+                )
+            else:
+                outcome = await self._run_named(frame, pending)
+        except StepFailedError as err:
+            await self._record_error(frame, err.kind, err.message)
+            raise
+        if outcome.error is not None:
+            return self._finish("failed", error=outcome.error)
+        return self._finish("completed", text=outcome.text)
+
+    async def _run_named(self, frame: _Frame, pending: list[Event]) -> _Outcome:
+        """Run ``frame.agent``, whose kind may not be known yet.
+
+        An unknown agent is run as an LLM agent: its first model step describes the agent's
+        tree, and answers ``delegate`` instead of calling a model when it is a workflow
+        agent. The common case (an LLM agent) thus costs no extra round trip.
+        """
+        spec = self._known(frame.agent)
+        if spec is not None and spec.kind != "llm":
+            return await self._run_agent(spec, frame, pending)
+        return await self._llm(frame, pending, entry=frame.agent)
+
+    async def _run_agent(self, spec: AgentSpec, frame: _Frame, pending: list[Event]) -> _Outcome:
+        """Run ``spec`` (any kind) in ``frame`` (whose agent is ``spec``), from ``pending``."""
+        if spec.kind == "llm":
+            return await self._llm(frame, pending, entry=spec.name)
+        if spec.kind == "sequential":
+            return await self._sequential(spec, frame, pending)
+        return await self._parallel(spec, frame, pending)
+
+    async def _sequential(self, spec: AgentSpec, frame: _Frame, pending: list[Event]) -> _Outcome:
+        outcome = _Outcome()
+        for sub in spec.sub_agents:
+            child = frame.nested(agent=sub.name)
+            outcome = await self._run_agent(sub, child, pending)
+            frame.actions += child.actions
+            pending = []
+            if outcome.ended or outcome.escalated or outcome.error is not None:
+                break
+        return outcome
+
+    async def _parallel(self, spec: AgentSpec, frame: _Frame, pending: list[Event]) -> _Outcome:
+        # The message is stored once, before the branches start, so every branch sees it.
+        await self._append(frame, pending)
+        children = [
+            frame.nested(agent=sub.name, branch=_child_branch(frame.branch, spec.name, sub.name))
+            for sub in spec.sub_agents
+        ]
+        outcomes = await asyncio.gather(
+            *(
+                self._run_agent(sub, child, [])
+                for sub, child in zip(spec.sub_agents, children, strict=True)
+            )
+        )
+        # Re-apply the branches' deltas in sub-agent order so the final state does not depend
+        # on which branch finished first; artifact deltas keep the highest version.
+        merged = merge_actions([a for child in children for a in child.actions])
+        frame.actions.append(merged)
+        if merged.state_delta or merged.artifact_delta:
+            event = self._event(
+                frame,
+                spec.name,
+                None,
+                EventActions(state_delta=merged.state_delta, artifact_delta=merged.artifact_delta),
+            )
+            await self._append(frame, [event])
+        errors = [o.error for o in outcomes if o.error is not None]
+        return _Outcome(
+            text="\n".join(o.text for o in outcomes if o.text),
+            ended=any(o.ended for o in outcomes),
+            escalated=any(o.escalated for o in outcomes),
+            error=errors[0] if errors else None,
+        )
+
+    async def _llm(
+        self,
+        frame: _Frame,
+        pending: list[Event],
+        *,
+        entry: str,
+        carry: InvocationCarry | None = None,
+    ) -> _Outcome:
+        """The step loop of LLM agents, following transfers and escalations among them.
+
+        ``entry`` is the agent this loop started with: an escalation from it returns to the
+        caller, while one from an agent transferred to goes back to that agent's parent.
+        """
+        first_step = carry is None
+        if carry is not None and carry.paused_calls:
+            # This run continued a paused step: finish it before the next model step.
+            by_id = {c.id: c for c in carry.paused_calls}
+            pending, ended, _ = await self._settle(frame, None, by_id, pending, carry.ended)
+            if ended:
+                await self._append(frame, pending)
+                return _Outcome(ended=True)
+        while True:
+            if self.step >= self._max_steps:
+                message = f"step limit of {self._max_steps} model steps reached"
+                await self._record_error(frame, "StepLimitExceeded", message, pending)
+                return _Outcome(error=message)
+            if frame.depth == 0 and self._exec.should_hand_over():
+                await self._append(frame, pending)
+                await self._hand_over(frame, entry, {}, ended=False)
+            describe = self._known(frame.agent) is None
+            result = await self._model_step(
+                frame, pending, run_before_agent=first_step, describe=describe
+            )
+            pending = []
+            if result.tree is not None:
+                self._remember(result.tree)
+            match result:
+                case DelegateStep():
+                    # Not an LLM agent after all; the step only described it and stored
+                    # ``pending``.
+                    spec = self._known(frame.agent)
+                    assert spec is not None
+                    return await self._run_agent(spec, frame, [])
+                case FinalStep() | EndedStep():
+                    frame.actions.append(result.actions)
+                    return _Outcome(text=result.text, ended=isinstance(result, EndedStep))
+                case ErrorStep():
+                    frame.actions.append(result.actions)
+                    return _Outcome(error=result.describe())
+                case CallsStep():
+                    frame.actions.append(result.actions)
+                case _:
+                    assert_never(result)
+            first_step = False
+            by_id = {c.id: c for c in result.function_calls}
+            response = await self._run_calls(frame, result.function_calls, {}, {})
+            pending, ended, actions = await self._settle(
+                frame, response, by_id, [response], response.actions.end_invocation
+            )
+            if ended:
+                await self._append(frame, pending)
+                return _Outcome(ended=True)
+            if actions.transfer_to_agent:
+                target = self._known(actions.transfer_to_agent)
+                if target is not None and target.kind != "llm":
+                    child = frame.moved(agent=target.name)
+                    outcome = await self._run_agent(target, child, pending)
+                    frame.actions += child.actions
+                    return outcome
+                frame = dataclasses.replace(frame, agent=actions.transfer_to_agent)
+                first_step = True
+            elif actions.escalate:
+                spec = self._known(frame.agent)
+                if frame.agent == entry or spec is None or spec.parent is None:
+                    await self._append(frame, pending)
+                    return _Outcome(escalated=True)
+                frame = dataclasses.replace(frame, agent=spec.parent)
+                first_step = True
+
+    async def _settle(
+        self,
+        frame: _Frame,
+        response: Event | None,
+        by_id: dict[str, PlannedCall],
+        pending: list[Event],
+        ended: bool,
+    ) -> tuple[list[Event], bool, EventActions]:
+        """Pause for the requests ``response`` raised, re-dispatch the answered calls, repeat.
+
+        ``response`` is ``None`` when a new run resumes a pause carried over from an
+        earlier run: the requests are already open and recorded.
+
+        Returns:
+            The events still to persist, whether a tool ended the invocation, and the
+            step's merged actions.
+        """
+        step_actions = [response.actions] if response is not None else []
+        waiting = self.book.open_ids() if response is None else []
+        while response is None or _has_requests(response):
+            if response is not None:
+                events, waiting = self._open_requests(frame, response, by_id)
+                await self._append(frame, [*pending, *events])
+                pending = []
+                if frame.depth == 0 and self._exec.should_hand_over():
+                    await self._hand_over(frame, frame.agent, by_id, ended=ended)
+            reply, confirmations, inputs = await self._wait_for_answers(frame, waiting)
+            pending.append(reply)
+            redo = [
+                by_id[cid]
+                for cid in by_id
+                if cid in confirmations or cid in inputs  # the model's call order
+            ]
+            response = await self._run_calls(frame, redo, confirmations, inputs)
+            step_actions.append(response.actions)
+            pending.append(response)
+            ended = ended or response.actions.end_invocation
+        return pending, ended, merge_actions(step_actions)
+
+    # ----------------------------------------------------------- handing over
+
+    async def _hand_over(
+        self, frame: _Frame, entry: str, paused: dict[str, PlannedCall], *, ended: bool
+    ) -> None:
+        """Hand ids, counters and open requests to a fresh run; events are already stored."""
+
+        def carry() -> InvocationCarry:
+            # Built only when the executor is ready: answers that arrive while it waits
+            # for running handlers must be in the book it carries.
+            carried, answered, early = self.book.carry()
+            return InvocationCarry(
+                invocation_id=self.invocation_id,
+                step=self.step,
+                agent=frame.agent,
+                entry_agent=entry,
+                tree=self._trees.get(frame.agent),
+                temp_state=self._temp_state,
+                answered=answered,
+                early=early,
+                ignored=self.book.ignored,
+                paused_calls=list(paused.values()),
+                open_requests=carried,
+                ended=ended,
+            )
+
+        await self._exec.hand_over(carry)
+
+    def _restore(self, carry: InvocationCarry) -> None:
+        self.step = carry.step
+        self._temp_state = dict(carry.temp_state)
+        self.book.restore(carry.open_requests, carry.answered, carry.early, carry.ignored)
+        if carry.tree is not None:
+            self._remember(carry.tree)
+
+    # ------------------------------------------------------------------ steps
+
+    def _ref(self, frame: _Frame) -> InvocationRef:
+        return self._base.model_copy(
+            update={
+                "agent_name": frame.agent,
+                "branch": frame.branch,
+                "isolation_scope": frame.isolation_scope,
+            }
+        )
+
+    def _remember(self, tree: AgentSpec) -> None:
+        stack = [tree]
+        while stack:
+            spec = stack.pop()
+            self._trees[spec.name] = tree
+            stack += spec.sub_agents
+
+    def _known(self, agent: str) -> AgentSpec | None:
+        """The spec of ``agent`` if its tree has been described in this invocation."""
+        tree = self._trees.get(agent)
+        return tree.find(agent) if tree is not None else None
+
+    async def _model_step(
+        self, frame: _Frame, pending: list[Event], *, run_before_agent: bool, describe: bool
+    ) -> ModelStepResult:
+        # The number is taken before the step runs: concurrent branches must not share one
+        # (it keys the step's idempotent saves).
+        self.step += 1
+        step = self.step
+        result = await self._exec.model_step(
+            ModelStepInput(
+                ref=self._ref(frame),
+                step=step,
+                describe=describe,
+                model_event_id=self._exec.new_id(),
+                pending_events=pending,
+                temp_state=self._temp_state,
+                run_before_agent=run_before_agent,
+                timestamp=self._exec.now(),
+            ),
+            summary=f"{frame.agent} · model step {step}",
+        )
+        if isinstance(result, DelegateStep):
+            # No model was called: the number goes back, the step limit counts model calls.
+            self.step -= 1
+        return result
+
+    async def _run_calls(
+        self,
+        frame: _Frame,
+        calls: list[PlannedCall],
+        confirmations: dict[str, ToolConfirmation],
+        inputs: dict[str, dict[str, Any]],
+    ) -> Event:
+        """Run the calls concurrently and merge their results in call order."""
+        results = await asyncio.gather(
+            *(
+                self._agent_tool_call(frame, c)
+                if c.agent_tool
+                else self._exec.tool_call(
+                    ToolCallInput(
+                        ref=self._ref(frame),
+                        call=c,
+                        tool_confirmation=confirmations.get(c.id),
+                        resume_inputs=inputs.get(c.id, {}),
+                        temp_state=self._temp_state,
+                    ),
+                    summary=c.summary(),
+                )
+                for c in calls
+            )
+        )
+        events = [
+            self._event(
+                frame,
+                frame.agent,
+                types.Content(
+                    role="user",
+                    parts=[
+                        types.Part(
+                            function_response=types.FunctionResponse(
+                                id=call.id, name=call.name, response=result.response
+                            )
+                        )
+                    ],
+                ),
+                actions=result.actions,
+            )
+            for call, result in zip(calls, results, strict=True)
+        ]
+        merged = merge_function_response_events(events)
+        frame.actions.append(merged.actions)
+        for key, value in merged.actions.state_delta.items():
+            if key.startswith(TEMP_PREFIX):
+                self._temp_state[key] = value
+        return merged
+
+    async def _agent_tool_call(self, frame: _Frame, call: PlannedCall) -> ToolCallResult:
+        """Run the agent behind an ``AgentTool`` in isolation scope = the call id."""
+        assert call.agent_tool is not None
+        child = frame.nested(agent=call.agent_tool, isolation_scope=call.id)
+        request = call.args.get("request")
+        text = request if isinstance(request, str) else str(call.args)
+        first = self._event(
+            child, "user", types.Content(role="user", parts=[types.Part(text=text)])
+        )
+        outcome = await self._run_named(child, [first])
+        merged = merge_actions(child.actions)
+        # Only the data deltas travel up: the child's control flags (transfer, escalate,
+        # skip_summarization) were about the child's own run.
+        actions = EventActions(state_delta=merged.state_delta, artifact_delta=merged.artifact_delta)
+        response = {"error": outcome.error} if outcome.error else {"result": outcome.text}
+        return ToolCallResult(response=response, actions=actions)
+
+    async def _append(self, frame: _Frame, events: list[Event]) -> None:
+        if not events:
+            return
+        await self._exec.append_events(
+            AppendEventsInput(ref=self._ref(frame), events=events),
+            summary=f"{frame.agent} · append {len(events)} event(s)",
+        )
+
+    async def _record_error(
+        self, frame: _Frame, code: str, message: str, pending: list[Event] | None = None
+    ) -> None:
+        """Persist an error event (after any pending events); never masks the error."""
+        event = self._event(frame, frame.agent, None)
+        event.error_code = code
+        event.error_message = message
+        # The error being recorded may be the store's own: the invocation fails either way.
+        with contextlib.suppress(StepFailedError):
+            await self._append(frame, [*(pending or []), event])
+        self.error = message
+        self._ended_as = "failed"
+        self._exec.status_changed()
+
+    # --------------------------------------------------------------- pausing
+
+    def _open_requests(
+        self, frame: _Frame, response: Event, by_id: dict[str, PlannedCall]
+    ) -> tuple[list[Event], list[str]]:
+        """Open the response's requests; return the events recording them and their ids."""
+        actions = response.actions
+        requesting = [c for c in by_id.values() if c.id in actions.requested_tool_confirmations]
+        confirmation_ids = [f"adk-{self._exec.new_id()}" for _ in requesting]
+        opened: list[tuple[PendingRequest, Any]] = []
+        for request_id, call in zip(confirmation_ids, requesting, strict=True):
+            confirmation = actions.requested_tool_confirmations[call.id]
+            pending = PendingRequest(
+                kind="confirmation",
+                id=request_id,
+                function_call_id=call.id,
+                tool=call.name,
+                args=call.args,
+                hint=confirmation.hint,
+                payload=confirmation.payload,
+                call_digest=call_digest(call.name, call.args),
+                agent=frame.agent,
+                branch=frame.branch,
+            )
+            opened.append((pending, None))
+        for interrupt_id, request in actions.requested_inputs.items():
+            call = by_id[request.function_call_id]
+            pending = PendingRequest(
+                kind="input",
+                id=interrupt_id,
+                function_call_id=request.function_call_id,
+                tool=call.name,
+                args=call.args,
+                message=request.message,
+                input_schema=request.input_schema,
+                agent=frame.agent,
+                branch=frame.branch,
+            )
+            opened.append((pending, request))
+        common: dict[str, Any] = {
+            "invocation_id": self.invocation_id,
+            "author": frame.agent,
+            "branch": frame.branch,
+            "isolation_scope": frame.isolation_scope,
+            "timestamp": self._exec.now(),
+        }
+        events: list[Event] = []
+        if requesting:
+            events.append(
+                build_confirmation_request_event(
+                    [c.to_function_call() for c in by_id.values()],
+                    actions.requested_tool_confirmations,
+                    confirmation_ids,
+                    event_id=self._exec.new_id(),
+                    **common,
+                )
+            )
+        if actions.requested_inputs:
+            events.append(
+                build_input_request_event(
+                    list(actions.requested_inputs.values()),
+                    event_id=self._exec.new_id(),
+                    **common,
+                )
+            )
+        for pending, input_request in opened:
+            self.book.open(pending, input_request)
+        return events, [p.id for p, _ in opened]
+
+    async def _wait_for_answers(
+        self, frame: _Frame, ids: list[str]
+    ) -> tuple[Event, dict[str, ToolConfirmation], dict[str, dict[str, Any]]]:
+        """Wait until requests ``ids`` are answered; return the reply event and answers."""
+        self._exec.status_changed()
+        await self._exec.wait_until(lambda: self.book.answered(ids))
+        parts: list[types.Part] = []
+        confirmations: dict[str, ToolConfirmation] = {}
+        inputs: dict[str, dict[str, Any]] = {}
+        for pending, answer in self.book.take(ids):
+            if isinstance(answer, ConfirmInput):
+                response: dict[str, Any] = {
+                    "confirmed": answer.confirmed,
+                    "payload": answer.payload,
+                }
+                confirmations[pending.function_call_id] = ToolConfirmation(
+                    hint=pending.hint, confirmed=answer.confirmed, payload=answer.payload
+                )
+                name = REQUEST_CONFIRMATION_FUNCTION_NAME
+            else:
+                response = {"input": answer.input}
+                inputs.setdefault(pending.function_call_id, {})[pending.id] = answer.input
+                name = REQUEST_INPUT_FUNCTION_NAME
+            parts.append(
+                types.Part(
+                    function_response=types.FunctionResponse(
+                        id=pending.id, name=name, response=response
+                    )
+                )
+            )
+        self._exec.status_changed()
+        reply = self._event(frame, "user", types.Content(role="user", parts=parts))
+        return reply, confirmations, inputs
+
+    # --------------------------------------------------------------- helpers
+
+    def _event(
+        self,
+        frame: _Frame,
+        author: str,
+        content: types.Content | None,
+        actions: EventActions | None = None,
+    ) -> Event:
+        return Event(
+            id=self._exec.new_id(),
+            invocation_id=self.invocation_id,
+            author=author,
+            branch=frame.branch,
+            isolation_scope=frame.isolation_scope,
+            content=content,
+            actions=actions or EventActions(),
+            timestamp=self._exec.now(),
+        )
+
+    def _finish(
+        self, status: AdkStatus, *, text: str = "", error: str | None = None
+    ) -> InvocationResult:
+        self.final_text = text
+        self.error = error
+        self._ended_as = status
+        self._exec.status_changed()
+        return InvocationResult(
+            invocation_id=self.invocation_id,
+            status=status,
+            final_text=text,
+            steps=self.step,
+            error=error,
+        )

@@ -1,0 +1,340 @@
+"""What crosses a boundary of the invocation flow: step inputs and results, answers, carry.
+
+One module for the wire types the flow, its executors (the Temporal workflow, the
+in-process runner) and the step implementations (Temporal's activities) share. Inputs carry
+ids and the new content of one step, never the conversation so far (the steps read that
+from the session service), so workflow history grows linearly with the number of steps.
+Models only grow by adding defaulted fields; a step result is a tagged union on ``kind``,
+matched exhaustively where it is used.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeAlias
+
+from google.genai import types
+from pydantic import BaseModel, Field
+
+from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
+
+__all__ = [
+    "AdkStatus",
+    "AgentSpec",
+    "AppendEventsInput",
+    "CallsStep",
+    "CarriedRequest",
+    "ConfirmInput",
+    "DelegateStep",
+    "EndedStep",
+    "ErrorStep",
+    "FinalStep",
+    "InvocationCarry",
+    "InvocationRef",
+    "InvocationResult",
+    "InvocationStatus",
+    "ModelStepInput",
+    "ModelStepResult",
+    "PendingRequest",
+    "PlannedCall",
+    "ResumeInput",
+    "SessionRef",
+    "ToolCallInput",
+    "ToolCallResult",
+    "ToolOptions",
+]
+
+AdkStatus = Literal["running", "awaiting_confirmation", "awaiting_input", "completed", "failed"]
+"""An invocation's status (also the ``AdkStatus`` search attribute on Temporal)."""
+
+
+class SessionRef(BaseModel):
+    """A step's work, resolved: the session, agent and invocation, every id present."""
+
+    app_name: str
+    user_id: str
+    session_id: str
+    agent_name: str
+    invocation_id: str
+    branch: str = ""
+    isolation_scope: str = ""
+
+
+class InvocationRef(BaseModel):
+    """Where a step finds its work, as it crosses history.
+
+    The app, user and session ids are ``None`` when the workflow id already spells them
+    (``adk/{app}/{user}/{session}``): nothing a step can read from its own context is
+    repeated in every input. :meth:`resolved` reads them back and raises when it cannot.
+    """
+
+    app_name: str | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    agent_name: str
+    invocation_id: str
+    branch: str = ""
+    isolation_scope: str = ""
+
+    def without_session_ids(self, workflow_id: str) -> InvocationRef:
+        """This ref minus the ids ``workflow_id`` spells (unchanged when it spells others)."""
+        if workflow_id.split("/", 3) != ["adk", self.app_name, self.user_id, self.session_id]:
+            return self
+        return self.model_copy(update={"app_name": None, "user_id": None, "session_id": None})
+
+    def resolved(self, workflow_id: str) -> SessionRef:
+        """Every id of this ref, the ones :meth:`without_session_ids` left out read back.
+
+        Raises:
+            ValueError: The ids are missing and ``workflow_id`` does not spell them.
+        """
+        fields = self.model_dump(exclude={"app_name", "user_id", "session_id"})
+        if self.app_name and self.user_id and self.session_id:
+            return SessionRef(
+                app_name=self.app_name,
+                user_id=self.user_id,
+                session_id=self.session_id,
+                **fields,
+            )
+        parts = workflow_id.split("/", 3)
+        if len(parts) != 4 or parts[0] != "adk":
+            raise ValueError(f"workflow id {workflow_id!r} does not name a session")
+        return SessionRef(app_name=parts[1], user_id=parts[2], session_id=parts[3], **fields)
+
+
+class ToolOptions(BaseModel):
+    """Activity options a tool asked for (``tool(...)`` decorator), in seconds."""
+
+    start_to_close_seconds: float | None = None
+    heartbeat_seconds: float | None = None
+    maximum_attempts: int | None = None
+    initial_interval_seconds: float | None = None
+    backoff_coefficient: float | None = None
+    maximum_interval_seconds: float | None = None
+    non_retryable_error_types: list[str] | None = None
+
+
+class PlannedCall(BaseModel):
+    """A function call the model asked for, with what the flow needs to run it.
+
+    ``agent_tool`` names the agent to run when the called tool is an ``AgentTool``: the
+    flow runs that agent itself instead of a tool step.
+    """
+
+    id: str
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    options: ToolOptions = Field(default_factory=ToolOptions)
+    agent_tool: str | None = None
+
+    def summary(self) -> str:
+        """The call as a user reads it in the Temporal UI: ``get_weather(city='Hangzhou')``."""
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
+        text = f"{self.name}({shown})"
+        return text if len(text) <= 200 else text[:197] + "..."
+
+    def to_function_call(self) -> types.FunctionCall:
+        """The call as a ``types.FunctionCall``."""
+        return types.FunctionCall(id=self.id, name=self.name, args=dict(self.args))
+
+
+class AgentSpec(BaseModel):
+    """An agent's kind and sub-agents: all the flow needs to orchestrate it."""
+
+    name: str
+    kind: Literal["llm", "sequential", "parallel"]
+    sub_agents: list[AgentSpec] = Field(default_factory=list)
+    parent: str | None = None
+
+    def find(self, name: str) -> AgentSpec | None:
+        """The agent called ``name`` in this tree, or ``None``."""
+        if self.name == name:
+            return self
+        for sub in self.sub_agents:
+            found = sub.find(name)
+            if found is not None:
+                return found
+        return None
+
+
+class ModelStepInput(BaseModel):
+    """Input of the model step: append ``pending_events``, then call the model once."""
+
+    ref: InvocationRef
+    step: int
+    model_event_id: str
+    pending_events: list[Event] = Field(default_factory=list)
+    temp_state: dict[str, Any] = Field(default_factory=dict)
+    run_before_agent: bool = False
+    describe: bool = False
+    timestamp: float = 0.0
+
+
+class _StepOutcome(BaseModel):
+    """What every model step that ran the agent reports besides its kind."""
+
+    actions: EventActions = Field(default_factory=EventActions)
+    tree: AgentSpec | None = None
+    """The agent's tree, when the input asked to ``describe`` it."""
+
+
+# ``kind`` has no default on purpose: payloads leave out fields at their default value, and
+# the tag must always be written for the union to decode.
+
+
+class CallsStep(_StepOutcome):
+    """The model asked for function calls: run them, then step again."""
+
+    kind: Literal["calls"]
+    function_calls: list[PlannedCall]
+
+
+class FinalStep(_StepOutcome):
+    """The agent answered ``text``; its turn is over."""
+
+    kind: Literal["final"]
+    text: str = ""
+
+
+class EndedStep(_StepOutcome):
+    """A before-agent callback ended the invocation with ``text``."""
+
+    kind: Literal["ended"]
+    text: str = ""
+
+
+class ErrorStep(_StepOutcome):
+    """The model answered with an error, recorded as the step's event."""
+
+    kind: Literal["error"]
+    error_code: str | None = None
+    error_message: str | None = None
+
+    def describe(self) -> str:
+        """The error as one line."""
+        return self.error_message or self.error_code or "model error"
+
+
+class DelegateStep(BaseModel):
+    """The agent is a workflow agent: no model was called, ``tree`` says what to run."""
+
+    kind: Literal["delegate"]
+    tree: AgentSpec
+
+
+ModelStepResult: TypeAlias = Annotated[
+    CallsStep | FinalStep | EndedStep | ErrorStep | DelegateStep, Field(discriminator="kind")
+]
+"""Result of the model step, tagged by ``kind``."""
+
+
+class ToolCallInput(BaseModel):
+    """Input of the tool step: one function call, and the answers it may re-enter with."""
+
+    ref: InvocationRef
+    call: PlannedCall
+    tool_confirmation: ToolConfirmation | None = None
+    resume_inputs: dict[str, Any] = Field(default_factory=dict)
+    temp_state: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallResult(BaseModel):
+    """Result of the tool step: the function response and the deltas the tool recorded."""
+
+    response: dict[str, Any]
+    actions: EventActions = Field(default_factory=EventActions)
+
+
+class AppendEventsInput(BaseModel):
+    """Input of the append step: events decided by the flow, appended idempotently."""
+
+    ref: InvocationRef
+    events: list[Event]
+
+
+class ConfirmInput(BaseModel):
+    """An approval or rejection of one confirmation request (signal ``adk_confirm``).
+
+    ``call_digest``, when given, must equal the digest of the call the request is about; a
+    reply crafted for other arguments is refused.
+    """
+
+    confirmation_id: str
+    confirmed: bool
+    payload: Any = None
+    call_digest: str | None = None
+
+
+class ResumeInput(BaseModel):
+    """The value answering one input request (signal ``adk_resume``); ``None`` is allowed."""
+
+    interrupt_id: str
+    input: Any = None
+
+
+class PendingRequest(BaseModel):
+    """An open confirmation or input request, as ``adk_pending`` lists it."""
+
+    kind: Literal["confirmation", "input"]
+    id: str
+    function_call_id: str
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    hint: str = ""
+    payload: Any = None
+    message: str = ""
+    input_schema: dict[str, Any] | None = None
+    call_digest: str = ""
+    agent: str = ""
+    branch: str = ""
+
+
+class CarriedRequest(BaseModel):
+    """An open request carried across continue-as-new, with its answer if one arrived."""
+
+    pending: PendingRequest
+    input_request: InputRequest | None = None
+    answer: ConfirmInput | ResumeInput | None = None
+
+
+class InvocationCarry(BaseModel):
+    """What a run hands to the next across continue-as-new: ids, counters, open requests.
+
+    Never the conversation: events are already in the session service. ``agent`` is the LLM
+    agent that was running (a transfer may have moved away from ``entry_agent``).
+    """
+
+    invocation_id: str
+    step: int
+    agent: str = ""
+    entry_agent: str = ""
+    tree: AgentSpec | None = None
+    temp_state: dict[str, Any] = Field(default_factory=dict)
+    answered: list[str] = Field(default_factory=list)
+    early: list[ConfirmInput | ResumeInput] = Field(default_factory=list)
+    ignored: list[str] = Field(default_factory=list)
+    paused_calls: list[PlannedCall] = Field(default_factory=list)
+    open_requests: list[CarriedRequest] = Field(default_factory=list)
+    ended: bool = False
+
+
+class InvocationStatus(BaseModel):
+    """Where an invocation stands (query ``adk_status``)."""
+
+    status: AdkStatus
+    invocation_id: str
+    agent: str
+    step: int
+    pending: int = 0
+    final_text: str = ""
+    error: str | None = None
+    ignored_signals: list[str] = Field(default_factory=list)
+
+
+class InvocationResult(BaseModel):
+    """Result of an invocation: its final status and answer."""
+
+    invocation_id: str
+    status: AdkStatus
+    final_text: str = ""
+    steps: int = 0
+    error: str | None = None

@@ -1,0 +1,417 @@
+"""``Runner``: the invocation flow in this process, without a Temporal server.
+
+For developing an agent and for fast tests. The runner executes exactly the flow Temporal
+runs (:class:`~adk_temporal.flow.InvocationFlow`) by calling the step implementations — the
+activities' ``execute`` methods — directly against the same session, artifact and memory
+services, with the same retry policies and timeouts. Confirmations and inputs are answered
+through :class:`LocalInvocation` with the rules of the checked updates. Nothing survives
+the process: a run that waits for an answer waits in memory.
+
+.. code-block:: python
+
+    runner = Runner([agent], session_service=InMemorySessionService())
+    run = await runner.start("app", "u-1", "s-1", "weather_agent", "Buy a report")
+    status = await run.wait_for_status("awaiting_confirmation", "completed")
+    [request] = await run.pending()
+    await run.confirm(request.id, True)
+    result = await run.result()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from google.genai import types
+
+from .activities.append_events import AppendEventsActivity
+from .activities.model_step import ModelStepActivity
+from .activities.services import WorkerServices
+from .activities.tool_call import ToolCallActivity
+from .agents import AgentRegistry, BaseAgent
+from .artifacts import ArtifactService
+from .errors import AdkRequestError, SessionBusyError, StepFailedError
+from .events import Event
+from .flow import InvocationFlow
+from .flow.messages import (
+    AdkStatus,
+    AppendEventsInput,
+    ConfirmInput,
+    InvocationCarry,
+    InvocationRef,
+    InvocationResult,
+    InvocationStatus,
+    ModelStepInput,
+    ModelStepResult,
+    PendingRequest,
+    ResumeInput,
+    ToolCallInput,
+    ToolCallResult,
+    ToolOptions,
+)
+from .flow.requests import Answer
+from .following import follow_events
+from .ids import workflow_id_for
+from .memory import MemoryService
+from .models import ModelRegistry, default_registry
+from .sessions import SessionService
+
+__all__ = ["LocalInvocation", "Runner"]
+
+T = TypeVar("T")
+
+
+class _Retry:
+    """Temporal's retry policy semantics, applied in-process."""
+
+    def __init__(
+        self,
+        *,
+        maximum_attempts: int = 0,
+        initial_interval: float = 1.0,
+        backoff_coefficient: float = 2.0,
+        maximum_interval: float | None = None,
+        non_retryable: Sequence[str] = (),
+        timeout: float | None = None,
+    ) -> None:
+        self.maximum_attempts = maximum_attempts
+        self.initial_interval = initial_interval
+        self.backoff_coefficient = backoff_coefficient
+        self.maximum_interval = maximum_interval or 100 * initial_interval
+        self.non_retryable = set(non_retryable)
+        self.timeout = timeout
+
+    @classmethod
+    def for_tool(cls, opts: ToolOptions, default_timeout: float) -> _Retry:
+        """The policy ``adk_tool_call`` runs under on Temporal, for the same options."""
+        return cls(
+            maximum_attempts=opts.maximum_attempts or 0,
+            initial_interval=opts.initial_interval_seconds or 1.0,
+            backoff_coefficient=opts.backoff_coefficient or 2.0,
+            maximum_interval=opts.maximum_interval_seconds,
+            non_retryable=opts.non_retryable_error_types or (),
+            timeout=opts.start_to_close_seconds or default_timeout,
+        )
+
+    async def call(self, step: Callable[[], Awaitable[T]]) -> T:
+        """Run ``step`` until it succeeds or fails for good (:class:`StepFailedError`)."""
+        attempt = 1
+        delay = self.initial_interval
+        while True:
+            try:
+                async with asyncio.timeout(self.timeout):
+                    return await step()
+            except Exception as err:
+                kind = type(err).__name__
+                final = (
+                    isinstance(err, AdkRequestError)
+                    or kind in self.non_retryable
+                    or attempt == self.maximum_attempts
+                )
+                if final:
+                    raise StepFailedError(kind, str(err) or kind) from err
+            await asyncio.sleep(delay)
+            delay = min(delay * self.backoff_coefficient, self.maximum_interval)
+            attempt += 1
+
+
+class _Changes:
+    """Wakes waiters to re-check their conditions whenever something changed."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def poke(self) -> None:
+        """Something changed: every waiter re-checks its condition."""
+        event, self._event = self._event, asyncio.Event()
+        event.set()
+
+    async def wait_for(self, condition: Callable[[], bool]) -> None:
+        """Return once ``condition()`` is true."""
+        while not condition():
+            await self._event.wait()
+
+
+class _LocalExecutor:
+    """The flow's steps as direct calls; waiting on answers given to :class:`LocalInvocation`."""
+
+    def __init__(
+        self,
+        services: WorkerServices,
+        workflow_id: str,
+        *,
+        model_timeout_seconds: float,
+        model_maximum_attempts: int,
+        tool_timeout_seconds: float,
+    ) -> None:
+        self._services = services
+        self._workflow_id = workflow_id
+        self._model = _Retry(maximum_attempts=model_maximum_attempts, timeout=model_timeout_seconds)
+        self._tool_timeout = tool_timeout_seconds
+        self._append = _Retry(timeout=60.0)
+        self.changes = _Changes()
+
+    async def model_step(self, inp: ModelStepInput, *, summary: str) -> ModelStepResult:
+        """The model step, called directly."""
+        step = ModelStepActivity(self._services)
+        return await self._model.call(lambda: step.execute(inp, workflow_id=self._workflow_id))
+
+    async def tool_call(self, inp: ToolCallInput, *, summary: str) -> ToolCallResult:
+        """The tool step, called directly under the tool's retry policy."""
+        step = ToolCallActivity(self._services)
+        retry = _Retry.for_tool(inp.call.options, self._tool_timeout)
+        return await retry.call(lambda: step.execute(inp, workflow_id=self._workflow_id))
+
+    async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
+        """The append step, called directly."""
+        step = AppendEventsActivity(self._services)
+        await self._append.call(lambda: step.execute(inp, workflow_id=self._workflow_id))
+
+    async def wait_until(self, condition: Callable[[], bool]) -> None:
+        """Wait until an answer makes ``condition()`` true."""
+        await self.changes.wait_for(condition)
+
+    def new_id(self) -> str:
+        """A random UUID."""
+        return str(uuid.uuid4())
+
+    def now(self) -> float:
+        """The wall clock."""
+        return time.time()
+
+    def status_changed(self) -> None:
+        """Wake whoever waits on the invocation's status."""
+        self.changes.poke()
+
+    def should_hand_over(self) -> bool:
+        """Never: an in-process run has no history to bound."""
+        return False
+
+    async def hand_over(self, carry: Callable[[], InvocationCarry]) -> None:
+        """Unreachable: :meth:`should_hand_over` is always false."""
+        raise NotImplementedError("an in-process invocation never hands over")
+
+
+class LocalInvocation:
+    """One in-process invocation: follow it, inspect it, answer its requests.
+
+    The methods mirror :class:`~adk_temporal.client.InvocationHandle`, so code written
+    against one runs against the other.
+    """
+
+    def __init__(
+        self,
+        runner: Runner,
+        flow: InvocationFlow,
+        executor: _LocalExecutor,
+        ids: tuple[str, str, str],
+    ) -> None:
+        self._runner = runner
+        self._flow = flow
+        self._executor = executor
+        self._ids = ids
+        self._task: asyncio.Task[InvocationResult] | None = None
+
+    def _begin(self, message: types.Content | None) -> None:
+        self._task = asyncio.create_task(self._run(message))
+
+    async def _run(self, message: types.Content | None) -> InvocationResult:
+        try:
+            return await self._flow.run(message)
+        except StepFailedError as err:
+            return InvocationResult(
+                invocation_id=self._flow.invocation_id,
+                status="failed",
+                steps=self._flow.step,
+                error=f"{err.kind}: {err.message}",
+            )
+        finally:
+            self._runner._running.discard(self.workflow_id)
+            self._executor.changes.poke()
+
+    @property
+    def workflow_id(self) -> str:
+        """The id the invocation would have on Temporal: ``adk/{app}/{user}/{session}``."""
+        return workflow_id_for(*self._ids)
+
+    @property
+    def invocation_id(self) -> str:
+        """The invocation id."""
+        return self._flow.invocation_id
+
+    async def status(self) -> InvocationStatus:
+        """Where the invocation stands (what ``adk_status`` reports on Temporal)."""
+        return self._flow.snapshot()
+
+    async def pending(self) -> list[PendingRequest]:
+        """The open confirmation and input requests."""
+        return self._flow.book.unanswered()
+
+    def done(self) -> bool:
+        """True once the invocation has ended (completed or failed)."""
+        return self._task is not None and self._task.done()
+
+    async def wait_for_status(self, *statuses: AdkStatus) -> InvocationStatus:
+        """Wait until the status is one of ``statuses``, or the invocation ended."""
+        await self._executor.changes.wait_for(lambda: self._flow.status in statuses or self.done())
+        return self._flow.snapshot()
+
+    async def confirm(
+        self,
+        confirmation_id: str,
+        confirmed: bool,
+        payload: Any = None,
+        *,
+        call_digest: str | None = None,
+    ) -> None:
+        """Approve or reject one confirmation request, checked like ``adk_confirm_checked``.
+
+        Raises:
+            UnknownRequestIdError: No open request has this id, or it was answered.
+            ConfirmationMismatchError: ``call_digest`` does not match the call.
+        """
+        await self._answer(
+            ConfirmInput(
+                confirmation_id=confirmation_id,
+                confirmed=confirmed,
+                payload=payload,
+                call_digest=call_digest,
+            )
+        )
+
+    async def resume(self, interrupt_id: str, input: Any) -> None:
+        """Answer one input request (``None`` is an answer), checked like ``adk_resume_checked``.
+
+        Raises:
+            UnknownRequestIdError: No open input request has this id.
+            InvalidResumeInputError: ``input`` violates the request's schema.
+        """
+        await self._answer(ResumeInput(interrupt_id=interrupt_id, input=input))
+
+    async def _answer(self, answer: Answer) -> None:
+        book = self._flow.book
+        problem = book.problem(answer)
+        if problem is not None:
+            raise problem
+        book.accept(answer)
+        self._executor.changes.poke()
+
+    async def result(self) -> InvocationResult:
+        """Wait for the invocation to end; a failed step gives status ``failed``."""
+        assert self._task is not None
+        return await asyncio.shield(self._task)
+
+    async def events(self, *, poll_interval: float = 0.05) -> AsyncIterator[Event]:
+        """This invocation's events as they are appended, until it stops running."""
+
+        async def status() -> InvocationStatus:
+            return self._flow.snapshot()
+
+        async for event in follow_events(
+            self._runner.services.sessions,
+            self._ids,
+            status,
+            self.done,
+            poll_interval=poll_interval,
+        ):
+            yield event
+
+
+class Runner:
+    """Runs invocations in this process against the given services.
+
+    Args:
+        agents: The agents it serves (looked up by name, as a worker does).
+        session_service: Where sessions live.
+        artifact_service: Where artifacts live; ``None`` leaves ``ctx.artifacts`` as ``None``.
+        memory_service: Backs ``ctx.search_memory``; ``None`` makes it raise.
+        models: Resolves the agents' model names; Gemini plus the scripted models by default.
+    """
+
+    def __init__(
+        self,
+        agents: Sequence[BaseAgent],
+        *,
+        session_service: SessionService,
+        artifact_service: ArtifactService | None = None,
+        memory_service: MemoryService | None = None,
+        models: ModelRegistry | None = None,
+    ) -> None:
+        self.services = WorkerServices(
+            agents=AgentRegistry(agents),
+            sessions=session_service,
+            models=models or default_registry(),
+            artifacts=artifact_service,
+            memory=memory_service,
+        )
+        self._running: set[str] = set()
+
+    async def start(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        agent: str,
+        message: str | types.Content | None,
+        *,
+        invocation_id: str | None = None,
+        max_steps: int = 25,
+        model_timeout_seconds: float = 120.0,
+        model_maximum_attempts: int = 10,
+        tool_timeout_seconds: float = 300.0,
+    ) -> LocalInvocation:
+        """Start an invocation of ``agent`` with ``message``; it runs as a task.
+
+        The arguments mean what they mean for :meth:`AdkClient.start
+        <adk_temporal.client.AdkClient.start>`.
+
+        Raises:
+            SessionBusyError: An invocation of this runner is still running in the session.
+        """
+        workflow_id = workflow_id_for(app_name, user_id, session_id)
+        if workflow_id in self._running:
+            raise SessionBusyError(
+                f"session {app_name}/{user_id}/{session_id} is busy: an in-process invocation "
+                "is still running; answer its pending requests or wait for it"
+            )
+        executor = _LocalExecutor(
+            self.services,
+            workflow_id,
+            model_timeout_seconds=model_timeout_seconds,
+            model_maximum_attempts=model_maximum_attempts,
+            tool_timeout_seconds=tool_timeout_seconds,
+        )
+        ref = InvocationRef(
+            agent_name=agent, invocation_id=invocation_id or f"e-{executor.new_id()}"
+        )
+        flow = InvocationFlow(executor, ref, max_steps=max_steps)
+        invocation = LocalInvocation(self, flow, executor, (app_name, user_id, session_id))
+        self._running.add(workflow_id)
+        content = (
+            types.Content(role="user", parts=[types.Part(text=message)])
+            if isinstance(message, str)
+            else message
+        )
+        invocation._begin(content)
+        return invocation
+
+    async def run(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        agent: str,
+        message: str | types.Content | None,
+        **options: Any,
+    ) -> InvocationResult:
+        """Start an invocation and wait for its result (it must not pause)."""
+        invocation = await self.start(app_name, user_id, session_id, agent, message, **options)
+        status = await invocation.wait_for_status("awaiting_confirmation", "awaiting_input")
+        if not invocation.done():
+            raise RuntimeError(
+                f"the invocation paused ({status.status}); use start() and answer it"
+            )
+        return await invocation.result()
