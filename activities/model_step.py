@@ -180,8 +180,12 @@ class ModelStepActivity:
             generation_config=agent.generate_content_config,
         )
         response = await self._generate(agent, cctx, request)
+        # In a branch or a scope, steps of other branches or scopes may run concurrently and
+        # choose the same ids: whether one is stored first is timing, so ids there are
+        # always generated. At the top level steps never overlap.
+        nested = bool(ref.branch or ref.isolation_scope)
         taken = {c.id for e in session.events for c in e.function_calls() if c.id}
-        content = _with_call_ids(response.content, inp.model_event_id, taken)
+        content = _with_call_ids(response.content, inp.model_event_id, taken, always=nested)
         event = self._event(inp, ref, agent, content, actions)
         event.error_code = response.error_code
         event.error_message = response.error_message
@@ -252,22 +256,22 @@ class ModelStepActivity:
 
 
 def _with_call_ids(
-    content: types.Content | None, model_event_id: str, taken: set[str]
+    content: types.Content | None, model_event_id: str, taken: set[str], *, always: bool
 ) -> types.Content | None:
     """Give every function call an id unique in the session; stable across retries.
 
-    A call without an id, or with one an earlier call of the session already uses (a
-    scripted model numbering calls per branch, say), gets a generated id: the id keys the
-    call's idempotency and, for agent tools, its isolation scope, so it must not repeat.
-    Generated ids start with ``adk-`` so history building blanks them before they reach
-    the model, as ADK does for client-side ids.
+    A call without an id, with one an earlier call of the session already uses (a scripted
+    model numbering calls per branch, say), or any call when ``always``, gets a generated
+    id: the id keys the call's idempotency and, for agent tools, its isolation scope, so it
+    must not repeat. Generated ids start with ``adk-`` so history building blanks them
+    before they reach the model, as ADK does for client-side ids.
     """
     if content is None or not content.parts:
         return content
     parts = []
     for index, part in enumerate(content.parts):
         call = part.function_call
-        if call is not None and (not call.id or call.id in taken):
+        if call is not None and (always or not call.id or call.id in taken):
             call = call.model_copy(
                 update={"id": ADK_ID_PREFIX + _derived_id(model_event_id, f"call/{index}")}
             )

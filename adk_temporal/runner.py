@@ -254,9 +254,18 @@ class LocalInvocation:
         """True once the invocation has ended (completed or failed)."""
         return self._task is not None and self._task.done()
 
-    async def wait_for_status(self, *statuses: AdkStatus) -> InvocationStatus:
-        """Wait until the status is one of ``statuses``, or the invocation ended."""
-        await self._executor.changes.wait_for(lambda: self._flow.status in statuses or self.done())
+    async def wait_for_status(
+        self, *statuses: AdkStatus, timeout: float = 60.0
+    ) -> InvocationStatus:
+        """Wait until the status is one of ``statuses``, or the invocation ended.
+
+        Raises:
+            TimeoutError: Neither happened within ``timeout`` seconds.
+        """
+        async with asyncio.timeout(timeout):
+            await self._executor.changes.wait_for(
+                lambda: self._flow.status in statuses or self.done()
+            )
         return self._flow.snapshot()
 
     async def confirm(

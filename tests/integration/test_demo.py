@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import threading
-import time
 
 import pytest
 
@@ -20,7 +19,6 @@ pytestmark = pytest.mark.integration
 
 def test_demo_runs_the_seed_scenario_and_exits_0() -> None:
     """Forecast state, the paused purchase with its commands, report v1 and v2, UI links."""
-    started = time.monotonic()
     result = subprocess.run(
         [*adk_command(), "demo"],
         capture_output=True,
@@ -29,7 +27,6 @@ def test_demo_runs_the_seed_scenario_and_exits_0() -> None:
         env=offline_env(),
         stdin=subprocess.DEVNULL,
     )
-    elapsed = time.monotonic() - started
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
     assert "Traceback" not in result.stderr
@@ -58,7 +55,6 @@ def test_demo_runs_the_seed_scenario_and_exits_0() -> None:
         in out
     )
     assert out.rstrip().endswith("stopping worker and server")
-    assert elapsed < 30
 
 
 def test_demo_keep_serves_until_interrupted() -> None:

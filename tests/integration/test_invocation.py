@@ -8,12 +8,11 @@ import uuid
 from typing import Any
 
 import pytest
-from google.genai import types
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from adk_temporal.agents import Agent
-from adk_temporal.artifacts import ListRequest, LoadRequest, VersionsRequest
+from adk_temporal.artifacts import LoadRequest, VersionsRequest
 from adk_temporal.client import InvocationHandle
 from adk_temporal.context import ToolContext
 from adk_temporal.errors import (
@@ -71,32 +70,6 @@ async def _paused_purchase(rt: Runtime, session_id: str, city: str) -> Invocatio
     )
     await _pause(handle, "awaiting_confirmation")
     return handle
-
-
-async def test_weather_tool_state_reaches_event_next_step_and_session(
-    run_worker: WorkerFactory,
-) -> None:
-    """get_weather's state write is in the response event, seen by step 2 and persisted."""
-    session_id = _session()
-    async with run_worker([_agent()]) as rt:
-        handle = await rt.adk.start(
-            APP_NAME, USER, session_id, "weather_agent", "What's the weather in Hangzhou?"
-        )
-        result = await handle.result()
-        events = await _events(rt, session_id)
-        state = await rt.sessions.get_state(app_name=APP_NAME, user_id=USER, session_id=session_id)
-    assert result.status == "completed"
-    assert result.steps == 2
-    assert "Hangzhou" in result.final_text
-    authors = [e.author for e in events]
-    assert authors == ["user", "weather_agent", "weather_agent", "weather_agent"]
-    call_event, response_event, final_event = events[1], events[2], events[3]
-    assert [c.name for c in call_event.function_calls()] == ["get_weather"]
-    assert response_event.actions.state_delta == {"last_city": "Hangzhou"}
-    assert response_event.function_responses()[0].id == call_event.function_calls()[0].id
-    assert final_event.text() == result.final_text
-    assert state["last_city"] == "Hangzhou"
-    assert len({e.id for e in events}) == len(events)
 
 
 async def test_paid_report_pauses_then_approval_saves_artifact_once(
@@ -159,25 +132,6 @@ async def test_paid_report_pauses_then_approval_saves_artifact_once(
     assert original["name"] == "buy_weather_report"
 
 
-async def test_rejection_runs_no_purchase_and_tells_the_model(run_worker: WorkerFactory) -> None:
-    """A rejected confirmation re-enters the tool with confirmed=False: nothing is bought."""
-    session_id = _session()
-    async with run_worker([_agent()]) as rt:
-        handle = await _paused_purchase(rt, session_id, "Paris")
-        [request] = await handle.pending()
-        await handle.confirm(request.id, False)
-        result = await handle.result()
-        events = await _events(rt, session_id)
-        names = await rt.artifacts.list(
-            ListRequest(app_name=APP_NAME, user_id=USER, session_id=session_id)
-        )
-    assert result.status == "completed"
-    assert names.file_names == []
-    responses = [r for n, r in _responses(events) if n == "buy_weather_report"]
-    assert responses[-1] == {"status": "rejected", "city": "Paris"}
-    assert "rejected" in result.final_text.lower()
-
-
 async def test_resume_input_none_is_an_answer_and_schema_violations_are_refused(
     run_worker: WorkerFactory,
 ) -> None:
@@ -204,69 +158,6 @@ async def test_resume_input_none_is_an_answer_and_schema_violations_are_refused(
     assert responses == [{"status": "waiting for travel dates"}, {"status": "no dates given"}]
     replies = [r for n, r in _responses(events) if n == "adk_request_input"]
     assert replies == [{"input": None}]
-
-
-async def test_resume_input_value_reaches_the_reentered_tool(run_worker: WorkerFactory) -> None:
-    """A schema-valid answer is what ctx.resumed_input() returns on re-entry."""
-    session_id = _session()
-    dates = {"start": "2026-12-01", "end": "2026-12-05"}
-    async with run_worker([_agent()]) as rt:
-        handle = await rt.adk.start(
-            APP_NAME, USER, session_id, "weather_agent", "What are good travel dates?"
-        )
-        await _pause(handle, "awaiting_input")
-        [request] = await handle.pending()
-        await handle.resume(request.id, dates)
-        result = await handle.result()
-        events = await _events(rt, session_id)
-    assert result.status == "completed"
-    responses = [r for n, r in _responses(events) if n == "ask_travel_dates"]
-    assert responses[-1] == {"status": "dates received", "dates": dates}
-
-
-def _report_writer(name: str, text: str):  # type: ignore[no-untyped-def]
-    async def write(ctx: ToolContext) -> dict[str, Any]:
-        assert ctx.artifacts is not None
-        version = await ctx.artifacts.save("shared.txt", types.Part(text=text))
-        ctx.state["writer"] = name
-        ctx.state[f"wrote_{name}"] = version
-        return {"version": version}
-
-    write.__name__ = name
-    write.__doc__ = f"Write shared.txt as {name}."
-    return write
-
-
-async def test_parallel_calls_merge_state_and_artifact_deltas(run_worker: WorkerFactory) -> None:
-    """Two concurrent tool calls: responses in call order, later state wins, max version."""
-    session_id = _session()
-    models = ModelRegistry()
-    models.register(
-        "scripted:parallel",
-        lambda name: ScriptedModel(
-            [ScriptedRule("write both", [ScriptedCall("writer_a"), ScriptedCall("writer_b")])],
-            name=name,
-        ),
-    )
-    agent = Agent(
-        "parallel_agent",
-        "scripted:parallel",
-        tools=[_report_writer("writer_a", "A"), _report_writer("writer_b", "B")],
-    )
-    async with run_worker([agent], models=models) as rt:
-        handle = await rt.adk.start(APP_NAME, USER, session_id, "parallel_agent", "write both")
-        result = await handle.result()
-        events = await _events(rt, session_id)
-    assert result.status == "completed"
-    [merged] = [e for e in events if e.function_responses()]
-    responses = merged.function_responses()
-    assert [r.name for r in responses] == ["writer_a", "writer_b"]
-    versions = sorted(r.response["version"] for r in responses)  # type: ignore[index]
-    assert versions == [1, 2]
-    assert merged.actions.artifact_delta == {"shared.txt": 2}
-    delta = merged.actions.state_delta
-    assert delta["writer"] == "writer_b"
-    assert {delta["wrote_writer_a"], delta["wrote_writer_b"]} == {1, 2}
 
 
 async def test_early_resume_signal_is_buffered_and_used(run_worker: WorkerFactory) -> None:

@@ -25,8 +25,8 @@ from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService
 
 from ..integration.conftest import WorkerFactory
-from ..integration.multi_agents import multi_agent_app
 from ..integration.workers import Deployment, died_by_sigkill, worker_process
+from ..multi_agents import multi_agent_app
 
 HISTORIES = Path(__file__).parent / "histories"
 REGENERATE = os.environ.get("ADK_REGENERATE_HISTORIES") == "1"

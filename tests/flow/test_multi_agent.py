@@ -1,19 +1,15 @@
-"""Multi-agent invocations on the real dev server: transfer, parallel, sequence, agent tools."""
+"""Multi-agent invocations: transfer, escalation, parallel, sequence, agent tools."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
 
-import pytest
-
 from adk_temporal.artifacts import VersionsRequest
 from adk_temporal.events import Event
 
-from .conftest import Runtime, WorkerFactory
-from .multi_agents import multi_agent_app, recorded
-
-pytestmark = pytest.mark.integration
+from ..multi_agents import multi_agent_app, recorded
+from .conftest import LocalFactory, LocalRuntime
 
 APP = "multi"
 USER = "u-1"
@@ -23,7 +19,7 @@ def _session() -> str:
     return f"s-{uuid.uuid4().hex[:8]}"
 
 
-async def _events(rt: Runtime, session_id: str) -> list[Event]:
+async def _events(rt: LocalRuntime, session_id: str) -> list[Event]:
     session = await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)
     return session.events
 
@@ -32,11 +28,11 @@ def _texts(request_contents: list) -> str:  # type: ignore[type-arg]
     return " ".join(p.text or "" for c in request_contents for p in c.parts or ())
 
 
-async def test_transfer_to_a_sub_agent_and_back(run_worker: WorkerFactory) -> None:
+async def test_transfer_to_a_sub_agent_and_back(run_local: LocalFactory) -> None:
     """coordinator hands over to forecaster, which calls a tool and hands back."""
     agents, models = multi_agent_app()
     session_id = _session()
-    async with run_worker(agents, models=models) as rt:
+    async with run_local(agents, models=models) as rt:
         handle = await rt.adk.start(APP, USER, session_id, "coordinator", "weather please")
         result = await handle.result()
         events = await _events(rt, session_id)
@@ -59,12 +55,12 @@ async def test_transfer_to_a_sub_agent_and_back(run_worker: WorkerFactory) -> No
 
 
 async def test_parallel_branches_write_state_and_artifacts_merged_in_order(
-    run_worker: WorkerFactory,
+    run_local: LocalFactory,
 ) -> None:
     """left and right run concurrently on their own branches; deltas merge in sub-agent order."""
     agents, models = multi_agent_app()
     session_id = _session()
-    async with run_worker(agents, models=models) as rt:
+    async with run_local(agents, models=models) as rt:
         handle = await rt.adk.start(APP, USER, session_id, "fanout", "write notes")
         result = await handle.result()
         events = await _events(rt, session_id)
@@ -94,12 +90,12 @@ async def test_parallel_branches_write_state_and_artifacts_merged_in_order(
 
 
 async def test_a_branch_pauses_for_approval_while_the_other_finishes(
-    run_worker: WorkerFactory,
+    run_local: LocalFactory,
 ) -> None:
     """buyer waits for approval (listed with its branch) while reporter completes."""
     agents, models = multi_agent_app()
     session_id = _session()
-    async with run_worker(agents, models=models) as rt:
+    async with run_local(agents, models=models) as rt:
         handle = await rt.adk.start(APP, USER, session_id, "mixed", "go")
         await handle.wait_for_status("awaiting_confirmation", timeout=30)
         [request] = await handle.pending()
@@ -123,11 +119,11 @@ async def test_a_branch_pauses_for_approval_while_the_other_finishes(
     assert {e.branch for e in events if e.author == "buyer"} == {"mixed.buyer"}
 
 
-async def test_sequential_agent_runs_sub_agents_in_order(run_worker: WorkerFactory) -> None:
+async def test_sequential_agent_runs_sub_agents_in_order(run_local: LocalFactory) -> None:
     """drafter then reviewer; the reviewer sees the draft as another agent's words."""
     agents, models = multi_agent_app()
     session_id = _session()
-    async with run_worker(agents, models=models) as rt:
+    async with run_local(agents, models=models) as rt:
         result = await (await rt.adk.start(APP, USER, session_id, "pipeline", "draft")).result()
         events = await _events(rt, session_id)
     assert result.final_text == "review: the draft looks right"
@@ -136,11 +132,11 @@ async def test_sequential_agent_runs_sub_agents_in_order(run_worker: WorkerFacto
     assert "[drafter] said: draft: sunny all week" in _texts(reviewer_request)
 
 
-async def test_agent_tool_runs_isolated_from_the_caller(run_worker: WorkerFactory) -> None:
+async def test_agent_tool_runs_isolated_from_the_caller(run_local: LocalFactory) -> None:
     """The researcher's request holds only the call's argument; the caller never sees its events."""
     agents, models = multi_agent_app()
     session_id = _session()
-    async with run_worker(agents, models=models) as rt:
+    async with run_local(agents, models=models) as rt:
         handle = await rt.adk.start(APP, USER, session_id, "caller", "which city is rainiest?")
         result = await handle.result()
         events = await _events(rt, session_id)
@@ -157,3 +153,27 @@ async def test_agent_tool_runs_isolated_from_the_caller(run_worker: WorkerFactor
     caller_last = recorded(models, "caller")[-1].contents
     assert "Bergen is the rainiest city." in str(caller_last)  # only through the response
     assert "find the rainiest city" not in _texts(caller_last)
+
+
+async def test_escalation_returns_control_to_the_parent(run_local: LocalFactory) -> None:
+    """checker escalates; its parent escalator takes the next step and answers."""
+    agents, models = multi_agent_app()
+    session_id = _session()
+    async with run_local(agents, models=models) as rt:
+        handle = await rt.adk.start(APP, USER, session_id, "escalator", "check it")
+        result = await handle.result()
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    assert result.final_text == "Escalator: checked."
+    assert [e.author for e in events] == [
+        "user",
+        "escalator",
+        "escalator",
+        "checker",
+        "checker",
+        "escalator",
+    ]
+    [escalated] = [e for e in events if e.actions.escalate]
+    assert escalated.author == "checker"
+    escalator_last = recorded(models, "escalator")[-1].contents
+    assert "[checker] `escalate` tool returned result" in _texts(escalator_last)

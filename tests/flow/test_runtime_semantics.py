@@ -1,4 +1,4 @@
-"""ADK semantics through the durable runtime: gates, callbacks, endings, errors, temp state."""
+"""ADK semantics through the invocation flow: gates, callbacks, endings, errors, temp state."""
 
 from __future__ import annotations
 
@@ -8,27 +8,21 @@ from typing import Any
 
 import pytest
 from google.genai import types
-from temporalio.client import WorkflowFailureError
 
 from adk_temporal.agents import Agent
 from adk_temporal.context import CallbackContext, ToolContext
 from adk_temporal.events import Event
 from adk_temporal.memory import InMemoryMemoryService
 from adk_temporal.models import (
-    GeminiModel,
     LlmRequest,
     LlmResponse,
     ModelRegistry,
     ScriptedModel,
 )
 from adk_temporal.sessions.session import Session
-from adk_temporal.testing.fake_gemini import FakeGeminiServer
 from adk_temporal.tools import FunctionTool, tool
-from adk_temporal.workflows.messages import ADK_STATUS
 
-from .conftest import Runtime, WorkerFactory
-
-pytestmark = pytest.mark.integration
+from .conftest import LocalFactory, LocalRuntime
 
 APP = "semantics"
 USER = "u-1"
@@ -48,7 +42,7 @@ def _registry(name: str, script: list[Any]) -> ModelRegistry:
     return models
 
 
-async def _events(rt: Runtime, session_id: str) -> list[Event]:
+async def _events(rt: LocalRuntime, session_id: str) -> list[Event]:
     return (await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)).events
 
 
@@ -71,7 +65,7 @@ def transfer_money(amount: int, ctx: ToolContext) -> dict[str, Any]:
 
 @pytest.mark.parametrize("approve", [True, False])
 async def test_static_gate_pauses_large_calls_and_honours_the_answer(
-    run_worker: WorkerFactory, approve: bool
+    run_local: LocalFactory, approve: bool
 ) -> None:
     """require_confirmation's predicate gates the call; approval runs it, rejection refuses."""
     models = _registry(
@@ -80,7 +74,7 @@ async def test_static_gate_pauses_large_calls_and_honours_the_answer(
     )
     agent = Agent("bank", "scripted:bank", tools=[transfer_money])
     session_id = _session()
-    async with run_worker([agent], models=models) as rt:
+    async with run_local([agent], models=models) as rt:
         handle = await rt.adk.start(APP, USER, session_id, "bank", "pay")
         await handle.wait_for_status("awaiting_confirmation", timeout=30)
         [request] = await handle.pending()
@@ -102,7 +96,7 @@ async def test_static_gate_pauses_large_calls_and_honours_the_answer(
 
 
 async def test_callbacks_shape_the_run_and_their_deltas_reach_events(
-    run_worker: WorkerFactory,
+    run_local: LocalFactory,
 ) -> None:
     """Model and tool callbacks run worker-side; a model callback's artifact save is recorded."""
     seen: list[str] = []
@@ -138,7 +132,7 @@ async def test_callbacks_shape_the_run_and_their_deltas_reach_events(
         after_tool_callback=after_tool,
     )
     session_id = _session()
-    async with run_worker([agent], models=models) as rt:
+    async with run_local([agent], models=models) as rt:
         result = await (await rt.adk.start(APP, USER, session_id, "cb", "go")).result()
         events = await _events(rt, session_id)
         state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
@@ -154,7 +148,7 @@ async def test_callbacks_shape_the_run_and_their_deltas_reach_events(
 
 
 async def test_before_agent_content_ends_the_invocation_without_a_model_call(
-    run_worker: WorkerFactory,
+    run_local: LocalFactory,
 ) -> None:
     """A before-agent callback that returns content answers for the agent."""
 
@@ -164,7 +158,7 @@ async def test_before_agent_content_ends_the_invocation_without_a_model_call(
     models = _registry("scripted:shop", ["should not be called"])
     agent = Agent("shop", "scripted:shop", before_agent_callback=closed)
     session_id = _session()
-    async with run_worker([agent], models=models) as rt:
+    async with run_local([agent], models=models) as rt:
         result = await (await rt.adk.start(APP, USER, session_id, "shop", "hi")).result()
         events = await _events(rt, session_id)
     assert result.final_text == "We are closed today."
@@ -172,7 +166,7 @@ async def test_before_agent_content_ends_the_invocation_without_a_model_call(
 
 
 async def test_tool_ending_the_invocation_stops_before_the_next_model_call(
-    run_worker: WorkerFactory,
+    run_local: LocalFactory,
 ) -> None:
     """ctx.actions.end_invocation = True is honoured after the step."""
 
@@ -184,7 +178,7 @@ async def test_tool_ending_the_invocation_stops_before_the_next_model_call(
     models = _registry("scripted:phone", [_call("hang_up"), "never said"])
     agent = Agent("phone", "scripted:phone", tools=[hang_up])
     session_id = _session()
-    async with run_worker([agent], models=models) as rt:
+    async with run_local([agent], models=models) as rt:
         result = await (await rt.adk.start(APP, USER, session_id, "phone", "bye")).result()
         events = await _events(rt, session_id)
     assert result.status == "completed"
@@ -194,7 +188,7 @@ async def test_tool_ending_the_invocation_stops_before_the_next_model_call(
 
 
 async def test_step_limit_fails_the_invocation_with_an_error_event(
-    run_worker: WorkerFactory,
+    run_local: LocalFactory,
 ) -> None:
     """A model that keeps calling tools stops at max_steps, recorded as an error event."""
 
@@ -205,7 +199,7 @@ async def test_step_limit_fails_the_invocation_with_an_error_event(
     models = _registry("scripted:loop", [_call("again")] * 10)
     agent = Agent("loop", "scripted:loop", tools=[again])
     session_id = _session()
-    async with run_worker([agent], models=models) as rt:
+    async with run_local([agent], models=models) as rt:
         handle = await rt.adk.start(APP, USER, session_id, "loop", "go", max_steps=3)
         result = await handle.result()
         events = await _events(rt, session_id)
@@ -216,14 +210,14 @@ async def test_step_limit_fails_the_invocation_with_an_error_event(
 
 
 async def test_blocked_model_reply_is_recorded_and_fails_the_invocation(
-    run_worker: WorkerFactory,
+    run_local: LocalFactory,
 ) -> None:
     """An error response (blocked, empty) becomes an event and a failed status, not a crash."""
     blocked = LlmResponse(error_code="SAFETY", error_message="blocked for safety")
     models = _registry("scripted:blocked", [blocked])
     agent = Agent("blocked", "scripted:blocked")
     session_id = _session()
-    async with run_worker([agent], models=models) as rt:
+    async with run_local([agent], models=models) as rt:
         handle = await rt.adk.start(APP, USER, session_id, "blocked", "hi")
         result = await handle.result()
         status = await handle.status()
@@ -234,49 +228,7 @@ async def test_blocked_model_reply_is_recorded_and_fails_the_invocation(
     assert events[-1].error_code == "SAFETY"
 
 
-async def test_gemini_4xx_fails_the_workflow_without_retrying(run_worker: WorkerFactory) -> None:
-    """A 400 from the Gemini API (real client, fake server) is non-retryable: one request."""
-    with FakeGeminiServer() as gemini:
-        gemini.enqueue_error(400, "API key not valid")
-        models = ModelRegistry()
-        models.register(
-            "gemini-*", lambda n: GeminiModel(n, api_key="test", base_url=gemini.base_url)
-        )
-        agent = Agent("g", "gemini-2.5-flash")
-        session_id = _session()
-        async with run_worker([agent], models=models) as rt:
-            handle = await rt.adk.start(APP, USER, session_id, "g", "hi")
-            with pytest.raises(WorkflowFailureError) as failure:
-                await handle.result()
-            events = await _events(rt, session_id)
-        assert len(gemini.requests) == 1
-    cause = failure.value.cause
-    assert getattr(cause, "type", None) == "ModelRequestError"
-    assert "HTTP 400" in str(cause)
-    assert events[-1].error_code == "ModelRequestError"
-
-
-async def test_gemini_429_is_retried_by_temporal(run_worker: WorkerFactory) -> None:
-    """A rate-limited model call is retried under the activity's policy, then succeeds."""
-    with FakeGeminiServer() as gemini:
-        gemini.enqueue_error(429, "slow down")
-        gemini.enqueue_text("Hello after a retry.")
-        models = ModelRegistry()
-        models.register(
-            "gemini-*", lambda n: GeminiModel(n, api_key="test", base_url=gemini.base_url)
-        )
-        agent = Agent("g", "gemini-2.5-flash", instruction="Be brief.")
-        async with run_worker([agent], models=models) as rt:
-            result = await (await rt.adk.start(APP, USER, _session(), "g", "hi")).result()
-        requests = gemini.requests
-    assert result.final_text == "Hello after a retry."
-    assert len(requests) == 2
-    body = requests[1].body
-    assert body["systemInstruction"]["parts"][0]["text"] == "Be brief."
-    assert "test" not in str(body)  # the API key never enters a request body
-
-
-async def test_temp_state_lives_for_the_invocation_only(run_worker: WorkerFactory) -> None:
+async def test_temp_state_lives_for_the_invocation_only(run_local: LocalFactory) -> None:
     """temp: keys reach later steps of the invocation but are never persisted."""
 
     def remember(ctx: ToolContext) -> dict[str, str]:
@@ -291,7 +243,7 @@ async def test_temp_state_lives_for_the_invocation_only(run_worker: WorkerFactor
     models = _registry("scripted:temp", [_call("remember"), _call("recall"), "done"])
     agent = Agent("temp", "scripted:temp", tools=[remember, recall])
     session_id = _session()
-    async with run_worker([agent], models=models) as rt:
+    async with run_local([agent], models=models) as rt:
         await (await rt.adk.start(APP, USER, session_id, "temp", "go")).result()
         events = await _events(rt, session_id)
         state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
@@ -301,7 +253,7 @@ async def test_temp_state_lives_for_the_invocation_only(run_worker: WorkerFactor
 
 
 async def test_search_memory_reads_the_configured_memory_service(
-    run_worker: WorkerFactory,
+    run_local: LocalFactory,
 ) -> None:
     """ctx.search_memory searches the user's sessions in the worker's memory service."""
     memory = InMemoryMemoryService()
@@ -323,13 +275,13 @@ async def test_search_memory_reads_the_configured_memory_service(
     models = _registry("scripted:mem", [_call("recall_city"), "done"])
     agent = Agent("mem", "scripted:mem", tools=[recall_city])
     session_id = _session()
-    async with run_worker([agent], models=models, memory_service=memory) as rt:
+    async with run_local([agent], models=models, memory_service=memory) as rt:
         await (await rt.adk.start(APP, USER, session_id, "mem", "go")).result()
         events = await _events(rt, session_id)
     assert _responses(events, "recall_city") == [{"memories": ["I love Lisbon"]}]
 
 
-async def test_a_reentered_tool_may_ask_for_confirmation_again(run_worker: WorkerFactory) -> None:
+async def test_a_reentered_tool_may_ask_for_confirmation_again(run_local: LocalFactory) -> None:
     """Two-step approval: after the first yes the tool asks again; a new request opens."""
 
     def launch(ctx: ToolContext) -> dict[str, str]:
@@ -346,7 +298,7 @@ async def test_a_reentered_tool_may_ask_for_confirmation_again(run_worker: Worke
     models = _registry("scripted:launch", [_call("launch"), "done"])
     agent = Agent("launcher", "scripted:launch", tools=[launch])
     session_id = _session()
-    async with run_worker([agent], models=models) as rt:
+    async with run_local([agent], models=models) as rt:
         handle = await rt.adk.start(APP, USER, session_id, "launcher", "go")
         await handle.wait_for_status("awaiting_confirmation", timeout=30)
         [first] = await handle.pending()
@@ -368,19 +320,20 @@ async def test_a_reentered_tool_may_ask_for_confirmation_again(run_worker: Worke
     ]
 
 
-async def test_unknown_agent_fails_the_run_with_a_typed_error_and_failed_status(
-    run_worker: WorkerFactory, temporal_client: Any
+async def test_tools_see_the_message_that_started_the_invocation(
+    run_local: LocalFactory,
 ) -> None:
-    """Starting an agent the worker does not serve fails fast, visibly, without retries."""
-    agent = Agent("known", "scripted:x")
+    """ctx.user_content inside a tool is the invocation's user message, not None."""
+
+    def echo(ctx: ToolContext) -> dict[str, Any]:
+        """Repeat what the user asked."""
+        content = ctx.user_content
+        return {"asked": content.parts[0].text if content and content.parts else None}
+
+    models = _registry("scripted:echo", [_call("echo"), "done"])
+    agent = Agent("echoer", "scripted:echo", tools=[echo])
     session_id = _session()
-    async with run_worker([agent]) as rt:
-        handle = await rt.adk.start(APP, USER, session_id, "unknown_agent", "hi")
-        with pytest.raises(WorkflowFailureError) as failure:
-            await handle.result()
-        description = await handle.describe()
-    cause = failure.value.cause
-    assert getattr(cause, "type", None) == "UnknownAgentError"
-    assert "unknown agent 'unknown_agent'; this worker serves: known" in str(cause)
-    status = description.typed_search_attributes.get(ADK_STATUS)
-    assert status == "failed"
+    async with run_local([agent], models=models) as rt:
+        await (await rt.adk.start(APP, USER, session_id, "echoer", "what did I ask?")).result()
+        events = await _events(rt, session_id)
+    assert _responses(events, "echo") == [{"asked": "what did I ask?"}]

@@ -44,6 +44,12 @@ def _writer(name: str, key: str):  # type: ignore[no-untyped-def]
     return write
 
 
+def escalate(ctx: ToolContext) -> dict[str, Any]:
+    """Hand control back to the parent agent."""
+    ctx.actions.escalate = True
+    return {"result": "escalated"}
+
+
 def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
     """Agents and scripted models of every multi-agent scenario, and their registry.
 
@@ -53,6 +59,7 @@ def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
     - ``mixed`` runs ``buyer`` (needs approval) and ``reporter`` in parallel.
     - ``pipeline`` runs ``drafter`` then ``reviewer`` in sequence.
     - ``caller`` asks ``researcher`` through an AgentTool.
+    - ``escalator`` transfers to its sub-agent ``checker``, which escalates back.
     """
     scripts: dict[str, list[Any]] = {
         "coordinator": [_call("transfer_to_agent", agent_name="forecaster"), "Coordinator: done."],
@@ -68,6 +75,8 @@ def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
         "reviewer": ["review: the draft looks right"],
         "caller": [_call("researcher", request="find the rainiest city"), "caller: got it"],
         "researcher": ["Bergen is the rainiest city."],
+        "escalator": [_call("transfer_to_agent", agent_name="checker"), "Escalator: checked."],
+        "checker": [_call("escalate")],
     }
     models = ModelRegistry()
     for name, script in scripts.items():
@@ -92,7 +101,8 @@ def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
     )
     pipeline = SequentialAgent("pipeline", sub_agents=[llm("drafter"), llm("reviewer")])
     caller = llm("caller", tools=[AgentTool(llm("researcher"))])
-    return [coordinator, fanout, mixed, pipeline, caller], models
+    escalator = llm("escalator", sub_agents=[llm("checker", tools=[escalate])])
+    return [coordinator, fanout, mixed, pipeline, caller, escalator], models
 
 
 def recorded(models: ModelRegistry, agent: str) -> list[LlmRequest]:
