@@ -62,6 +62,8 @@ from .flow.messages import InvocationStatus, PendingRequest
 from .ids import workflow_id_for
 from .plugin import adk_data_converter
 from .render import event_lines, part_bytes, request_lines
+from .runner import Runner
+from .terminal import NoAnswerError, answer_on_terminal
 from .worker import artifact_store, build_worker, serve, session_store
 from .workflows.details import answer_commands
 
@@ -523,6 +525,16 @@ def demo(port: int | None, ui_port: int | None, data_dir: Path | None, keep: boo
     "--max-steps", type=click.IntRange(min=1), default=25, show_default=True, help="Step limit."
 )
 @click.option("--no-wait", is_flag=True, help="Print the workflow id and return at once.")
+@click.option(
+    "--local",
+    is_flag=True,
+    help="Run in this process without Temporal (the same flow); answer requests here.",
+)
+@click.option(
+    "--local-app",
+    "local_app",
+    help="With --local: the agents, as package.module:attribute (default: the examples).",
+)
 @json_option
 @click.argument("message")
 def run(
@@ -537,6 +549,8 @@ def run(
     agent: str,
     max_steps: int,
     no_wait: bool,
+    local: bool,
+    local_app: str | None,
     as_json: bool,
     message: str,
 ) -> None:
@@ -545,7 +559,26 @@ def run(
     Exits 0 when it completes, 3 when it pauses for an approval or input (the commands
     that answer are printed), 4 when it fails. Following the events needs the worker's
     session store (--data-dir).
+
+    With --local the invocation runs in this process, on the sessions and artifacts of
+    --data-dir, and every approval or input it asks for is asked on the terminal.
     """
+    if local or local_app:
+        if no_wait:
+            raise click.UsageError("--local runs in this process; it cannot --no-wait")
+        served = resolve_app(local_app, examples=local_app is None)
+        run_command(
+            _run_local(
+                served,
+                data_dir,
+                postgres_dsn,
+                (app_name, user_id, session_id),
+                agent,
+                message,
+                max_steps=max_steps,
+                as_json=as_json,
+            )
+        )
 
     async def body() -> int:
         sessions = None
@@ -579,6 +612,53 @@ def run(
                 await sessions.close()
 
     run_command(body())
+
+
+async def _run_local(
+    app: App,
+    data_dir: Path,
+    postgres_dsn: str | None,
+    ids: tuple[str, str, str],
+    agent: str,
+    message: str,
+    *,
+    max_steps: int,
+    as_json: bool,
+) -> int:
+    """``run --local``: the invocation in this process, its requests answered here."""
+    sessions = session_store(data_dir, postgres_dsn)
+    runner = Runner(
+        app.agents,
+        session_service=sessions,
+        artifact_service=artifact_store(data_dir),
+        memory_service=app.memory_service,
+        models=app.models,
+    )
+    events: list[Event] = []
+    try:
+        invocation = await runner.start(*ids, agent, message, max_steps=max_steps)
+        try:
+            status = await answer_on_terminal(
+                invocation, events.append if as_json else print_event, err_console
+            )
+        except NoAnswerError:
+            err_console.print("[yellow]no answer:[/] input ended; the in-process run stops here")
+            return EXIT_PAUSED
+    finally:
+        await sessions.close()
+    if as_json:
+        print_json(
+            {
+                **status.model_dump(mode="json", include={"status", "invocation_id", "error"}),
+                "final_text": status.final_text,
+                "events": [event_json(e) for e in events],
+            }
+        )
+    elif status.status == "failed":
+        err_console.print(f"[bold red]failed:[/] {escape(status.error or 'unknown error')}")
+    else:
+        console.print(Text(f"completed after {status.step} step(s)", style="bold green"))
+    return EXIT_FAILED if status.status == "failed" else 0
 
 
 async def _settled_status(handle: InvocationHandle) -> InvocationStatus:

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
 import shlex
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -27,31 +25,13 @@ from temporalio.client import Client
 from adk_temporal.devserver import DevServer, find_temporal_binary, free_port
 from adk_temporal.flow.messages import InvocationResult
 
+from ..commands import adk_command, offline_env
+
 pytestmark = pytest.mark.integration
 
 EXIT_PAUSED = 3
 EXIT_FAILED = 4
 PAID = "Buy a weather report for Hangzhou"
-
-
-def adk_command() -> list[str]:
-    """The installed console script beside this interpreter, else ``python -m``."""
-    script = Path(sys.executable).parent / "adk-temporal"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "adk_temporal.cli"]
-
-
-def offline_env() -> dict[str, str]:
-    """The environment minus anything that would pick Gemini or another server or store."""
-    dropped = {
-        "GOOGLE_API_KEY",
-        "GEMINI_API_KEY",
-        "TEMPORAL_ADDRESS",
-        "TEMPORAL_NAMESPACE",
-        "ADK_TASK_QUEUE",
-        "ADK_DATA_DIR",
-        "ADK_GCS_BUCKET",
-    }
-    return {k: v for k, v in os.environ.items() if k not in dropped}
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import pytest
 
 from adk_temporal.devserver import free_port
 
-from .test_cli import adk_command, offline_env
+from ..commands import adk_command, offline_env
 
 pytestmark = pytest.mark.integration
 

@@ -1,0 +1,99 @@
+"""``adk-temporal run --local``: an in-process invocation answered on the terminal.
+
+The events print as they are appended; when the run pauses, each open request is put to
+the person at the terminal — approve or reject, or a JSON value checked against the
+request's schema (asked again until it fits) — and the run goes on. Prompts run in a thread
+so the invocation's other branches keep working while the terminal waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import click
+from rich.console import Console
+
+from .errors import InvalidResumeInputError
+from .events import Event
+from .flow.messages import InvocationStatus, PendingRequest
+from .runner import LocalInvocation
+
+__all__ = ["NoAnswerError", "answer_on_terminal"]
+
+
+class NoAnswerError(Exception):
+    """The terminal closed (end of input) while a request waited for an answer."""
+
+
+def _prompt(text: str, **kwargs: Any) -> Any:
+    try:
+        return click.prompt(text, err=True, **kwargs)
+    except click.Abort as err:
+        raise NoAnswerError(text) from err
+
+
+def _confirm(request: PendingRequest, console: Console) -> bool:
+    args = ", ".join(f"{k}={v!r}" for k, v in request.args.items())
+    console.print(f"[bold yellow]approval needed[/] for {request.tool}({args}): {request.hint}")
+    if request.payload is not None:
+        console.print(f"  payload {json.dumps(request.payload, default=str)}")
+    answer: str = _prompt("approve?", type=click.Choice(["y", "n"]))
+    return answer == "y"
+
+
+def _input(request: PendingRequest, console: Console) -> Any:
+    console.print(f"[bold yellow]input needed[/] for {request.tool}: {request.message}")
+    if request.input_schema is not None:
+        console.print(f"  schema {json.dumps(request.input_schema)}")
+    while True:
+        text: str = _prompt("answer (JSON)")
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            console.print(f"[red]not JSON:[/] {err.msg}; try again")
+
+
+async def _answer(invocation: LocalInvocation, request: PendingRequest, console: Console) -> None:
+    if request.kind == "confirmation":
+        approved = await asyncio.to_thread(_confirm, request, console)
+        await invocation.confirm(request.id, approved)
+        return
+    while True:
+        value = await asyncio.to_thread(_input, request, console)
+        try:
+            await invocation.resume(request.id, value)
+            return
+        except InvalidResumeInputError as err:
+            console.print(f"[red]refused:[/] {err}; try again")
+
+
+async def answer_on_terminal(
+    invocation: LocalInvocation, show: Callable[[Event], None], console: Console
+) -> InvocationStatus:
+    """Show the invocation's events and answer its requests until it ends.
+
+    Args:
+        invocation: The in-process invocation.
+        show: Prints one event.
+        console: Where the questions go (stderr, so stdout keeps the events).
+
+    Returns:
+        The final status (completed or failed).
+
+    Raises:
+        NoAnswerError: The terminal's input ended while a request was open.
+    """
+    shown: set[str] = set()
+    while True:
+        async for event in invocation.events():
+            if event.id not in shown:
+                shown.add(event.id)
+                show(event)
+        if invocation.done():
+            await invocation.result()
+            return await invocation.status()
+        for request in await invocation.pending():
+            await _answer(invocation, request, console)
