@@ -18,6 +18,7 @@ Two classes also derive from builtin errors so plain Python code can catch them:
 ```
 AdkError
 ├── AdkRequestError
+│   ├── InvalidIdError (ValueError: an app, user or session id breaks the id grammar)
 │   ├── InvalidArtifactRequestError (ValueError)
 │   ├── InvalidResumeInputError (ValueError)
 │   ├── InvalidSessionRequestError (ValueError)
@@ -50,6 +51,7 @@ __all__ = [
     "ArtifactServiceNotConfiguredError",
     "ConfirmationMismatchError",
     "InvalidArtifactRequestError",
+    "InvalidIdError",
     "InvalidResumeInputError",
     "InvalidSessionRequestError",
     "InvalidToolArgumentsError",
@@ -77,6 +79,10 @@ class AdkRequestError(AdkError):
 
 class AdkRunError(AdkError):
     """A valid request could not be completed by the run or its backends."""
+
+
+class InvalidIdError(AdkRequestError, ValueError):
+    """An app, user or session id breaks the id grammar of :mod:`adk_temporal.ids`."""
 
 
 class InvalidArtifactRequestError(AdkRequestError, ValueError):

@@ -19,6 +19,7 @@ from adk_temporal.errors import (
     InvalidArtifactRequestError,
     VersionConflictError,
 )
+from adk_temporal.ids import MAX_FILE_NAME_BYTES, USER_SCOPE, id_problem, size_problem
 
 __all__ = [
     "IDEMPOTENCY_METADATA_KEY",
@@ -46,16 +47,12 @@ __all__ = [
 USER_SCOPE_PREFIX = "user:"
 """A file name with this prefix lives in the user scope, shared by the user's sessions."""
 
-USER_SCOPE = "user"
-"""Storage segment standing in for the session id of user-scoped names (ADK-Go's layout)."""
-
 IDEMPOTENCY_METADATA_KEY = "adk-idempotency-key"
 """Reserved metadata key holding a save's idempotency key; refused in ``custom_metadata``."""
 
 # SPEC §2.2: missing fields are reported in this order.
 _REQUIRED_FIELDS = ("app_name", "user_id", "session_id", "file_name", "part")
 _IDENTITY_FIELDS = ("app_name", "user_id", "session_id")
-_SEPARATORS = ("/", "\\")
 
 
 class ArtifactRequest(BaseModel):
@@ -214,24 +211,21 @@ def validate_request(request: ArtifactRequest) -> None:
 
 def _first_problem(request: ArtifactRequest) -> str | None:
     for name in _IDENTITY_FIELDS:
-        value: str = getattr(request, name)
-        if any(sep in value for sep in _SEPARATORS) or "\0" in value:
-            return f"{name} cannot contain path separators or NUL ({name}={value!r})"
-        if value in (".", ".."):
-            return f"{name} cannot be '.' or '..' ({name}={value!r})"
-    if request.session_id == USER_SCOPE:
-        return (
-            f"session_id cannot be {USER_SCOPE!r}: it would alias the user scope; "
-            "use a 'user:' file name to share an artifact across sessions"
-        )
+        problem = id_problem(name, getattr(request, name))
+        if problem is not None:
+            return problem
     file_name: str | None = getattr(request, "file_name", None)
     if file_name is not None:
-        if any(sep in file_name for sep in _SEPARATORS):
+        if any(sep in file_name for sep in ("/", "\\")):
             return f"filename cannot contain path separators (file_name={file_name!r})"
         if "\0" in file_name:
             return f"filename cannot contain NUL (file_name={file_name!r})"
         if file_name in (".", ".."):
             return f"filename cannot be '.' or '..' (file_name={file_name!r})"
+        # Over the limit, the file backend would fail with an OSError naming a worker path.
+        problem = size_problem("file_name", file_name, MAX_FILE_NAME_BYTES)
+        if problem is not None:
+            return problem
     version: int | None = getattr(request, "version", None)
     if version is not None and version < 0:
         return f"version cannot be negative (version={version}); use 0 for the latest"

@@ -21,6 +21,7 @@ from typing import Any, Protocol, Self
 
 from ..errors import InvalidSessionRequestError, SessionExistsError, SessionNotFoundError
 from ..events import Event
+from ..ids import id_problem
 from ..state import TEMP_PREFIX, split_scopes
 from .session import Session
 
@@ -297,7 +298,7 @@ def new_session_id() -> str:
 
 
 def check_identity(app_name: str, user_id: str, session_id: str | None = None) -> None:
-    """Refuse empty identity fields, naming every missing one.
+    """Refuse identity fields that are empty or break the id grammar (:mod:`adk_temporal.ids`).
 
     Args:
         app_name: The app name to check.
@@ -305,7 +306,8 @@ def check_identity(app_name: str, user_id: str, session_id: str | None = None) -
         session_id: The session id to check; ``None`` skips it.
 
     Raises:
-        InvalidSessionRequestError: One or more of the fields is empty.
+        InvalidSessionRequestError: Naming every empty field, else the first field that
+            breaks a rule.
     """
     fields = {"app_name": app_name, "user_id": user_id}
     if session_id is not None:
@@ -315,6 +317,10 @@ def check_identity(app_name: str, user_id: str, session_id: str | None = None) -
         raise InvalidSessionRequestError(
             f"invalid session request: missing required fields: {', '.join(missing)}"
         )
+    for name, value in fields.items():
+        problem = id_problem(name, value)
+        if problem is not None:
+            raise InvalidSessionRequestError(f"invalid session request: {problem}")
 
 
 def check_after_sequence(after_sequence: int) -> None:

@@ -578,6 +578,12 @@ VALIDATION_CASES: list[tuple[ArtifactRequest, str]] = [
      "use 0 for the latest"),
     (SaveRequest(**IDENTITY, file_name="f", part=_OK_PART, version=-1),
      "invalid save request: version cannot be negative (version=-1); use 0 for the latest"),
+    (SaveRequest(**IDENTITY, file_name="n" * 256, part=_OK_PART),
+     "invalid save request: file_name is 256 bytes long; the limit is 255 "
+     f"(file_name={'n' * 40!r}…)"),
+    (LoadRequest(app_name=APP, user_id="é" * 65, session_id=SESSION, file_name="f"),
+     "invalid load request: user_id is 130 bytes long; the limit is 128 "
+     f"(user_id={'é' * 40!r}…)"),
     (SaveRequest(**IDENTITY, file_name="f", part=_OK_PART,
                  custom_metadata={"adk-idempotency-key": "x"}),
      "invalid save request: custom_metadata key 'adk-idempotency-key' is reserved; "

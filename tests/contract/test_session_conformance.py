@@ -150,6 +150,28 @@ async def test_empty_identity_fields_are_refused_together(service: SessionServic
         await service.list(app_name=APP, user_id="")
 
 
+@pytest.mark.parametrize(
+    ("ids", "problem"),
+    [
+        ({"user_id": "x/y"}, "user_id cannot contain path separators or NUL"),
+        ({"session_id": "y/s"}, "session_id cannot contain path separators or NUL"),
+        ({"app_name": ".."}, "app_name cannot be '.' or '..'"),
+        ({"session_id": "user"}, "session_id cannot be 'user'"),
+        ({"session_id": "s" * 129}, "session_id is 129 bytes long; the limit is 128"),
+    ],
+)
+async def test_ids_outside_the_grammar_are_refused_before_anything_is_stored(
+    service: SessionService, ids: dict[str, str], problem: str
+) -> None:
+    """The id grammar shared with the client and the artifact stores; nothing is created."""
+    identity = {"app_name": APP, "user_id": USER, "session_id": "s-ok", **ids}
+    with pytest.raises(InvalidSessionRequestError, match=re.escape(problem)):
+        await service.create(**identity)
+    with pytest.raises(InvalidSessionRequestError, match=re.escape(problem)):
+        await service.append_events(**identity, events=[])
+    assert await service.list(app_name=APP, user_id=USER) == []
+
+
 async def test_list_returns_sorted_sessions_with_state_but_without_events(
     service: SessionService,
 ) -> None:
