@@ -69,6 +69,7 @@ def tool_options(tool: FunctionTool | None) -> ToolOptions:
             if policy and policy.non_retryable_error_types
             else None
         ),
+        on_failure=tool.on_failure,
     )
 
 

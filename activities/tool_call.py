@@ -2,9 +2,14 @@
 
 The handler reads the session state as of the step (plus its own writes), saves artifacts
 through the worker's artifact service, may request confirmation or input, and everything it
-recorded comes back as ``EventActions`` in the result. Errors the model should see (the tool
-raised, its arguments were invalid, the call was rejected) become ``{"error": ...}``
-responses; the activity itself fails only for problems an operator must fix.
+recorded comes back as ``EventActions`` in the result.
+
+Failures: a :class:`~adk_temporal.errors.ToolError`, invalid arguments and a rejected call
+become ``{"error": ...}`` responses at once. Any other exception fails the step, which
+Temporal retries under the tool's retry policy (the flow tells the model after the last
+attempt). What the tool returned or recorded is checked before it leaves the step: a value
+JSON cannot represent, or one over its budget, becomes an error response for the model —
+the step never fails on it, so its side effects are never run again for it.
 :meth:`ToolCallActivity.execute` is the step itself, free of Temporal's activity context,
 so the in-process runner calls it directly; :meth:`ToolCallActivity.run` is the activity.
 """
@@ -20,15 +25,22 @@ from temporalio import activity
 
 from adk_temporal.agents import Agent
 from adk_temporal.asyncutil import maybe_await
+from adk_temporal.budgets import Budgets, check_budget
 from adk_temporal.confirmation import (
     confirmation_hint,
     confirmation_required_response,
     rejected_response,
 )
 from adk_temporal.context import ToolContext
-from adk_temporal.errors import InvalidToolArgumentsError
+from adk_temporal.errors import (
+    BudgetExceededError,
+    InvalidToolArgumentsError,
+    ToolError,
+    UnencodableValueError,
+)
 from adk_temporal.events import EventActions
 from adk_temporal.flow.messages import ToolCallInput, ToolCallResult
+from adk_temporal.state import TEMP_PREFIX
 from adk_temporal.tools import FunctionTool
 
 from .services import WorkerServices, current_workflow_id, translate_errors
@@ -38,6 +50,39 @@ __all__ = ["ToolCallActivity"]
 
 def _error_response(err: BaseException) -> dict[str, Any]:
     return {"error": str(err) or type(err).__name__}
+
+
+def _problem(
+    response: dict[str, Any],
+    actions: EventActions,
+    temp_state: dict[str, Any],
+    budgets: Budgets,
+) -> str | None:
+    """Why the call's outcome cannot leave the step, or ``None``.
+
+    The response goes to the session store; the state delta and the requests travel through
+    workflow history, as do the invocation's ``temp:`` values, so each has its budget.
+    """
+    requests = {
+        "confirmations": {
+            k: v.model_dump() for k, v in actions.requested_tool_confirmations.items()
+        },
+        "inputs": {k: v.model_dump() for k, v in actions.requested_inputs.items()},
+    }
+    written = actions.state_delta.items()
+    temp = {**temp_state, **{k: v for k, v in written if k.startswith(TEMP_PREFIX)}}
+    try:
+        check_budget(response, "the response", budgets.tool_response_bytes, "tool_response_bytes")
+        for key, value in actions.state_delta.items():
+            check_budget(value, f"state[{key!r}]", budgets.state_delta_bytes, "state_delta_bytes")
+        check_budget(
+            actions.state_delta, "the state delta", budgets.state_delta_bytes, "state_delta_bytes"
+        )
+        check_budget(temp, "the temp: state", budgets.state_delta_bytes, "state_delta_bytes")
+        check_budget(requests, "the request", budgets.request_bytes, "request_bytes")
+    except (BudgetExceededError, UnencodableValueError) as err:
+        return f"returned what cannot be kept: {err}"
+    return None
 
 
 @contextlib.asynccontextmanager
@@ -112,6 +157,17 @@ class ToolCallActivity:
             }
         else:
             response = await self._invoke(agent, tool, dict(inp.call.args), ctx)
+        problem = _problem(response, actions, inp.temp_state, inp.budgets)
+        if problem is not None:
+            # The side effects happened; what cannot be kept is what the tool reported.
+            response = {"error": f"tool {inp.call.name} {problem}"}
+            actions = EventActions(
+                artifact_delta=actions.artifact_delta,
+                skip_summarization=actions.skip_summarization,
+                transfer_to_agent=actions.transfer_to_agent,
+                escalate=actions.escalate,
+                end_invocation=actions.end_invocation,
+            )
         return ToolCallResult(response=response, actions=actions)
 
     async def _invoke(
@@ -135,8 +191,5 @@ class ToolCallActivity:
                 if isinstance(replaced, dict):
                     return replaced
             return response
-        except InvalidToolArgumentsError as err:
-            return _error_response(err)
-        except Exception as err:  # the model sees what its tool raised, as ADK does
-            activity.logger.warning("tool %s raised %s: %s", tool.name, type(err).__name__, err)
+        except (ToolError, InvalidToolArgumentsError) as err:
             return _error_response(err)

@@ -26,6 +26,7 @@ from temporalio.common import (
 )
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
+from .budgets import Budgets
 from .errors import (
     SessionBusyError,
 )
@@ -37,6 +38,7 @@ from .flow.messages import (
     InvocationStatus,
     PendingRequest,
     ResumeInput,
+    as_content,
 )
 from .flow.requests import refusal
 from .following import follow_events
@@ -62,12 +64,6 @@ __all__ = ["DEFAULT_TASK_QUEUE", "AdkClient", "InvocationHandle"]
 
 DEFAULT_TASK_QUEUE = "adk-temporal"
 """The task queue workers listen on unless told otherwise."""
-
-
-def _as_content(message: str | types.Content) -> types.Content:
-    if isinstance(message, types.Content):
-        return message
-    return types.Content(role="user", parts=[types.Part(text=message)])
 
 
 class InvocationHandle:
@@ -248,6 +244,8 @@ class AdkClient:
             (or use :meth:`connect`).
         task_queue: The queue the workers listen on.
         session_service: Optional; lets handles follow session events.
+        budgets: The size limits of what enters the invocations it starts; the message is
+            checked here, before anything starts, the rest by the workflow and its steps.
     """
 
     def __init__(
@@ -256,10 +254,12 @@ class AdkClient:
         *,
         task_queue: str = DEFAULT_TASK_QUEUE,
         session_service: SessionService | None = None,
+        budgets: Budgets | None = None,
     ) -> None:
         self.client = client
         self.task_queue = task_queue
         self._sessions = session_service
+        self.budgets = budgets or Budgets()
 
     @classmethod
     async def connect(
@@ -269,12 +269,13 @@ class AdkClient:
         namespace: str = "default",
         task_queue: str = DEFAULT_TASK_QUEUE,
         session_service: SessionService | None = None,
+        budgets: Budgets | None = None,
     ) -> AdkClient:
         """Connect to Temporal at ``address`` with adk-temporal's data converter."""
         client = await Client.connect(
             address, namespace=namespace, data_converter=adk_data_converter()
         )
-        return cls(client, task_queue=task_queue, session_service=session_service)
+        return cls(client, task_queue=task_queue, session_service=session_service, budgets=budgets)
 
     async def start(
         self,
@@ -308,6 +309,9 @@ class AdkClient:
                 own ``start_to_close_timeout`` wins).
 
         Raises:
+            InvalidIdError: An id breaks the id grammar (nothing is started).
+            BudgetExceededError: The message is over the ``message_bytes`` budget (nothing
+                is started).
             SessionBusyError: An invocation is already running in this session.
         """
         workflow_id = workflow_id_for(app_name, user_id, session_id)
@@ -316,7 +320,8 @@ class AdkClient:
             user_id=user_id,
             session_id=session_id,
             agent_name=agent,
-            message=_as_content(message) if message is not None else None,
+            message=as_content(message, self.budgets),
+            budgets=self.budgets,
             invocation_id=invocation_id,
             max_steps=max_steps,
             continue_as_new_after_events=continue_as_new_after_events,

@@ -25,12 +25,16 @@ AdkError
 │   ├── InvalidToolArgumentsError (ValueError)
 │   ├── UnknownRequestIdError (KeyError)
 │   ├── ConfirmationMismatchError
+│   ├── BudgetExceededError (ValueError: a value is larger than its budget)
+│   ├── InvalidAnswerError (ValueError: an answer is malformed or over its budget)
+│   ├── UnencodableValueError (ValueError: NaN, infinity, or not JSON)
 │   ├── SessionNotFoundError (LookupError)
 │   ├── SessionExistsError
 │   ├── SessionBusyError
 │   ├── ModelRequestError (a 4xx from the model API)
 │   ├── UnknownAgentError (LookupError)
 │   └── UnknownModelError (LookupError)
+├── ToolError (a tool's failure for the model to see; never retried)
 └── AdkRunError
     ├── ArtifactNotFoundError (FileNotFoundError)
     ├── VersionConflictError
@@ -49,7 +53,9 @@ __all__ = [
     "AdkRunError",
     "ArtifactNotFoundError",
     "ArtifactServiceNotConfiguredError",
+    "BudgetExceededError",
     "ConfirmationMismatchError",
+    "InvalidAnswerError",
     "InvalidArtifactRequestError",
     "InvalidIdError",
     "InvalidResumeInputError",
@@ -62,6 +68,8 @@ __all__ = [
     "SessionExistsError",
     "SessionNotFoundError",
     "StepFailedError",
+    "ToolError",
+    "UnencodableValueError",
     "UnknownAgentError",
     "UnknownModelError",
     "UnknownRequestIdError",
@@ -90,7 +98,17 @@ class InvalidArtifactRequestError(AdkRequestError, ValueError):
 
 
 class InvalidResumeInputError(AdkRequestError, ValueError):
-    """A resume input does not satisfy the JSON schema of the request it answers."""
+    """A resume input does not satisfy the JSON schema of the request it answers.
+
+    Args:
+        message: What is wrong, the offending values included.
+        violated: The broken rules without the values (``"$.end: required"``), for
+            records that must never hold the answer itself.
+    """
+
+    def __init__(self, message: str, *, violated: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.violated = violated or []
 
 
 class InvalidSessionRequestError(AdkRequestError, ValueError):
@@ -107,6 +125,26 @@ class UnknownRequestIdError(AdkRequestError, KeyError):
 
 class ConfirmationMismatchError(AdkRequestError):
     """A confirmation reply does not match the call it claims to approve (digest or conflict)."""
+
+
+class BudgetExceededError(AdkRequestError, ValueError):
+    """A value is larger than its budget (:class:`~adk_temporal.budgets.Budgets`)."""
+
+
+class InvalidAnswerError(AdkRequestError, ValueError):
+    """An answer to a request is malformed (wrong shape or types) or over its budget."""
+
+
+class UnencodableValueError(AdkRequestError, ValueError):
+    """A value cannot cross a boundary: it holds NaN, an infinity, or a non-JSON object."""
+
+
+class ToolError(AdkError):
+    """Raised by a tool to tell the model its call failed; the call is not retried.
+
+    Any other exception from a tool fails the step, which is retried under the tool's retry
+    policy; only after the last attempt does the model see the error.
+    """
 
 
 class SessionNotFoundError(AdkRequestError, LookupError):

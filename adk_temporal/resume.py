@@ -91,7 +91,8 @@ def check_resume_input(request: InputRequest, value: Any) -> None:
     Raises:
         InvalidResumeInputError: The value violates the schema; the message names every
             violation as ``<json path>: <reason>``, e.g. ``$.amount: 'ten' is not of type
-            'integer'``.
+            'integer'``; its ``violated`` lists them without the value
+            (``$.amount: type``), for records that must not hold the answer.
     """
     if request.input_schema is None:
         return
@@ -102,7 +103,8 @@ def check_resume_input(request: InputRequest, value: Any) -> None:
         violations = "; ".join(f"{e.json_path}: {e.message}" for e in errors)
         raise InvalidResumeInputError(
             f"input for interrupt {request.interrupt_id!r} does not satisfy its schema: "
-            f"{violations}"
+            f"{violations}",
+            violated=[f"{e.json_path}: {e.validator}" for e in errors],
         )
 
 

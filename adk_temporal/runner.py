@@ -33,6 +33,7 @@ from .activities.services import WorkerServices
 from .activities.tool_call import ToolCallActivity
 from .agents import AgentRegistry, BaseAgent
 from .artifacts import ArtifactService
+from .budgets import Budgets
 from .errors import AdkRequestError, SessionBusyError, StepFailedError
 from .events import Event
 from .flow import InvocationFlow
@@ -51,8 +52,9 @@ from .flow.messages import (
     ToolCallInput,
     ToolCallResult,
     ToolOptions,
+    as_content,
 )
-from .flow.requests import Answer
+from .flow.requests import Answer, AnswerKind
 from .following import follow_events
 from .ids import workflow_id_for
 from .memory import MemoryService
@@ -87,12 +89,13 @@ class _Retry:
     @classmethod
     def for_tool(cls, opts: ToolOptions, default_timeout: float) -> _Retry:
         """The policy ``adk_tool_call`` runs under on Temporal, for the same options."""
+        settings = opts.retry()
         return cls(
-            maximum_attempts=opts.maximum_attempts or 0,
-            initial_interval=opts.initial_interval_seconds or 1.0,
-            backoff_coefficient=opts.backoff_coefficient or 2.0,
-            maximum_interval=opts.maximum_interval_seconds,
-            non_retryable=opts.non_retryable_error_types or (),
+            maximum_attempts=settings.maximum_attempts,
+            initial_interval=settings.initial_interval,
+            backoff_coefficient=settings.backoff_coefficient,
+            maximum_interval=settings.maximum_interval,
+            non_retryable=settings.non_retryable_error_types,
             timeout=opts.start_to_close_seconds or default_timeout,
         )
 
@@ -185,6 +188,10 @@ class _LocalExecutor:
     def status_changed(self) -> None:
         """Wake whoever waits on the invocation's status."""
         self.changes.poke()
+
+    def patched(self, change: str) -> bool:
+        """Always: an in-process run has no recorded history to stay compatible with."""
+        return True
 
     def should_hand_over(self) -> bool:
         """Never: an in-process run has no history to bound."""
@@ -280,15 +287,17 @@ class LocalInvocation:
 
         Raises:
             UnknownRequestIdError: No open request has this id, or it was answered.
+            InvalidAnswerError: The payload is over its budget.
             ConfirmationMismatchError: ``call_digest`` does not match the call.
         """
         await self._answer(
+            "confirmation",
             ConfirmInput(
                 confirmation_id=confirmation_id,
                 confirmed=confirmed,
                 payload=payload,
                 call_digest=call_digest,
-            )
+            ),
         )
 
     async def resume(self, interrupt_id: str, input: Any) -> None:
@@ -297,15 +306,13 @@ class LocalInvocation:
         Raises:
             UnknownRequestIdError: No open input request has this id.
             InvalidResumeInputError: ``input`` violates the request's schema.
+            InvalidAnswerError: ``input`` is over its budget.
         """
-        await self._answer(ResumeInput(interrupt_id=interrupt_id, input=input))
+        await self._answer("input", ResumeInput(interrupt_id=interrupt_id, input=input))
 
-    async def _answer(self, answer: Answer) -> None:
+    async def _answer(self, kind: AnswerKind, answer: Answer) -> None:
         book = self._flow.book
-        problem = book.problem(answer)
-        if problem is not None:
-            raise problem
-        book.accept(answer)
+        book.accept(book.check(kind, answer.model_dump(mode="json")))
         self._executor.changes.poke()
 
     async def result(self) -> InvocationResult:
@@ -338,6 +345,7 @@ class Runner:
         artifact_service: Where artifacts live; ``None`` leaves ``ctx.artifacts`` as ``None``.
         memory_service: Backs ``ctx.search_memory``; ``None`` makes it raise.
         models: Resolves the agents' model names; Gemini plus the scripted models by default.
+        budgets: The size limits of what enters an invocation.
     """
 
     def __init__(
@@ -348,7 +356,9 @@ class Runner:
         artifact_service: ArtifactService | None = None,
         memory_service: MemoryService | None = None,
         models: ModelRegistry | None = None,
+        budgets: Budgets | None = None,
     ) -> None:
+        self.budgets = budgets or Budgets()
         self.services = WorkerServices(
             agents=AgentRegistry(agents),
             sessions=session_service,
@@ -378,9 +388,12 @@ class Runner:
         <adk_temporal.client.AdkClient.start>`.
 
         Raises:
+            InvalidIdError: An id breaks the id grammar.
+            BudgetExceededError: The message is over the ``message_bytes`` budget.
             SessionBusyError: An invocation of this runner is still running in the session.
         """
         workflow_id = workflow_id_for(app_name, user_id, session_id)
+        content = as_content(message, self.budgets)
         if workflow_id in self._running:
             raise SessionBusyError(
                 f"session {app_name}/{user_id}/{session_id} is busy: an in-process invocation "
@@ -396,14 +409,9 @@ class Runner:
         ref = InvocationRef(
             agent_name=agent, invocation_id=invocation_id or f"e-{executor.new_id()}"
         )
-        flow = InvocationFlow(executor, ref, max_steps=max_steps)
+        flow = InvocationFlow(executor, ref, max_steps=max_steps, budgets=self.budgets)
         invocation = LocalInvocation(self, flow, executor, (app_name, user_id, session_id))
         self._running.add(workflow_id)
-        content = (
-            types.Content(role="user", parts=[types.Part(text=message)])
-            if isinstance(message, str)
-            else message
-        )
         invocation._begin(content)
         return invocation
 

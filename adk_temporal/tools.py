@@ -19,7 +19,7 @@ import types as pytypes
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Any, Protocol, overload
+from typing import Any, Literal, Protocol, TypeAlias, overload
 
 import pydantic
 import pydantic_core
@@ -28,10 +28,20 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from adk_temporal.errors import InvalidToolArgumentsError
 
-__all__ = ["ConfirmationPredicate", "FunctionTool", "RetryPolicyLike", "as_tool", "tool"]
+__all__ = [
+    "ConfirmationPredicate",
+    "FunctionTool",
+    "OnFailure",
+    "RetryPolicyLike",
+    "as_tool",
+    "tool",
+]
 
 ConfirmationPredicate = Callable[[dict[str, Any]], bool]
 """Decides from a call's arguments (as the model sent them) whether it needs approval."""
+
+OnFailure: TypeAlias = Literal["tell_model", "fail_invocation"]
+"""What a call that failed on every attempt does: the model sees the error, or the run fails."""
 
 
 class RetryPolicyLike(Protocol):
@@ -100,8 +110,12 @@ class FunctionTool:
         start_to_close_timeout: The tool activity's start-to-close timeout (the runtime's
             default when ``None``).
         retry_policy: A ``temporalio.common.RetryPolicy`` for the tool activity (any
-            :class:`RetryPolicyLike`).
+            :class:`RetryPolicyLike`). Without one a failing call runs 3 times, 1 s after
+            the first failure, doubling, at most 30 s apart. Raise
+            :class:`~adk_temporal.errors.ToolError` for a failure no retry can fix.
         heartbeat_timeout: The tool activity's heartbeat timeout, for tools that heartbeat.
+        on_failure: Once every attempt failed: ``"tell_model"`` gives the model
+            ``{"error": ...}`` and the invocation goes on; ``"fail_invocation"`` fails it.
 
     Raises:
         ValueError: The name is not a valid function name for the model API.
@@ -118,6 +132,7 @@ class FunctionTool:
         start_to_close_timeout: timedelta | None = None,
         retry_policy: RetryPolicyLike | None = None,
         heartbeat_timeout: timedelta | None = None,
+        on_failure: OnFailure = "tell_model",
     ) -> None:
         self.func = func
         self.name = name if name is not None else getattr(func, "__name__", "")
@@ -132,6 +147,7 @@ class FunctionTool:
         self.start_to_close_timeout = start_to_close_timeout
         self.retry_policy = retry_policy
         self.heartbeat_timeout = heartbeat_timeout
+        self.on_failure: OnFailure = on_failure
         self.context_param, self._args_model = _signature_model(func, self.name, doc)
         self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
             getattr(func, "__call__", None)  # noqa: B004 - an object with an async __call__
@@ -239,6 +255,7 @@ def tool(
     start_to_close_timeout: timedelta | None = None,
     retry_policy: RetryPolicyLike | None = None,
     heartbeat_timeout: timedelta | None = None,
+    on_failure: OnFailure = "tell_model",
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -252,6 +269,7 @@ def tool(
     start_to_close_timeout: timedelta | None = None,
     retry_policy: RetryPolicyLike | None = None,
     heartbeat_timeout: timedelta | None = None,
+    on_failure: OnFailure = "tell_model",
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a :class:`FunctionTool`; usable as ``@tool`` or ``@tool(...)``.
 
@@ -263,6 +281,7 @@ def tool(
         start_to_close_timeout: The tool activity's start-to-close timeout.
         retry_policy: A ``temporalio.common.RetryPolicy`` for the tool activity.
         heartbeat_timeout: The tool activity's heartbeat timeout.
+        on_failure: What a call that failed on every attempt does (see :class:`FunctionTool`).
 
     Returns:
         The tool, or a decorator that makes it.
@@ -277,6 +296,7 @@ def tool(
             start_to_close_timeout=start_to_close_timeout,
             retry_policy=retry_policy,
             heartbeat_timeout=heartbeat_timeout,
+            on_failure=on_failure,
         )
 
     return make if func is None else make(func)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import cast
+from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -24,12 +24,12 @@ with workflow.unsafe.imports_passed_through():
     from adk_temporal.activities.append_events import AppendEventsActivity
     from adk_temporal.activities.model_step import ModelStepActivity
     from adk_temporal.activities.tool_call import ToolCallActivity
-    from adk_temporal.errors import StepFailedError
+    from adk_temporal.budgets import json_size
+    from adk_temporal.errors import AdkRequestError, StepFailedError
     from adk_temporal.flow import InvocationFlow, RequestBook
     from adk_temporal.flow.messages import (
         AdkStatus,
         AppendEventsInput,
-        ConfirmInput,
         DelegateStep,
         InvocationCarry,
         InvocationRef,
@@ -38,11 +38,11 @@ with workflow.unsafe.imports_passed_through():
         ModelStepInput,
         ModelStepResult,
         PendingRequest,
-        ResumeInput,
+        Refusal,
         ToolCallInput,
         ToolCallResult,
     )
-    from adk_temporal.flow.requests import Answer
+    from adk_temporal.flow.requests import AnswerKind, answer_id
     from adk_temporal.workflows.details import render_details
     from adk_temporal.workflows.messages import (
         ADK_AGENT,
@@ -104,16 +104,13 @@ class TemporalExecutor:
     async def tool_call(self, inp: ToolCallInput, *, summary: str) -> ToolCallResult:
         """Run ``adk_tool_call`` with the options the tool declared."""
         opts = inp.call.options
+        settings = opts.retry()
         retry = RetryPolicy(
-            maximum_attempts=opts.maximum_attempts or 0,
-            initial_interval=timedelta(seconds=opts.initial_interval_seconds or 1),
-            backoff_coefficient=opts.backoff_coefficient or 2.0,
-            maximum_interval=(
-                timedelta(seconds=opts.maximum_interval_seconds)
-                if opts.maximum_interval_seconds
-                else None
-            ),
-            non_retryable_error_types=opts.non_retryable_error_types,
+            maximum_attempts=settings.maximum_attempts,
+            initial_interval=timedelta(seconds=settings.initial_interval),
+            backoff_coefficient=settings.backoff_coefficient,
+            maximum_interval=timedelta(seconds=settings.maximum_interval),
+            non_retryable_error_types=settings.non_retryable_error_types,
         )
         try:
             return await workflow.execute_activity_method(
@@ -159,6 +156,10 @@ class TemporalExecutor:
         """Publish the status to the search attribute and the current details."""
         self._publish()
 
+    def patched(self, change: str) -> bool:
+        """``workflow.patched``: histories recorded before ``change`` replay the old path."""
+        return workflow.patched(change)
+
     def should_hand_over(self) -> bool:
         """Temporal suggests continue-as-new, or the run passed its history bound."""
         # A run that has not made progress yet never hands over: with a tiny bound the new
@@ -181,10 +182,11 @@ class TemporalExecutor:
 class InvocationWorkflow:
     """Runs one ADK invocation of one agent (and its sub-agents) in one session."""
 
-    def __init__(self) -> None:
+    @workflow.init
+    def __init__(self, inp: InvocationInput) -> None:
         # Answers may arrive before the run starts (signal-with-start): the book exists
         # from the start and the flow is given it.
-        self._book = RequestBook()
+        self._book = RequestBook(inp.budgets)
         self._flow: InvocationFlow | None = None
         self._published: AdkStatus | None = None
 
@@ -220,52 +222,68 @@ class InvocationWorkflow:
         if status in ("running", "awaiting_confirmation", "awaiting_input"):
             self._published = cast(AdkStatus, status)
         executor = TemporalExecutor(inp, self._publish)
-        self._flow = InvocationFlow(executor, ref, max_steps=inp.max_steps, book=self._book)
+        self._flow = InvocationFlow(
+            executor, ref, max_steps=inp.max_steps, budgets=inp.budgets, book=self._book
+        )
         try:
             return await self._flow.run(inp.message, carry)
         except StepFailedError as err:
             raise ApplicationError(err.message, type=err.kind, non_retryable=True) from err
 
     # ------------------------------------------------------ signals/updates
+    #
+    # Answers arrive as any JSON at all: a payload the SDK could not decode into a declared
+    # type would be dropped before the workflow saw it, so the handlers take it raw and the
+    # book checks shape and size, recording what it refuses.
 
     @workflow.signal(name=CONFIRM_SIGNAL)
-    def confirm(self, answer: ConfirmInput) -> None:
+    def confirm(self, answer: Any) -> None:
         """Answer a confirmation request; unknown ids are buffered, duplicates ignored."""
-        self._accept(answer)
+        self._accept("confirmation", answer)
 
     @workflow.signal(name=RESUME_SIGNAL)
-    def resume(self, answer: ResumeInput) -> None:
+    def resume(self, answer: Any) -> None:
         """Answer an input request; unknown ids are buffered, duplicates ignored."""
-        self._accept(answer)
+        self._accept("input", answer)
 
     @workflow.update(name=CONFIRM_CHECKED_UPDATE)
-    def confirm_checked(self, answer: ConfirmInput) -> None:
+    def confirm_checked(self, answer: Any) -> None:
         """Answer a confirmation request, rejecting unknown or already-answered ids."""
-        self._accept(answer)
+        self._accept("confirmation", answer)
 
     @confirm_checked.validator
-    def _validate_confirm(self, answer: ConfirmInput) -> None:
-        self._check(answer)
+    def _validate_confirm(self, answer: Any) -> None:
+        self._check("confirmation", answer)
 
     @workflow.update(name=RESUME_CHECKED_UPDATE)
-    def resume_checked(self, answer: ResumeInput) -> None:
+    def resume_checked(self, answer: Any) -> None:
         """Answer an input request, rejecting unknown ids and schema violations."""
-        self._accept(answer)
+        self._accept("input", answer)
 
     @resume_checked.validator
-    def _validate_resume(self, answer: ResumeInput) -> None:
-        self._check(answer)
+    def _validate_resume(self, answer: Any) -> None:
+        self._check("input", answer)
 
-    def _check(self, answer: Answer) -> None:
+    def _check(self, kind: AnswerKind, raw: Any) -> None:
         """Raise the error a checked update reports; never changes state."""
-        problem = self._book.problem(answer)
-        if problem is not None:
-            raise ApplicationError(str(problem), type=type(problem).__name__, non_retryable=True)
+        try:
+            self._book.check(kind, raw)
+        except AdkRequestError as err:
+            raise ApplicationError(str(err), type=type(err).__name__, non_retryable=True) from None
 
-    def _accept(self, answer: Answer) -> None:
+    def _accept(self, kind: AnswerKind, raw: Any) -> None:
+        answer = self._book.parse(kind, raw)
         outcome = self._book.accept(answer)
         if outcome != "accepted":
-            workflow.logger.warning("answer %s: %s", outcome, answer)
+            # Ids and sizes only: a payload may hold secrets and may be megabytes.
+            request_id = answer.id if isinstance(answer, Refusal) else answer_id(answer)
+            workflow.logger.warning(
+                "%s answer for %r %s (%d bytes)",
+                kind,
+                request_id,
+                outcome,
+                json_size(raw, "the answer"),
+            )
         self._publish()
 
     # --------------------------------------------------------------- queries

@@ -7,9 +7,10 @@ The answers, requests, status and result models are the flow's
 from __future__ import annotations
 
 from google.genai import types
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from temporalio.common import SearchAttributeKey
 
+from adk_temporal.budgets import Budgets
 from adk_temporal.flow.messages import InvocationCarry
 
 __all__ = [
@@ -71,4 +72,5 @@ class InvocationInput(BaseModel):
     model_maximum_attempts: int = 10
     tool_timeout_seconds: float = 300.0
     continue_as_new_after_events: int | None = None
+    budgets: Budgets = Field(default_factory=Budgets)
     carry: InvocationCarry | None = None

@@ -60,6 +60,14 @@ class Executor(Protocol):
         """The invocation's status, step or open requests changed; publish them."""
         ...
 
+    def patched(self, change: str) -> bool:
+        """True when this run may take the new path of behaviour change ``change``.
+
+        A run recorded before the change keeps the old path when it is replayed (Temporal's
+        ``workflow.patched``); runs that start after it, and in-process runs, take the new.
+        """
+        ...
+
     def should_hand_over(self) -> bool:
         """True when the run should continue in a fresh one (history grew long)."""
         ...

@@ -22,6 +22,7 @@ from typing import Any, assert_never
 
 from google.genai import types
 
+from adk_temporal.budgets import Budgets
 from adk_temporal.confirmation import build_confirmation_request_event, call_digest
 from adk_temporal.errors import StepFailedError
 from adk_temporal.events import (
@@ -54,12 +55,16 @@ from .messages import (
     ModelStepResult,
     PendingRequest,
     PlannedCall,
+    Refusal,
     ToolCallInput,
     ToolCallResult,
 )
 from .requests import RequestBook
 
 __all__ = ["InvocationFlow"]
+
+_TOOL_FAILURES_REACH_THE_MODEL = "tool-failures-reach-the-model"
+"""Behaviour change: a tool step that failed on every attempt gives the model an error."""
 
 
 @dataclass
@@ -126,6 +131,7 @@ class InvocationFlow:
         executor: Runs the steps and provides waiting, ids and time.
         ref: The invocation's identity as steps receive it (agent = the starting agent).
         max_steps: The most model steps the invocation makes before it fails.
+        budgets: The size limits of what enters the invocation.
         book: The request book answers are delivered to; the executor may have to accept
             answers before the flow starts, so it can pass its own.
     """
@@ -136,12 +142,14 @@ class InvocationFlow:
         ref: InvocationRef,
         *,
         max_steps: int,
+        budgets: Budgets | None = None,
         book: RequestBook | None = None,
     ) -> None:
         self._exec = executor
         self._base = ref
         self._max_steps = max_steps
-        self.book = book if book is not None else RequestBook()
+        self._budgets = budgets or Budgets()
+        self.book = book if book is not None else RequestBook(self._budgets)
         self.step = 0
         self.final_text = ""
         self.error: str | None = None
@@ -414,7 +422,7 @@ class InvocationFlow:
         def carry() -> InvocationCarry:
             # Built only when the executor is ready: answers that arrive while it waits
             # for running handlers must be in the book it carries.
-            carried, answered, early = self.book.carry()
+            carried, answered, early, refusals = self.book.carry()
             return InvocationCarry(
                 invocation_id=self.invocation_id,
                 step=self.step,
@@ -424,7 +432,7 @@ class InvocationFlow:
                 temp_state=self._temp_state,
                 answered=answered,
                 early=early,
-                ignored=self.book.ignored,
+                refusals=refusals,
                 paused_calls=list(paused.values()),
                 open_requests=carried,
                 ended=ended,
@@ -435,7 +443,13 @@ class InvocationFlow:
     def _restore(self, carry: InvocationCarry) -> None:
         self.step = carry.step
         self._temp_state = dict(carry.temp_state)
-        self.book.restore(carry.open_requests, carry.answered, carry.early, carry.ignored)
+        older = [
+            Refusal(id=line.partition(":")[0], kind="confirmation", size=0, reason=line)
+            for line in carry.ignored
+        ]
+        self.book.restore(
+            carry.open_requests, carry.answered, carry.early, [*older, *carry.refusals]
+        )
         if carry.tree is not None:
             self._remember(carry.tree)
 
@@ -499,15 +513,15 @@ class InvocationFlow:
             *(
                 self._agent_tool_call(frame, c)
                 if c.agent_tool
-                else self._exec.tool_call(
+                else self._tool_call(
                     ToolCallInput(
                         ref=self._ref(frame),
                         call=c,
                         tool_confirmation=confirmations.get(c.id),
                         resume_inputs=inputs.get(c.id, {}),
                         temp_state=self._temp_state,
-                    ),
-                    summary=c.summary(),
+                        budgets=self._budgets,
+                    )
                 )
                 for c in calls
             )
@@ -536,6 +550,20 @@ class InvocationFlow:
             if key.startswith(TEMP_PREFIX):
                 self._temp_state[key] = value
         return merged
+
+    async def _tool_call(self, inp: ToolCallInput) -> ToolCallResult:
+        """Run one tool step; once it failed on every attempt, the model is told (by default)."""
+        call = inp.call
+        try:
+            return await self._exec.tool_call(inp, summary=call.summary())
+        except StepFailedError as err:
+            # Runs recorded before tool failures reached the model failed here; they must
+            # replay that way.
+            if call.options.on_failure == "fail_invocation" or not self._exec.patched(
+                _TOOL_FAILURES_REACH_THE_MODEL
+            ):
+                raise
+            return ToolCallResult(response={"error": err.message})
 
     async def _agent_tool_call(self, frame: _Frame, call: PlannedCall) -> ToolCallResult:
         """Run the agent behind an ``AgentTool`` in isolation scope = the call id."""

@@ -13,11 +13,13 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, TypeAlias
 
 from google.genai import types
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
+from adk_temporal.budgets import Budgets, check_budget
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
 
 __all__ = [
+    "DEFAULT_TOOL_ATTEMPTS",
     "AdkStatus",
     "AgentSpec",
     "AppendEventsInput",
@@ -36,11 +38,14 @@ __all__ = [
     "ModelStepResult",
     "PendingRequest",
     "PlannedCall",
+    "Refusal",
     "ResumeInput",
+    "RetrySettings",
     "SessionRef",
     "ToolCallInput",
     "ToolCallResult",
     "ToolOptions",
+    "as_content",
 ]
 
 AdkStatus = Literal["running", "awaiting_confirmation", "awaiting_input", "completed", "failed"]
@@ -101,8 +106,27 @@ class InvocationRef(BaseModel):
         return SessionRef(app_name=parts[1], user_id=parts[2], session_id=parts[3], **fields)
 
 
+DEFAULT_TOOL_ATTEMPTS = 3
+"""How often a failing tool runs, in all, unless its retry policy says otherwise."""
+
+
+class RetrySettings(BaseModel):
+    """A retry policy with every value decided, in seconds; ``maximum_attempts=0`` is no limit."""
+
+    maximum_attempts: int
+    initial_interval: float
+    backoff_coefficient: float
+    maximum_interval: float
+    non_retryable_error_types: list[str]
+
+
 class ToolOptions(BaseModel):
-    """Activity options a tool asked for (``tool(...)`` decorator), in seconds."""
+    """Activity options a tool asked for (``tool(...)`` decorator), in seconds.
+
+    ``on_failure`` says what happens once a failing call has used its attempts: the model
+    sees ``{"error": ...}`` and the invocation goes on (``tell_model``, as ADK does), or the
+    invocation fails (``fail_invocation``).
+    """
 
     start_to_close_seconds: float | None = None
     heartbeat_seconds: float | None = None
@@ -111,6 +135,24 @@ class ToolOptions(BaseModel):
     backoff_coefficient: float | None = None
     maximum_interval_seconds: float | None = None
     non_retryable_error_types: list[str] | None = None
+    on_failure: Literal["tell_model", "fail_invocation"] = "tell_model"
+
+    def retry(self) -> RetrySettings:
+        """The retry policy the tool runs under: its own values, the defaults for the rest.
+
+        The defaults: :data:`DEFAULT_TOOL_ATTEMPTS` attempts, 1 s after the first failure,
+        doubling, at most 30 s apart.
+        """
+        initial = self.initial_interval_seconds or 1.0
+        return RetrySettings(
+            maximum_attempts=(
+                DEFAULT_TOOL_ATTEMPTS if self.maximum_attempts is None else self.maximum_attempts
+            ),
+            initial_interval=initial,
+            backoff_coefficient=self.backoff_coefficient or 2.0,
+            maximum_interval=self.maximum_interval_seconds or max(30.0, initial),
+            non_retryable_error_types=list(self.non_retryable_error_types or ()),
+        )
 
 
 class PlannedCall(BaseModel):
@@ -235,6 +277,7 @@ class ToolCallInput(BaseModel):
     tool_confirmation: ToolConfirmation | None = None
     resume_inputs: dict[str, Any] = Field(default_factory=dict)
     temp_state: dict[str, Any] = Field(default_factory=dict)
+    budgets: Budgets = Field(default_factory=Budgets)
 
 
 class ToolCallResult(BaseModel):
@@ -254,12 +297,13 @@ class AppendEventsInput(BaseModel):
 class ConfirmInput(BaseModel):
     """An approval or rejection of one confirmation request (signal ``adk_confirm``).
 
+    ``confirmed`` must be a JSON boolean: ``"yes"`` or ``1`` is malformed, not an approval.
     ``call_digest``, when given, must equal the digest of the call the request is about; a
     reply crafted for other arguments is refused.
     """
 
     confirmation_id: str
-    confirmed: bool
+    confirmed: StrictBool
     payload: Any = None
     call_digest: str | None = None
 
@@ -288,6 +332,15 @@ class PendingRequest(BaseModel):
     branch: str = ""
 
 
+class Refusal(BaseModel):
+    """An answer that changed nothing, as it is remembered: never its payload."""
+
+    id: str
+    kind: Literal["confirmation", "input"]
+    size: int
+    reason: str
+
+
 class CarriedRequest(BaseModel):
     """An open request carried across continue-as-new, with its answer if one arrived."""
 
@@ -312,6 +365,8 @@ class InvocationCarry(BaseModel):
     answered: list[str] = Field(default_factory=list)
     early: list[ConfirmInput | ResumeInput] = Field(default_factory=list)
     ignored: list[str] = Field(default_factory=list)
+    """Refusal lines carried by runs recorded before :attr:`refusals` existed."""
+    refusals: list[Refusal] = Field(default_factory=list)
     paused_calls: list[PlannedCall] = Field(default_factory=list)
     open_requests: list[CarriedRequest] = Field(default_factory=list)
     ended: bool = False
@@ -338,3 +393,26 @@ class InvocationResult(BaseModel):
     final_text: str = ""
     steps: int = 0
     error: str | None = None
+
+
+def as_content(message: str | types.Content | None, budgets: Budgets) -> types.Content | None:
+    """The user message as content, refused before anything starts when over its budget.
+
+    Raises:
+        BudgetExceededError: It is larger than ``budgets.message_bytes``.
+        UnencodableValueError: It cannot be encoded.
+    """
+    if message is None:
+        return None
+    content = (
+        message
+        if isinstance(message, types.Content)
+        else types.Content(role="user", parts=[types.Part(text=message)])
+    )
+    check_budget(
+        content.model_dump(mode="json", exclude_none=True),
+        "the message",
+        budgets.message_bytes,
+        "message_bytes",
+    )
+    return content

@@ -5,28 +5,44 @@ and the rules are unit-testable: answers for unknown ids are buffered (an interr
 tool chooses can be known before the tool asks), duplicates are no-ops, a reply that does
 not fit its request (wrong kind, digest of other arguments, schema violation) is refused
 and the request stays open.
+
+Every answer is accounted for and nothing grows without bound. An answer arrives raw — any
+JSON at all — and :meth:`RequestBook.parse` checks its shape and size first: a malformed or
+oversized answer is refused like any other. Refusals are recorded as id, kind, size and
+reason, never the payload, and only the latest :attr:`Budgets.refusal_records` are kept;
+answers buffered for requests not open yet are bounded in count and bytes.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from google.genai import types
+from pydantic import ValidationError
 
+from adk_temporal.budgets import Budgets, json_size
 from adk_temporal.confirmation import check_reply_digest, confirmation_request_call
 from adk_temporal.errors import (
     AdkRequestError,
     ConfirmationMismatchError,
+    InvalidAnswerError,
     InvalidResumeInputError,
     UnknownRequestIdError,
 )
 from adk_temporal.events import InputRequest, ToolConfirmation
 from adk_temporal.resume import check_resume_input
 
-from .messages import CarriedRequest, ConfirmInput, PendingRequest, ResumeInput
+from .messages import CarriedRequest, ConfirmInput, PendingRequest, Refusal, ResumeInput
 
-__all__ = ["Answer", "Outcome", "RequestBook", "answer_id", "refusal"]
+__all__ = ["Answer", "AnswerKind", "Outcome", "RequestBook", "answer_id", "refusal"]
+
+AnswerKind: TypeAlias = Literal["confirmation", "input"]
+"""What an answer answers: a confirmation request or an input request."""
+
+_ANSWERED_KEPT = 1024
+"""How many answered ids a run remembers to spot duplicates (older ones are forgotten)."""
 
 Answer: TypeAlias = ConfirmInput | ResumeInput
 """A reply to a confirmation or an input request."""
@@ -37,7 +53,12 @@ Outcome: TypeAlias = Literal["accepted", "buffered", "duplicate", "refused"]
 
 _REFUSALS: dict[str, type[AdkRequestError]] = {
     kind.__name__: kind
-    for kind in (UnknownRequestIdError, ConfirmationMismatchError, InvalidResumeInputError)
+    for kind in (
+        UnknownRequestIdError,
+        ConfirmationMismatchError,
+        InvalidResumeInputError,
+        InvalidAnswerError,
+    )
 }
 
 
@@ -53,6 +74,21 @@ def refusal(type_name: str, message: str) -> AdkRequestError | None:
 def answer_id(answer: Answer) -> str:
     """The request id an answer refers to."""
     return answer.confirmation_id if isinstance(answer, ConfirmInput) else answer.interrupt_id
+
+
+def _kind(answer: Answer) -> AnswerKind:
+    return "confirmation" if isinstance(answer, ConfirmInput) else "input"
+
+
+def _size(answer: Answer) -> int:
+    return json_size(answer.model_dump(mode="json"), "the answer")
+
+
+def _reason(problem: AdkRequestError) -> str:
+    """A refusal's reason without the answer's value (schema messages quote the value)."""
+    if isinstance(problem, InvalidResumeInputError) and problem.violated:
+        return f"schema violation at {'; '.join(problem.violated)}"
+    return str(problem)
 
 
 def _digest_problem(pending: PendingRequest, answer: ConfirmInput) -> AdkRequestError | None:
@@ -78,20 +114,66 @@ class _Open:
 
 
 class RequestBook:
-    """Open requests by id, answers, and answers that arrived before their request."""
+    """Open requests by id, answers, answers that arrived before their request, refusals.
 
-    def __init__(self) -> None:
+    Args:
+        budgets: Bounds the size of one answer and the buffer of early answers, and how
+            many refusals are remembered.
+    """
+
+    def __init__(self, budgets: Budgets | None = None) -> None:
+        self._budgets = budgets or Budgets()
         self._open: dict[str, _Open] = {}
-        self._answered: set[str] = set()
-        self._early: dict[str, Answer] = {}
-        self.ignored: list[str] = []
+        self._answered: dict[str, None] = {}
+        self._early: dict[str, tuple[Answer, int]] = {}
+        self._refusals: deque[Refusal] = deque(maxlen=self._budgets.refusal_records)
+        self._forgotten = 0
+
+    def parse(self, kind: AnswerKind, raw: Any) -> Answer | Refusal:
+        """Read a raw answer (any JSON): the answer, or the refusal of a malformed or
+        oversized one, naming the id when the payload has one."""
+        model = ConfirmInput if kind == "confirmation" else ResumeInput
+        id_field = "confirmation_id" if kind == "confirmation" else "interrupt_id"
+        found = raw.get(id_field) if isinstance(raw, dict) else None
+        request_id = found if isinstance(found, str) else "?"
+        size = json_size(raw, "the answer")
+        limit = self._budgets.answer_bytes
+        if size > limit:
+            reason = f"{size} bytes, over the answer_bytes budget of {limit}"
+            return Refusal(id=request_id, kind=kind, size=size, reason=reason)
+        try:
+            return model.model_validate(raw)
+        except ValidationError as err:
+            # pydantic's messages name the field and the rule, never the value.
+            wrong = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in err.errors()
+            )
+            return Refusal(id=request_id, kind=kind, size=size, reason=f"malformed: {wrong}")
 
     def open(self, pending: PendingRequest, input_request: InputRequest | None = None) -> None:
         """Register a request; an answer buffered for its id is applied at once."""
         self._open[pending.id] = _Open(pending, input_request)
         early = self._early.pop(pending.id, None)
         if early is not None:
-            self.accept(early)
+            self.accept(early[0])
+
+    def check(self, kind: AnswerKind, raw: Any) -> Answer:
+        """``raw`` as an answer that fits an open request now, else the refusal raised.
+
+        What a checked answer goes through; changes nothing.
+
+        Raises:
+            InvalidAnswerError: ``raw`` is malformed or over its budget.
+            UnknownRequestIdError, ConfirmationMismatchError, InvalidResumeInputError: See
+                :meth:`problem`.
+        """
+        answer = self.parse(kind, raw)
+        if isinstance(answer, Refusal):
+            raise InvalidAnswerError(f"answer for {answer.id!r} refused: {answer.reason}")
+        problem = self.problem(answer)
+        if problem is not None:
+            raise problem
+        return answer
 
     def problem(self, answer: Answer) -> AdkRequestError | None:
         """Why ``answer`` cannot be applied to an open request now, or ``None``.
@@ -129,21 +211,56 @@ class RequestBook:
             return err
         return None
 
-    def accept(self, answer: Answer) -> Outcome:
-        """Apply ``answer`` if it fits an open request; buffer it if its id is unknown."""
+    def accept(self, answer: Answer | Refusal) -> Outcome:
+        """Apply ``answer`` if it fits an open request; buffer it if its id is unknown.
+
+        A :class:`Refusal` (from :meth:`parse`) and an answer that does not fit are recorded;
+        so is an early answer the buffer has no room for.
+        """
+        if isinstance(answer, Refusal):
+            self._record(answer)
+            return "refused"
         request_id = answer_id(answer)
         entry = self._open.get(request_id)
         if request_id in self._answered or (entry is not None and entry.answer is not None):
             return "duplicate"
         if entry is None:
-            self._early.setdefault(request_id, answer)
-            return "buffered"
+            return self._buffer(answer)
         problem = self.problem(answer)
         if problem is not None:
-            self.ignored.append(f"{request_id}: {problem}")
+            self._record(
+                Refusal(
+                    id=request_id, kind=_kind(answer), size=_size(answer), reason=_reason(problem)
+                )
+            )
             return "refused"
         entry.answer = answer
         return "accepted"
+
+    def _buffer(self, answer: Answer) -> Outcome:
+        request_id = answer_id(answer)
+        if request_id in self._early:
+            return "duplicate"
+        size = _size(answer)
+        budgets = self._budgets
+        held = sum(s for _, s in self._early.values())
+        if (
+            len(self._early) >= budgets.buffered_answers
+            or held + size > budgets.buffered_answer_bytes
+        ):
+            reason = (
+                f"no request with this id is open and the buffer of early answers is full "
+                f"({len(self._early)} answers, {held} bytes)"
+            )
+            self._record(Refusal(id=request_id, kind=_kind(answer), size=size, reason=reason))
+            return "refused"
+        self._early[request_id] = (answer, size)
+        return "buffered"
+
+    def _record(self, refusal: Refusal) -> None:
+        if len(self._refusals) == self._refusals.maxlen:
+            self._forgotten += 1
+        self._refusals.append(refusal)
 
     def answered(self, ids: Iterable[str]) -> bool:
         """True when every request in ``ids`` has an answer."""
@@ -155,9 +272,14 @@ class RequestBook:
         for request_id in ids:
             entry = self._open.pop(request_id)
             assert entry.answer is not None
-            self._answered.add(request_id)
+            self._remember_answered(request_id)
             taken.append((entry.pending, entry.answer))
         return taken
+
+    def _remember_answered(self, request_id: str) -> None:
+        self._answered[request_id] = None
+        while len(self._answered) > _ANSWERED_KEPT:
+            del self._answered[next(iter(self._answered))]
 
     def unanswered(self) -> list[PendingRequest]:
         """The open requests still waiting for an answer, in the order they were opened."""
@@ -178,30 +300,51 @@ class RequestBook:
             return "confirmation"
         return "input" if kinds else None
 
-    def report(self) -> list[str]:
-        """Answers that changed nothing: refused ones and those for ids never opened."""
-        return [*self.ignored, *(f"{k}: unknown id" for k in self._early)]
+    def refusals(self) -> list[Refusal]:
+        """Answers that changed nothing, oldest first: refused ones, then those buffered for
+        ids never opened."""
+        waiting = [
+            Refusal(
+                id=request_id,
+                kind=_kind(answer),
+                size=size,
+                reason="unknown id; kept until a request with this id opens",
+            )
+            for request_id, (answer, size) in self._early.items()
+        ]
+        return [*self._refusals, *waiting]
 
-    def carry(self) -> tuple[list[CarriedRequest], list[str], list[Answer]]:
-        """Everything needed to rebuild the book in a new run."""
+    def report(self) -> list[str]:
+        """:meth:`refusals` as lines, ``id (kind, size): reason``, oldest first."""
+        lines = [f"{r.id} ({r.kind}, {r.size} bytes): {r.reason}" for r in self.refusals()]
+        if self._forgotten:
+            lines.insert(0, f"... {self._forgotten} earlier refusals not kept")
+        return lines
+
+    def carry(self) -> tuple[list[CarriedRequest], list[str], list[Answer], list[Refusal]]:
+        """Everything needed to rebuild the book in a new run, all of it bounded."""
         carried = [
             CarriedRequest(pending=e.pending, input_request=e.input_request, answer=e.answer)
             for e in self._open.values()
         ]
-        return carried, sorted(self._answered), list(self._early.values())
+        early = [answer for answer, _ in self._early.values()]
+        return carried, list(self._answered), early, list(self._refusals)
 
     def restore(
         self,
         carried: Iterable[CarriedRequest],
         answered: Iterable[str],
         early: Iterable[Answer],
-        ignored: Iterable[str],
+        refusals: Iterable[Refusal],
     ) -> None:
         """Rebuild the book from :meth:`carry`'s output."""
         for item in carried:
             entry = _Open(item.pending, item.input_request)
             entry.answer = item.answer
             self._open[item.pending.id] = entry
-        self._answered = set(answered)
-        self._early = {answer_id(a): a for a in early}
-        self.ignored = list(ignored)
+        for request_id in answered:
+            self._remember_answered(request_id)
+        for answer in early:
+            self._buffer(answer)
+        for refusal in refusals:
+            self._record(refusal)
