@@ -6,7 +6,13 @@ from temporalio import activity
 
 from adk_temporal.flow.messages import AppendEventsInput
 
-from .services import WorkerServices, append_to_session, current_workflow_id, translate_errors
+from .services import (
+    WorkerServices,
+    append_to_session,
+    current_workflow_id,
+    stored_form,
+    translate_errors,
+)
 
 __all__ = ["AppendEventsActivity"]
 
@@ -25,4 +31,9 @@ class AppendEventsActivity:
 
     async def execute(self, inp: AppendEventsInput, *, workflow_id: str) -> None:
         """Append ``inp.events`` (already-stored ids are skipped, so retries are harmless)."""
-        await append_to_session(self._services.sessions, inp.ref.resolved(workflow_id), inp.events)
+        services = self._services
+        ref = inp.ref.resolved(workflow_id)
+        session = await services.load_session(ref)
+        stored = {event.id for event in session.events}
+        events, unstage = await stored_form(services.sessions, ref, inp.events, stored)
+        await append_to_session(services.sessions, ref, events, unstage)

@@ -36,7 +36,13 @@ from adk_temporal.models import LlmRequest, LlmResponse
 from adk_temporal.tools import FunctionTool
 
 from .agent_spec import describe_tree
-from .services import WorkerServices, append_to_session, current_workflow_id, translate_errors
+from .services import (
+    WorkerServices,
+    append_to_session,
+    current_workflow_id,
+    stored_form,
+    translate_errors,
+)
 
 __all__ = ["ModelStepActivity", "tool_options"]
 
@@ -137,18 +143,21 @@ class ModelStepActivity:
         services = self._services
         ref = inp.ref.resolved(workflow_id)
         registry = services.agents
-        if not isinstance(registry[ref.agent_name], Agent):
-            await append_to_session(services.sessions, ref, inp.pending_events)
+        workflow_agent = not isinstance(registry[ref.agent_name], Agent)
+        session = await services.load_session(ref)
+        stored = {e.id for e in session.events}
+        if workflow_agent:
+            new, unstage = await stored_form(services.sessions, ref, inp.pending_events, stored)
+            await append_to_session(services.sessions, ref, new, unstage)
             return DelegateStep(kind="delegate", tree=describe_tree(registry, ref.agent_name))
         tree = describe_tree(registry, ref.agent_name) if inp.describe else None
         agent = registry.llm_agent(ref.agent_name)
         tools = registry.tools(agent.name)
-        session = await services.load_session(ref)
         recorded = next((e for e in session.events if e.id == inp.model_event_id), None)
         if recorded is not None:
             return _result(recorded, tools, tree)
-        stored = {e.id for e in session.events}
-        new = [e for e in inp.pending_events if e.id not in stored]
+        resolved, unstage = await stored_form(services.sessions, ref, inp.pending_events, stored)
+        new = [e for e in resolved if e.id not in stored]
         # The model and the callbacks see the pending events as if already stored.
         session.events.extend(new)
         for event in new:
@@ -165,7 +174,7 @@ class ModelStepActivity:
             content = await maybe_await(agent.before_agent_callback(cctx))
             if isinstance(content, types.Content):
                 event = self._event(inp, ref, agent, content, actions)
-                await self._append(ref, [*new, event])
+                await self._append(ref, [*new, event], unstage)
                 return EndedStep(kind="ended", text=event.text(), actions=actions, tree=tree)
 
         request = LlmRequest(
@@ -213,7 +222,7 @@ class ModelStepActivity:
                 events.append(extra)
                 if isinstance(after, types.Content):
                     result.text = extra.text()
-        await self._append(ref, [*new, *events])
+        await self._append(ref, [*new, *events], unstage)
         return result
 
     async def _generate(
@@ -232,8 +241,8 @@ class ModelStepActivity:
                 return replaced
         return response
 
-    async def _append(self, ref: SessionRef, events: list[Event]) -> None:
-        await append_to_session(self._services.sessions, ref, events)
+    async def _append(self, ref: SessionRef, events: list[Event], unstage: list[str]) -> None:
+        await append_to_session(self._services.sessions, ref, events, unstage)
         fault_point("session.after_append")
 
     @staticmethod

@@ -6,7 +6,7 @@ Live objects stay here, on the worker; only ids and deltas cross into workflow h
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
@@ -17,10 +17,21 @@ from temporalio.exceptions import ApplicationError
 from adk_temporal.agents import Agent, AgentRegistry
 from adk_temporal.artifacts import ArtifactService
 from adk_temporal.context import InvocationContext
-from adk_temporal.errors import AdkRequestError, ModelUnavailableError, SessionNotFoundError
+from adk_temporal.errors import (
+    AdkRequestError,
+    ModelUnavailableError,
+    SessionNotFoundError,
+    StagedResponseNotFoundError,
+)
 from adk_temporal.events import Event
-from adk_temporal.flow.messages import SessionRef
+from adk_temporal.flow.messages import (
+    MergedResponses,
+    PendingEvent,
+    SessionRef,
+    StagedResponse,
+)
 from adk_temporal.memory import MemoryService
+from adk_temporal.merge import merge_function_response_events
 from adk_temporal.models import ModelRegistry
 from adk_temporal.sessions import Session, SessionService
 
@@ -30,6 +41,7 @@ __all__ = [
     "WorkerServices",
     "append_to_session",
     "current_workflow_id",
+    "stored_form",
     "translate_errors",
     "user_content",
 ]
@@ -130,17 +142,87 @@ def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]
     return wrapper
 
 
-async def append_to_session(sessions: SessionService, ref: SessionRef, events: list[Event]) -> None:
-    """Append ``events`` idempotently, creating the session on an invocation's first write."""
+async def stored_form(
+    sessions: SessionService,
+    ref: SessionRef,
+    pending: Sequence[PendingEvent],
+    stored: Container[str],
+) -> tuple[list[Event], list[str]]:
+    """The pending events as they are stored, and the staged ids that made them.
+
+    A merged response is built from what its tool steps staged (read in one call) and the
+    responses the flow made itself. One already in ``stored`` (the session's event ids) is
+    skipped: a retry after the append that took its staged parts finds them gone.
+
+    Raises:
+        StagedResponseNotFoundError: A staged response is missing though its merged event
+            was never stored.
+    """
+    wanted = [
+        response.staged
+        for item in pending
+        if isinstance(item, MergedResponses) and item.id not in stored
+        for response in item.responses
+        if isinstance(response, StagedResponse)
+    ]
+    staged = (
+        await sessions.staged_events(
+            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id, ids=wanted
+        )
+        if wanted
+        else {}
+    )
+    events: list[Event] = []
+    for item in pending:
+        if isinstance(item, Event):
+            events.append(item)
+            continue
+        if item.id in stored:
+            continue
+        parts: list[Event] = []
+        for response in item.responses:
+            if isinstance(response, Event):
+                parts.append(response)
+                continue
+            found = staged.get(response.staged)
+            if found is None:
+                raise StagedResponseNotFoundError(
+                    f"the staged response {response.staged!r} of event {item.id!r} is not in "
+                    f"the session store of {ref.app_name}/{ref.user_id}/{ref.session_id}"
+                )
+            parts.append(found)
+        parts[0] = parts[0].model_copy(update={"id": item.id, "timestamp": item.timestamp})
+        events.append(merge_function_response_events(parts))
+    return events, wanted
+
+
+async def append_to_session(
+    sessions: SessionService,
+    ref: SessionRef,
+    events: list[Event],
+    unstage: Sequence[str] = (),
+) -> None:
+    """Append ``events`` idempotently, creating the session on an invocation's first write.
+
+    ``unstage`` names the staged events they were made from, removed in the same write.
+    """
     app_name, user_id, session_id = ref.app_name, ref.user_id, ref.session_id
     try:
         await sessions.append_events(
-            app_name=app_name, user_id=user_id, session_id=session_id, events=events
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            events=events,
+            unstage=unstage,
         )
     except SessionNotFoundError:
         await sessions.get_or_create(app_name=app_name, user_id=user_id, session_id=session_id)
         await sessions.append_events(
-            app_name=app_name, user_id=user_id, session_id=session_id, events=events
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            events=events,
+            unstage=unstage,
         )
 
 

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from google.genai import types
 from temporalio import activity
 
 from adk_temporal.agents import Agent
@@ -38,8 +40,8 @@ from adk_temporal.errors import (
     ToolError,
     UnencodableValueError,
 )
-from adk_temporal.events import EventActions
-from adk_temporal.flow.messages import ToolCallInput, ToolCallResult
+from adk_temporal.events import Event, EventActions
+from adk_temporal.flow.messages import ToolCallInput, ToolCallResult, stage_id
 from adk_temporal.state import TEMP_PREFIX
 from adk_temporal.tools import FunctionTool
 
@@ -168,7 +170,31 @@ class ToolCallActivity:
                 escalate=actions.escalate,
                 end_invocation=actions.end_invocation,
             )
-        return ToolCallResult(response=response, actions=actions)
+        # The response goes to the store, not into history: only its id and the deltas
+        # (bounded by their budgets) travel back.
+        staged = Event(
+            id=stage_id(ref.invocation_id, inp.call.id),
+            invocation_id=ref.invocation_id,
+            author=agent.name,
+            branch=ref.branch,
+            isolation_scope=ref.isolation_scope,
+            content=types.Content(
+                role="user",
+                parts=[
+                    types.Part(
+                        function_response=types.FunctionResponse(
+                            id=inp.call.id, name=inp.call.name, response=response
+                        )
+                    )
+                ],
+            ),
+            actions=actions,
+            timestamp=time.time(),
+        )
+        await services.sessions.stage_events(
+            app_name=ref.app_name, user_id=ref.user_id, session_id=ref.session_id, events=[staged]
+        )
+        return ToolCallResult(staged=staged.id, actions=actions)
 
     async def _invoke(
         self, agent: Agent, tool: FunctionTool, args: dict[str, Any], ctx: ToolContext

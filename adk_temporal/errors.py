@@ -31,6 +31,7 @@ AdkError
 │   ├── SessionNotFoundError (LookupError)
 │   ├── SessionExistsError
 │   ├── SessionBusyError
+│   ├── StagedResponseNotFoundError (LookupError: a staged tool response is gone)
 │   ├── ModelRequestError (a 4xx from the model API)
 │   ├── UnknownAgentError (LookupError)
 │   └── UnknownModelError (LookupError)
@@ -67,6 +68,7 @@ __all__ = [
     "SessionBusyError",
     "SessionExistsError",
     "SessionNotFoundError",
+    "StagedResponseNotFoundError",
     "StepFailedError",
     "ToolError",
     "UnencodableValueError",
@@ -153,6 +155,11 @@ class SessionNotFoundError(AdkRequestError, LookupError):
 
 class SessionExistsError(AdkRequestError):
     """A session with the given app, user and session id already exists."""
+
+
+class StagedResponseNotFoundError(AdkRequestError, LookupError):
+    """A tool step's staged response is not in the session store (the session was deleted
+    or the store replaced while the invocation ran); no retry can bring it back."""
 
 
 class SessionBusyError(AdkRequestError):

@@ -32,7 +32,7 @@ from adk_temporal.events import (
     EventActions,
     ToolConfirmation,
 )
-from adk_temporal.merge import merge_actions, merge_function_response_events
+from adk_temporal.merge import merge_actions
 from adk_temporal.resume import build_input_request_event
 from adk_temporal.state import TEMP_PREFIX
 
@@ -51,11 +51,14 @@ from .messages import (
     InvocationRef,
     InvocationResult,
     InvocationStatus,
+    MergedResponses,
     ModelStepInput,
     ModelStepResult,
+    PendingEvent,
     PendingRequest,
     PlannedCall,
     Refusal,
+    StagedResponse,
     ToolCallInput,
     ToolCallResult,
 )
@@ -119,9 +122,17 @@ def _child_branch(branch: str, parent: str, sub: str) -> str:
     return f"{branch}.{own}" if branch else own
 
 
-def _has_requests(response: Event) -> bool:
-    actions = response.actions
-    return bool(actions.requested_tool_confirmations or actions.requested_inputs)
+@dataclass
+class _Responses:
+    """A step's function responses: the event to store, and their merged actions."""
+
+    event: MergedResponses
+    actions: EventActions
+
+    def has_requests(self) -> bool:
+        """True when a call asked for a confirmation or an input."""
+        actions = self.actions
+        return bool(actions.requested_tool_confirmations or actions.requested_inputs)
 
 
 class InvocationFlow:
@@ -210,7 +221,7 @@ class InvocationFlow:
                 first.
         """
         frame = _Frame(self.agent)
-        pending: list[Event] = []
+        pending: list[PendingEvent] = []
         if carry is not None:
             self._restore(carry)
         elif message is not None:
@@ -230,7 +241,7 @@ class InvocationFlow:
             return self._finish("failed", error=outcome.error)
         return self._finish("completed", text=outcome.text)
 
-    async def _run_named(self, frame: _Frame, pending: list[Event]) -> _Outcome:
+    async def _run_named(self, frame: _Frame, pending: list[PendingEvent]) -> _Outcome:
         """Run ``frame.agent``, whose kind may not be known yet.
 
         An unknown agent is run as an LLM agent: its first model step describes the agent's
@@ -242,7 +253,9 @@ class InvocationFlow:
             return await self._run_agent(spec, frame, pending)
         return await self._llm(frame, pending, entry=frame.agent)
 
-    async def _run_agent(self, spec: AgentSpec, frame: _Frame, pending: list[Event]) -> _Outcome:
+    async def _run_agent(
+        self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]
+    ) -> _Outcome:
         """Run ``spec`` (any kind) in ``frame`` (whose agent is ``spec``), from ``pending``."""
         if spec.kind == "llm":
             return await self._llm(frame, pending, entry=spec.name)
@@ -250,7 +263,9 @@ class InvocationFlow:
             return await self._sequential(spec, frame, pending)
         return await self._parallel(spec, frame, pending)
 
-    async def _sequential(self, spec: AgentSpec, frame: _Frame, pending: list[Event]) -> _Outcome:
+    async def _sequential(
+        self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]
+    ) -> _Outcome:
         outcome = _Outcome()
         for sub in spec.sub_agents:
             child = frame.nested(agent=sub.name)
@@ -261,7 +276,9 @@ class InvocationFlow:
                 break
         return outcome
 
-    async def _parallel(self, spec: AgentSpec, frame: _Frame, pending: list[Event]) -> _Outcome:
+    async def _parallel(
+        self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]
+    ) -> _Outcome:
         # The message is stored once, before the branches start, so every branch sees it.
         await self._append(frame, pending)
         children = [
@@ -297,7 +314,7 @@ class InvocationFlow:
     async def _llm(
         self,
         frame: _Frame,
-        pending: list[Event],
+        pending: list[PendingEvent],
         *,
         entry: str,
         carry: InvocationCarry | None = None,
@@ -351,7 +368,7 @@ class InvocationFlow:
             by_id = {c.id: c for c in result.function_calls}
             response = await self._run_calls(frame, result.function_calls, {}, {})
             pending, ended, actions = await self._settle(
-                frame, response, by_id, [response], response.actions.end_invocation
+                frame, response, by_id, [response.event], response.actions.end_invocation
             )
             if ended:
                 await self._append(frame, pending)
@@ -376,11 +393,11 @@ class InvocationFlow:
     async def _settle(
         self,
         frame: _Frame,
-        response: Event | None,
+        response: _Responses | None,
         by_id: dict[str, PlannedCall],
-        pending: list[Event],
+        pending: list[PendingEvent],
         ended: bool,
-    ) -> tuple[list[Event], bool, EventActions]:
+    ) -> tuple[list[PendingEvent], bool, EventActions]:
         """Pause for the requests ``response`` raised, re-dispatch the answered calls, repeat.
 
         ``response`` is ``None`` when a new run resumes a pause carried over from an
@@ -392,9 +409,9 @@ class InvocationFlow:
         """
         step_actions = [response.actions] if response is not None else []
         waiting = self.book.open_ids() if response is None else []
-        while response is None or _has_requests(response):
+        while response is None or response.has_requests():
             if response is not None:
-                events, waiting = self._open_requests(frame, response, by_id)
+                events, waiting = self._open_requests(frame, response.actions, by_id)
                 await self._append(frame, [*pending, *events])
                 pending = []
                 if frame.depth == 0 and self._exec.should_hand_over():
@@ -408,7 +425,7 @@ class InvocationFlow:
             ]
             response = await self._run_calls(frame, redo, confirmations, inputs)
             step_actions.append(response.actions)
-            pending.append(response)
+            pending.append(response.event)
             ended = ended or response.actions.end_invocation
         return pending, ended, merge_actions(step_actions)
 
@@ -477,7 +494,7 @@ class InvocationFlow:
         return tree.find(agent) if tree is not None else None
 
     async def _model_step(
-        self, frame: _Frame, pending: list[Event], *, run_before_agent: bool, describe: bool
+        self, frame: _Frame, pending: list[PendingEvent], *, run_before_agent: bool, describe: bool
     ) -> ModelStepResult:
         # The number is taken before the step runs: concurrent branches must not share one
         # (it keys the step's idempotent saves).
@@ -507,7 +524,7 @@ class InvocationFlow:
         calls: list[PlannedCall],
         confirmations: dict[str, ToolConfirmation],
         inputs: dict[str, dict[str, Any]],
-    ) -> Event:
+    ) -> _Responses:
         """Run the calls concurrently and merge their results in call order."""
         results = await asyncio.gather(
             *(
@@ -526,6 +543,8 @@ class InvocationFlow:
                 for c in calls
             )
         )
+        # One id per call, as the flow has always drawn them (replays of recorded runs
+        # depend on the sequence); the stored event is the merge and keeps the first.
         events = [
             self._event(
                 frame,
@@ -544,12 +563,19 @@ class InvocationFlow:
             )
             for call, result in zip(calls, results, strict=True)
         ]
-        merged = merge_function_response_events(events)
-        frame.actions.append(merged.actions)
-        for key, value in merged.actions.state_delta.items():
+        responses: list[Event | StagedResponse] = [
+            StagedResponse(staged=result.staged) if result.staged is not None else event
+            for event, result in zip(events, results, strict=True)
+        ]
+        actions = merge_actions([result.actions for result in results])
+        frame.actions.append(actions)
+        for key, value in actions.state_delta.items():
             if key.startswith(TEMP_PREFIX):
                 self._temp_state[key] = value
-        return merged
+        merged = MergedResponses(
+            kind="merged", id=events[0].id, timestamp=events[0].timestamp, responses=responses
+        )
+        return _Responses(merged, actions)
 
     async def _tool_call(self, inp: ToolCallInput) -> ToolCallResult:
         """Run one tool step; once it failed on every attempt, the model is told (by default)."""
@@ -582,7 +608,7 @@ class InvocationFlow:
         response = {"error": outcome.error} if outcome.error else {"result": outcome.text}
         return ToolCallResult(response=response, actions=actions)
 
-    async def _append(self, frame: _Frame, events: list[Event]) -> None:
+    async def _append(self, frame: _Frame, events: list[PendingEvent]) -> None:
         if not events:
             return
         await self._exec.append_events(
@@ -591,7 +617,7 @@ class InvocationFlow:
         )
 
     async def _record_error(
-        self, frame: _Frame, code: str, message: str, pending: list[Event] | None = None
+        self, frame: _Frame, code: str, message: str, pending: list[PendingEvent] | None = None
     ) -> None:
         """Persist an error event (after any pending events); never masks the error."""
         event = self._event(frame, frame.agent, None)
@@ -607,10 +633,9 @@ class InvocationFlow:
     # --------------------------------------------------------------- pausing
 
     def _open_requests(
-        self, frame: _Frame, response: Event, by_id: dict[str, PlannedCall]
+        self, frame: _Frame, actions: EventActions, by_id: dict[str, PlannedCall]
     ) -> tuple[list[Event], list[str]]:
-        """Open the response's requests; return the events recording them and their ids."""
-        actions = response.actions
+        """Open the requests a step's calls made; return the events recording them and ids."""
         requesting = [c for c in by_id.values() if c.id in actions.requested_tool_confirmations]
         confirmation_ids = [f"adk-{self._exec.new_id()}" for _ in requesting]
         opened: list[tuple[PendingRequest, Any]] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, TypeAlias
 
 from google.genai import types
-from pydantic import BaseModel, Field, StrictBool
+from pydantic import BaseModel, Discriminator, Field, StrictBool, Tag
 
 from adk_temporal.budgets import Budgets, check_budget
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
@@ -34,18 +34,22 @@ __all__ = [
     "InvocationRef",
     "InvocationResult",
     "InvocationStatus",
+    "MergedResponses",
     "ModelStepInput",
     "ModelStepResult",
+    "PendingEvent",
     "PendingRequest",
     "PlannedCall",
     "Refusal",
     "ResumeInput",
     "RetrySettings",
     "SessionRef",
+    "StagedResponse",
     "ToolCallInput",
     "ToolCallResult",
     "ToolOptions",
     "as_content",
+    "stage_id",
 ]
 
 AdkStatus = Literal["running", "awaiting_confirmation", "awaiting_input", "completed", "failed"]
@@ -198,13 +202,56 @@ class AgentSpec(BaseModel):
         return None
 
 
+class StagedResponse(BaseModel):
+    """A tool step's response event, staged in the session store under ``staged``."""
+
+    staged: str
+
+
+def _response_tag(value: Any) -> str:
+    staged = value.get("staged") if isinstance(value, dict) else getattr(value, "staged", None)
+    return "staged" if staged is not None else "event"
+
+
+class MergedResponses(BaseModel):
+    """A step's function-response event, made from its calls' responses when it is stored.
+
+    ``responses`` are in call order: the events the flow made itself (an agent tool's
+    answer, a failed call's error) and references to those the tool steps staged. The
+    stored event is their merge (:func:`~adk_temporal.merge.merge_function_response_events`)
+    with this ``id`` and ``timestamp``. No response travels through history.
+    """
+
+    kind: Literal["merged"]
+    id: str
+    timestamp: float
+    responses: list[
+        Annotated[
+            Annotated[Event, Tag("event")] | Annotated[StagedResponse, Tag("staged")],
+            Discriminator(_response_tag),
+        ]
+    ]
+
+
+def _pending_tag(value: Any) -> str:
+    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    return "merged" if kind == "merged" else "event"
+
+
+PendingEvent: TypeAlias = Annotated[
+    Annotated[Event, Tag("event")] | Annotated[MergedResponses, Tag("merged")],
+    Discriminator(_pending_tag),
+]
+"""An event the next step stores: as it is, or merged from staged responses."""
+
+
 class ModelStepInput(BaseModel):
     """Input of the model step: append ``pending_events``, then call the model once."""
 
     ref: InvocationRef
     step: int
     model_event_id: str
-    pending_events: list[Event] = Field(default_factory=list)
+    pending_events: list[PendingEvent] = Field(default_factory=list)
     temp_state: dict[str, Any] = Field(default_factory=dict)
     run_before_agent: bool = False
     describe: bool = False
@@ -281,9 +328,15 @@ class ToolCallInput(BaseModel):
 
 
 class ToolCallResult(BaseModel):
-    """Result of the tool step: the function response and the deltas the tool recorded."""
+    """Result of the tool step: where its response is, and the deltas the tool recorded.
 
-    response: dict[str, Any]
+    ``staged`` is the id the step staged its response event under (the response itself
+    stays out of history); ``response`` is the response inline, as steps of earlier
+    releases and the flow's own results (agent tools, failed calls) carry it.
+    """
+
+    response: dict[str, Any] | None = None
+    staged: str | None = None
     actions: EventActions = Field(default_factory=EventActions)
 
 
@@ -291,7 +344,7 @@ class AppendEventsInput(BaseModel):
     """Input of the append step: events decided by the flow, appended idempotently."""
 
     ref: InvocationRef
-    events: list[Event]
+    events: list[PendingEvent]
 
 
 class ConfirmInput(BaseModel):
@@ -416,3 +469,12 @@ def as_content(message: str | types.Content | None, budgets: Budgets) -> types.C
         "message_bytes",
     )
     return content
+
+
+def stage_id(invocation_id: str, function_call_id: str) -> str:
+    """The id a tool step stages its response under.
+
+    A call answers once per dispatch, and a call is dispatched again (after an approval)
+    only once its earlier response is stored: the id never holds two responses at once.
+    """
+    return f"{invocation_id}/{function_call_id}"

@@ -19,6 +19,7 @@ from .service import (
     merged_state,
     prepare_append,
     prepare_create,
+    prepare_stage,
     session_exists_error,
     session_not_found_error,
 )
@@ -34,6 +35,7 @@ class _StoredSession:
     state: dict[str, Any] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
     by_id: dict[str, Event] = field(default_factory=dict)
+    staged: dict[str, Event] = field(default_factory=dict)
     last_update_time: float = 0.0
 
 
@@ -121,6 +123,25 @@ class InMemorySessionService(SessionService):
         with self._lock:
             self._sessions.pop((app_name, user_id, session_id), None)
 
+    async def stage_events(
+        self, *, app_name: str, user_id: str, session_id: str, events: Sequence[Event]
+    ) -> None:
+        """Keep events aside (see :meth:`SessionService.stage_events`)."""
+        key, rows = prepare_stage(app_name, user_id, session_id, events)
+        with self._lock:
+            stored = self._require(key)
+            for event_id, event_json in rows:
+                stored.staged[event_id] = Event.model_validate_json(event_json)
+
+    async def staged_events(
+        self, *, app_name: str, user_id: str, session_id: str, ids: Sequence[str]
+    ) -> dict[str, Event]:
+        """Read staged events (see :meth:`SessionService.staged_events`)."""
+        check_identity(app_name, user_id, session_id)
+        with self._lock:
+            stored = self._require((app_name, user_id, session_id))
+            return {i: stored.staged[i].model_copy(deep=True) for i in ids if i in stored.staged}
+
     async def append_events(
         self,
         *,
@@ -128,12 +149,15 @@ class InMemorySessionService(SessionService):
         user_id: str,
         session_id: str,
         events: Sequence[Event],
+        unstage: Sequence[str] = (),
     ) -> builtins.list[Event]:
         """Append events idempotently (see :meth:`SessionService.append_events`)."""
         now = self._clock()
         key, prepared = prepare_append(app_name, user_id, session_id, events, now=now)
         with self._lock:
             stored = self._require(key)
+            for staged_id in unstage:
+                stored.staged.pop(staged_id, None)
             app_state = self._app_states.setdefault(app_name, {})
             user_state = self._user_states.setdefault((app_name, user_id), {})
             result: builtins.list[Event] = []

@@ -26,6 +26,8 @@ the database may be shared with other applications):
 * ``adk_sessions(pk, app_name, user_id, session_id, state, create_time, update_time)``.
 * ``adk_events(session_pk, sequence, event_id, author, invocation_id, timestamp,
   event_json)``: ``event_json`` is ``Event.model_dump_json()``.
+* ``adk_staged_events(session_pk, event_id, event_json)``: events staged by tool steps
+  until the append that takes them (created on open in older databases too).
 
 The driver is an optional dependency: ``pip install 'adk-temporal[postgres]'``.
 """
@@ -60,6 +62,7 @@ from .service import (
     merged_state,
     prepare_append,
     prepare_create,
+    prepare_stage,
     session_exists_error,
     session_not_found_error,
 )
@@ -113,6 +116,15 @@ _SCHEMA = (
         UNIQUE (session_pk, event_id)
     )""",
 )
+
+# Added after schema version 1 without changing anything else, so it is created on every
+# open rather than with the versioned tables.
+_STAGED_TABLE = """CREATE TABLE IF NOT EXISTS adk_staged_events (
+    session_pk BIGINT NOT NULL REFERENCES adk_sessions (pk) ON DELETE CASCADE,
+    event_id TEXT COLLATE "C" NOT NULL,
+    event_json TEXT NOT NULL,
+    PRIMARY KEY (session_pk, event_id)
+)"""
 
 # The shared scopes come in the same statement, so the merged state is one snapshot even
 # outside a transaction.
@@ -283,6 +295,41 @@ class PostgresSessionService(SessionService):
                 (app_name, user_id, session_id),
             )
 
+    async def stage_events(
+        self, *, app_name: str, user_id: str, session_id: str, events: Sequence[Event]
+    ) -> None:
+        """Keep events aside (see :meth:`SessionService.stage_events`)."""
+        key, rows = prepare_stage(app_name, user_id, session_id, events)
+        async with self._connection("write") as conn:
+            row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
+            if row is None:
+                raise session_not_found_error(*key)
+            async with conn.cursor() as insert:
+                await insert.executemany(
+                    "INSERT INTO adk_staged_events (session_pk, event_id, event_json) "
+                    "VALUES (%s, %s, %s) ON CONFLICT (session_pk, event_id) "
+                    "DO UPDATE SET event_json = excluded.event_json",
+                    [(row[0], event_id, event_json) for event_id, event_json in rows],
+                )
+
+    async def staged_events(
+        self, *, app_name: str, user_id: str, session_id: str, ids: Sequence[str]
+    ) -> dict[str, Event]:
+        """Read staged events (see :meth:`SessionService.staged_events`)."""
+        check_identity(app_name, user_id, session_id)
+        key = (app_name, user_id, session_id)
+        async with self._connection("snapshot") as conn:
+            row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
+            if row is None:
+                raise session_not_found_error(*key)
+            cursor = await conn.execute(
+                "SELECT event_id, event_json FROM adk_staged_events "
+                "WHERE session_pk = %s AND event_id = ANY(%s)",
+                (row[0], list(ids)),
+            )
+            found = await cursor.fetchall()
+        return {event_id: Event.model_validate_json(data) for event_id, data in found}
+
     async def append_events(
         self,
         *,
@@ -290,6 +337,7 @@ class PostgresSessionService(SessionService):
         user_id: str,
         session_id: str,
         events: Sequence[Event],
+        unstage: Sequence[str] = (),
     ) -> builtins.list[Event]:
         """Append events idempotently (see :meth:`SessionService.append_events`)."""
         now = self._clock()
@@ -303,6 +351,11 @@ class PostgresSessionService(SessionService):
             row = await cursor.fetchone()
             if row is None:
                 raise session_not_found_error(*key)
+            if unstage:
+                await conn.execute(
+                    "DELETE FROM adk_staged_events WHERE session_pk = %s AND event_id = ANY(%s)",
+                    (row[0], list(unstage)),
+                )
             if not prepared:
                 return []
             session_pk, state_json = row
@@ -417,6 +470,7 @@ class PostgresSessionService(SessionService):
             if exists is None or not exists[0]:
                 for statement in _SCHEMA:
                     await conn.execute(statement)
+                await conn.execute(_STAGED_TABLE)
                 await conn.execute(
                     "INSERT INTO adk_schema_version (version) VALUES (%s)", (SCHEMA_VERSION,)
                 )
@@ -430,6 +484,7 @@ class PostgresSessionService(SessionService):
                     f"version {SCHEMA_VERSION}; use a matching adk-temporal release or a new "
                     "database"
                 )
+            await conn.execute(_STAGED_TABLE)
 
 
 async def _update_shared_scopes(

@@ -35,6 +35,7 @@ __all__ = [
     "prepare_append",
     "prepare_create",
     "prepare_events",
+    "prepare_stage",
     "session_exists_error",
     "session_not_found_error",
     "to_json_state",
@@ -161,6 +162,41 @@ class SessionService(Protocol):
         """
         ...
 
+    async def stage_events(
+        self, *, app_name: str, user_id: str, session_id: str, events: Sequence[Event]
+    ) -> None:
+        """Keep events aside, outside the session's history, until an append takes them.
+
+        A tool step stages its response here, so the response never travels through
+        workflow history; the step that stores the step's merged response event reads it
+        back (:meth:`staged_events`) and removes it in the same transaction as the append
+        (``unstage``). Staged events are keyed by id within the session, and staging an id
+        again replaces the event: a retried step replaces what an abandoned attempt staged.
+        ``get`` never returns them; deleting the session deletes them.
+
+        Args:
+            app_name: The app the session belongs to.
+            user_id: The user the session belongs to.
+            session_id: The session's id.
+            events: The events; each needs a non-empty ``id``.
+
+        Raises:
+            SessionNotFoundError: No such session (nothing is staged).
+            InvalidSessionRequestError: An identity field or an event id is empty.
+        """
+        ...
+
+    async def staged_events(
+        self, *, app_name: str, user_id: str, session_id: str, ids: Sequence[str]
+    ) -> dict[str, Event]:
+        """The staged events among ``ids``, by id; an id with nothing staged is absent.
+
+        Raises:
+            SessionNotFoundError: No such session.
+            InvalidSessionRequestError: An identity field is empty.
+        """
+        ...
+
     async def append_events(
         self,
         *,
@@ -168,6 +204,7 @@ class SessionService(Protocol):
         user_id: str,
         session_id: str,
         events: Sequence[Event],
+        unstage: Sequence[str] = (),
     ) -> builtins.list[Event]:
         """Append events to a session and apply their state deltas, in one transaction.
 
@@ -188,6 +225,8 @@ class SessionService(Protocol):
             session_id: The session's id.
             events: The events to append, in order. Every event needs a non-empty ``id``;
                 an empty sequence only checks that the session exists.
+            unstage: Ids of staged events these events were made from; removed in the same
+                transaction (ids with nothing staged are ignored).
 
         Returns:
             One stored event per given event, in the given order: the newly stored event,
@@ -275,6 +314,31 @@ def prepare_create(
     return (app_name, user_id, session_id), to_json_state(state or {}, where="initial state")
 
 
+def prepare_stage(
+    app_name: str, user_id: str, session_id: str, events: Sequence[Event]
+) -> tuple[tuple[str, str, str], builtins.list[tuple[str, str]]]:
+    """The checks every backend's ``stage_events`` starts with.
+
+    Returns:
+        The session's key and ``(id, event JSON)`` per event.
+
+    Raises:
+        InvalidSessionRequestError: An identity field or an event id is empty.
+    """
+    check_identity(app_name, user_id, session_id)
+    _check_event_ids(events)
+    return (app_name, user_id, session_id), [(e.id, e.model_dump_json()) for e in events]
+
+
+def _check_event_ids(events: Sequence[Event]) -> None:
+    missing = [index for index, event in enumerate(events) if not event.id]
+    if missing:
+        raise InvalidSessionRequestError(
+            f"invalid append request: events at positions {missing} have an empty id; "
+            "give every event a unique id so a retried append can recognise it"
+        )
+
+
 def prepare_append(
     app_name: str, user_id: str, session_id: str, events: Sequence[Event], *, now: float
 ) -> tuple[tuple[str, str, str], builtins.list[Event]]:
@@ -356,7 +420,8 @@ def to_json_state(state: Mapping[str, Any], *, where: str) -> dict[str, Any]:
         if key.startswith(TEMP_PREFIX):
             continue
         try:
-            stored[key] = json.loads(json.dumps(value))
+            # allow_nan=False: NaN and infinities are refused, never stored as non-JSON.
+            stored[key] = json.loads(json.dumps(value, allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise InvalidSessionRequestError(
                 f"invalid session request: {where} value for key {key!r} is not "
@@ -399,12 +464,7 @@ def prepare_events(events: Sequence[Event], *, now: float) -> builtins.list[Even
         InvalidSessionRequestError: An event has an empty id or a state value that is not
             JSON-serialisable (checked for the whole batch before anything is stored).
     """
-    missing = [index for index, event in enumerate(events) if not event.id]
-    if missing:
-        raise InvalidSessionRequestError(
-            f"invalid append request: events at positions {missing} have an empty id; "
-            "give every event a unique id so a retried append can recognise it"
-        )
+    _check_event_ids(events)
     prepared: builtins.list[Event] = []
     for event in events:
         state_delta = to_json_state(

@@ -16,6 +16,8 @@ Schema (version 1, recorded in ``schema_version`` so later versions can migrate)
 * ``sessions(pk, app_name, user_id, session_id, state, create_time, update_time)``.
 * ``events(session_pk, sequence, event_id, author, invocation_id, timestamp, event_json)``:
   ``event_json`` is ``Event.model_dump_json()``; the other columns are for queries.
+* ``staged_events(session_pk, event_id, event_json)``: events staged by tool steps until
+  the append that takes them (created on open in older files too: nothing else changes).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from .service import (
     merged_state,
     prepare_append,
     prepare_create,
+    prepare_stage,
     session_exists_error,
     session_not_found_error,
 )
@@ -85,6 +88,12 @@ _SCHEMA = (
         event_json TEXT NOT NULL,
         PRIMARY KEY (session_pk, sequence),
         UNIQUE (session_pk, event_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS staged_events (
+        session_pk INTEGER NOT NULL REFERENCES sessions (pk) ON DELETE CASCADE,
+        event_id TEXT NOT NULL,
+        event_json TEXT NOT NULL,
+        PRIMARY KEY (session_pk, event_id)
     )""",
 )
 
@@ -246,6 +255,47 @@ class SqliteSessionService(SessionService):
 
         await self._run(delete)
 
+    async def stage_events(
+        self, *, app_name: str, user_id: str, session_id: str, events: Sequence[Event]
+    ) -> None:
+        """Keep events aside (see :meth:`SessionService.stage_events`)."""
+        key, rows = prepare_stage(app_name, user_id, session_id, events)
+
+        def stage(conn: sqlite3.Connection) -> None:
+            with _transaction(conn, write=True):
+                row = conn.execute(_SESSION_ROW, key).fetchone()
+                if row is None:
+                    raise session_not_found_error(*key)
+                conn.executemany(
+                    "INSERT OR REPLACE INTO staged_events (session_pk, event_id, event_json) "
+                    "VALUES (?, ?, ?)",
+                    [(row[0], event_id, event_json) for event_id, event_json in rows],
+                )
+
+        await self._run(stage)
+
+    async def staged_events(
+        self, *, app_name: str, user_id: str, session_id: str, ids: Sequence[str]
+    ) -> dict[str, Event]:
+        """Read staged events (see :meth:`SessionService.staged_events`)."""
+        check_identity(app_name, user_id, session_id)
+        key = (app_name, user_id, session_id)
+        wanted = list(ids)
+
+        def read(conn: sqlite3.Connection) -> dict[str, Event]:
+            with _transaction(conn, write=False):
+                row = conn.execute(_SESSION_ROW, key).fetchone()
+                if row is None:
+                    raise session_not_found_error(*key)
+                found = conn.execute(
+                    "SELECT event_id, event_json FROM staged_events WHERE session_pk = ? "
+                    f"AND event_id IN ({', '.join('?' * len(wanted))})",
+                    (row[0], *wanted),
+                ).fetchall()
+            return {event_id: Event.model_validate_json(data) for event_id, data in found}
+
+        return await self._run(read) if wanted else {}
+
     async def append_events(
         self,
         *,
@@ -253,6 +303,7 @@ class SqliteSessionService(SessionService):
         user_id: str,
         session_id: str,
         events: Sequence[Event],
+        unstage: Sequence[str] = (),
     ) -> builtins.list[Event]:
         """Append events idempotently (see :meth:`SessionService.append_events`)."""
         now = self._clock()
@@ -264,6 +315,10 @@ class SqliteSessionService(SessionService):
                 if row is None:
                     raise session_not_found_error(*key)
                 session_pk, state_json, _ = row
+                conn.executemany(
+                    "DELETE FROM staged_events WHERE session_pk = ? AND event_id = ?",
+                    [(session_pk, staged_id) for staged_id in unstage],
+                )
                 session_state = json.loads(state_json)
                 scopes = _SharedScopes.load(conn, app_name, user_id)
                 (sequence,) = conn.execute(

@@ -92,6 +92,64 @@ async def _ids(service: SessionService, session_id: str, user_id: str = USER) ->
     return [event.id for event in session.events]
 
 
+# --- staged events ------------------------------------------------------------------------
+
+
+async def test_staged_events_stay_out_of_history_until_an_append_takes_them(
+    service: SessionService,
+) -> None:
+    """stage → invisible to get; staged_events finds them by id; append(unstage=) removes them."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    ids = {"app_name": APP, "user_id": USER, "session_id": "s-1"}
+    await service.stage_events(**ids, events=[_event("k1", {"a": 1}), _event("k2")])
+    assert await _ids(service, "s-1") == []
+    assert (await service.get_state(**ids)) == {}
+    found = await service.staged_events(**ids, ids=["k2", "nope", "k1"])
+    assert sorted(found) == ["k1", "k2"]
+    assert found["k1"].actions.state_delta == {"a": 1}
+    await service.append_events(**ids, events=[_event("merged", {"a": 1})], unstage=["k1", "k2"])
+    assert await service.staged_events(**ids, ids=["k1", "k2"]) == {}
+    assert await _ids(service, "s-1") == ["merged"]
+
+
+async def test_staging_an_id_again_replaces_it_and_deleting_the_session_drops_it(
+    service: SessionService,
+) -> None:
+    """A retried step restages under the same id: the latest wins; staged rows die with the
+    session."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    ids = {"app_name": APP, "user_id": USER, "session_id": "s-1"}
+    await service.stage_events(**ids, events=[_event("k1", {"try": 1})])
+    await service.stage_events(**ids, events=[_event("k1", {"try": 2})])
+    [(_, staged)] = (await service.staged_events(**ids, ids=["k1"])).items()
+    assert staged.actions.state_delta == {"try": 2}
+    await service.delete(**ids)
+    await service.create(**ids)
+    assert await service.staged_events(**ids, ids=["k1"]) == {}
+
+
+async def test_staging_into_a_missing_session_is_refused(service: SessionService) -> None:
+    """Nothing is staged for a session that does not exist; empty ids are refused."""
+    ids = {"app_name": APP, "user_id": USER, "session_id": "nope"}
+    with pytest.raises(SessionNotFoundError):
+        await service.stage_events(**ids, events=[_event("k1")])
+    with pytest.raises(SessionNotFoundError):
+        await service.staged_events(**ids, ids=["k1"])
+    await service.create(**ids)
+    with pytest.raises(InvalidSessionRequestError, match="empty id"):
+        await service.stage_events(**ids, events=[_event("")])
+
+
+async def test_nan_in_state_is_refused_not_turned_into_null(service: SessionService) -> None:
+    """Strict JSON: NaN and infinities are refused, naming the key; nothing is stored."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    with pytest.raises(InvalidSessionRequestError, match="'x' is not JSON-serialisable"):
+        await service.append_events(
+            app_name=APP, user_id=USER, session_id="s-1", events=[_event("e1", {"x": float("inf")})]
+        )
+    assert await _ids(service, "s-1") == []
+
+
 # --- create / get / list / delete -------------------------------------------------------
 
 
