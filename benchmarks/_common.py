@@ -136,14 +136,40 @@ def _model(tools: int, name: str) -> ScriptedModel:
     )
 
 
+LARGE_RESULT_BYTES = 1_000_000
+"""What ``fetch_large`` returns: a tool result far over what history could carry twice."""
+
+LARGE_AGENT = "bench_large"
+"""The agent whose "fetch X" calls ``fetch_large`` once."""
+
+
+def fetch_large(topic: str) -> dict[str, str]:
+    """Fetch a large document about a topic (returns ~1 MB)."""
+    return {"topic": topic, "body": "x" * LARGE_RESULT_BYTES}
+
+
 def bench_app(tool_counts: Sequence[int] = (1, 2)) -> App:
-    """Agents ``bench_k1``, ``bench_k2``…: "look up X" makes K parallel ``lookup`` calls."""
+    """Agents ``bench_k1``, ``bench_k2``…: "look up X" makes K parallel ``lookup`` calls;
+    ``bench_large``: "fetch X" makes one call returning ~1 MB."""
     models = ModelRegistry()
     agents = []
     for k in tool_counts:
         model = f"scripted:bench-k{k}"
         models.register(model, functools.partial(_model, k))
         agents.append(Agent(agent_name(k), model, tools=[lookup]))
+    models.register(
+        "scripted:bench-large",
+        lambda name: ScriptedModel(
+            [
+                ScriptedRule(
+                    r"fetch (?P<topic>\S+)", [ScriptedCall("fetch_large", {"topic": "{topic}"})]
+                )
+            ],
+            name=name,
+            summaries={"fetch_large": "Fetched {topic}."},
+        ),
+    )
+    agents.append(Agent(LARGE_AGENT, "scripted:bench-large", tools=[fetch_large]))
     return App(agents=agents, models=models)
 
 

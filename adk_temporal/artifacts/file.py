@@ -20,17 +20,21 @@ How a save claims and commits version ``v``:
    that lost its claim (see below) can never overwrite a committed version.
 4. Remove the claim.
 
-A claim older than ``stale_after`` seconds belongs to a saver that crashed (or stalled); the
-next saver that meets it removes it and takes the number, so a crash never blocks a version
-number forever. (Saves made while such a claim is still fresh skip its number; if one of them
-commits, the crashed number stays a gap, as versions only ever grow.) A crash can also leave
-an unreferenced ``.data`` or ``.tmp`` file behind; nothing ever reads it.
+A claim records its saver's idempotency key and data token. A claim older than
+``stale_after`` seconds belongs to a saver that crashed (or stalled); the next saver that
+meets it removes it and takes the number, so a crash never blocks a version number forever.
+A claim holding *our* idempotency key is ours whatever its age — an earlier attempt of the
+same save that was killed — and the retry takes it over and commits that very number, so a
+crashed idempotent save leaves no gap. (A save without a key, made while a crashed claim is
+still fresh, skips its number; if it commits, that number stays a gap.) After a commit, the
+files an abandoned attempt left for the same number (its ``.data`` and ``.tmp``) are removed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import builtins
+import json
 import os
 import re
 import time
@@ -211,19 +215,31 @@ class FileArtifactService:
 
         if request.version:
             if not commit(request.version):
+                if self._made_by(directory, request.version, request.idempotency_key):
+                    return request.version
                 raise version_exists_error(request, request.version)
             return request.version
         version = (committed[-1] if committed else 0) + 1
         while not commit(version):
+            # Another attempt of this very save (a retry running while the first still
+            # ran) may have committed the number first.
+            if self._made_by(directory, version, request.idempotency_key):
+                return version
             version += 1
         return version
+
+    @staticmethod
+    def _made_by(directory: Path, version: int, key: str | None) -> bool:
+        sidecar = _read_sidecar(directory, version)
+        return key is not None and sidecar is not None and sidecar.idempotency_key == key
 
     def _commit(self, directory: Path, sidecar: _Sidecar, data: bytes) -> bool:
         """Claim, write and commit one version; False when the number is taken or held."""
         version = sidecar.version
-        claim = self._claim(directory / f"{version}.claim")
-        if claim is None:
+        claimed = self._claim(directory / f"{version}.claim", sidecar)
+        if claimed is None:
             return False
+        claim, abandoned = claimed
         try:
             # The previous holder of this claim may have committed and released it after
             # our directory scan.
@@ -241,6 +257,7 @@ class FileArtifactService:
                     return False
                 committed = True
                 _fsync_dir(directory)
+                _remove_leftovers(directory, version, sidecar.token, abandoned)
                 return True
             finally:
                 temp_path.unlink(missing_ok=True)
@@ -249,25 +266,39 @@ class FileArtifactService:
         finally:
             _release(claim)
 
-    def _claim(self, path: Path) -> tuple[Path, int] | None:
-        """Create a claim file exclusively; None if a live saver holds it."""
-        for _ in range(2):
+    def _claim(self, path: Path, sidecar: _Sidecar) -> tuple[tuple[Path, int], list[str]] | None:
+        """Create a claim file exclusively; None if a live saver holds it.
+
+        Returns:
+            The claim, and the data tokens of the abandoned claims it replaced (an earlier
+            attempt of this save, or a crashed saver's), whose files go after the commit.
+        """
+        abandoned: list[str] = []
+        for _ in range(3):
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             except FileExistsError:
-                try:
-                    age = time.time() - path.stat().st_mtime
-                except FileNotFoundError:
-                    continue  # released between our open and stat: try again
-                if age <= self._stale_after:
+                holder = _read_claim(path)
+                if holder is None:
+                    continue  # released between our open and our read: try again
+                key, token, age = holder
+                ours = key is not None and key == sidecar.idempotency_key
+                if not ours and age <= self._stale_after:
                     return None
                 # Two savers may both break the same stale claim and both go on to write;
                 # the exclusive link at commit time still lets only one of them win.
+                if token is not None:
+                    abandoned.append(token)
                 path.unlink(missing_ok=True)
                 continue
             try:
-                os.write(fd, f"{os.getpid()}\n".encode())
-                return path, os.fstat(fd).st_ino
+                record = {
+                    "pid": os.getpid(),
+                    "key": sidecar.idempotency_key,
+                    "token": sidecar.token,
+                }
+                os.write(fd, json.dumps(record).encode())
+                return (path, os.fstat(fd).st_ino), abandoned
             finally:
                 os.close(fd)
         return None
@@ -335,6 +366,41 @@ def _read_sidecar(directory: Path, version: int) -> _Sidecar | None:
     except FileNotFoundError:
         return None
     return _Sidecar.model_validate_json(raw)
+
+
+def _read_claim(path: Path) -> tuple[str | None, str | None, float] | None:
+    """A claim's idempotency key, data token and age; ``None`` if it is gone.
+
+    Claims written by earlier releases (a bare pid) or cut short by a crash carry no key
+    and no token.
+    """
+    try:
+        age = time.time() - path.stat().st_mtime
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None, None, age
+    if not isinstance(record, dict):
+        return None, None, age
+    key, token = record.get("key"), record.get("token")
+    valid_token = isinstance(token, str) and re.fullmatch(r"[0-9a-f]{32}", token) is not None
+    return (key if isinstance(key, str) else None), (token if valid_token else None), age
+
+
+def _remove_leftovers(directory: Path, version: int, kept: str, abandoned: list[str]) -> None:
+    """Remove what abandoned attempts at ``version`` wrote; the committed token stays.
+
+    Safe against a live straggler: one still writing ``version`` will fail at its commit
+    (the sidecar exists) and remove its own files anyway.
+    """
+    for name in os.listdir(directory):
+        if name.startswith(f"{version}.") and name.endswith(".data") and kept not in name:
+            (directory / name).unlink(missing_ok=True)
+    for token in abandoned:
+        (directory / f".{token}.tmp").unlink(missing_ok=True)
 
 
 def _write_new(path: Path, data: bytes) -> None:

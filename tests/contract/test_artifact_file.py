@@ -131,6 +131,49 @@ async def test_uncommitted_version_is_not_readable_and_its_stale_claim_is_reused
     assert await load_text(service, "report.txt", 3) == "v3"
 
 
+async def test_a_retried_save_takes_over_its_own_fresh_claim_and_leaves_no_gap(
+    tmp_path: Path,
+) -> None:
+    """Killed mid-save holding 1.claim: the retry (same key) commits v1 and cleans up."""
+    service = FileArtifactService(tmp_path)
+    directory = name_dir(tmp_path)
+    directory.mkdir(parents=True)
+    token = uuid.uuid4().hex
+    # What an attempt SIGKILLed while writing a large version 1 leaves behind: a fresh
+    # claim naming its key, a partial data file and a partial sidecar.
+    claim = {"pid": 4242, "key": "wf/e-1/call-1", "token": token}
+    (directory / "1.claim").write_text(json.dumps(claim))
+    (directory / f"1.{token}.data").write_bytes(b"\0" * 1000)
+    (directory / f".{token}.tmp").write_text('{"version": 1')
+    request = SaveRequest(
+        **IDENTITY,
+        file_name="report.txt",
+        part=types.Part(text="the report"),
+        idempotency_key="wf/e-1/call-1",
+    )
+    assert (await service.save(request)).version == 1
+    assert await versions(service, "report.txt") == [1]
+    assert await load_text(service, "report.txt", 1) == "the report"
+    left = sorted(p.name for p in directory.iterdir())
+    assert len(left) == 2 and "1.json" in left  # the sidecar and its own data file only
+    assert (await service.save(request)).version == 1  # and it stays idempotent
+    other = SaveRequest(**IDENTITY, file_name="report.txt", part=types.Part(text="next"))
+    assert (await service.save(other)).version == 2
+
+
+async def test_a_fresh_claim_of_another_key_is_not_taken_over(tmp_path: Path) -> None:
+    """Only the same save may take a live claim: another key skips the number."""
+    service = FileArtifactService(tmp_path)
+    directory = name_dir(tmp_path)
+    directory.mkdir(parents=True)
+    claim = {"pid": 4242, "key": "someone-else", "token": uuid.uuid4().hex}
+    (directory / "1.claim").write_text(json.dumps(claim))
+    request = SaveRequest(
+        **IDENTITY, file_name="report.txt", part=types.Part(text="x"), idempotency_key="mine"
+    )
+    assert (await service.save(request)).version == 2
+
+
 async def test_live_claim_is_skipped_not_waited_for(tmp_path: Path) -> None:
     """A version claimed by a saver still in flight is skipped: the save takes the next one."""
     service = FileArtifactService(tmp_path)
