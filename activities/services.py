@@ -19,7 +19,6 @@ from adk_temporal.artifacts import ArtifactService
 from adk_temporal.context import InvocationContext
 from adk_temporal.errors import (
     AdkRequestError,
-    ModelUnavailableError,
     SessionNotFoundError,
     StagedResponseNotFoundError,
 )
@@ -38,6 +37,7 @@ from adk_temporal.sessions import Session, SessionService
 from .session_cache import SessionEventsCache
 
 __all__ = [
+    "FAILURE_MESSAGE_LIMIT",
     "WorkerServices",
     "append_to_session",
     "current_workflow_id",
@@ -115,29 +115,49 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+FAILURE_MESSAGE_LIMIT = 1000
+"""The most characters of an error message a step failure carries.
+
+Temporal keeps a failing activity's last failure in the workflow's state only up to a few
+KB — beyond that ``describe`` and the UI show "Failure exceeds size limit" instead of the
+cause. A short message, without the chain of causes and their stack traces, always fits;
+the worker's log keeps the whole traceback.
+"""
+
+
+def _failure(err: BaseException, *, non_retryable: bool) -> ApplicationError:
+    message = str(err) or type(err).__name__
+    if len(message) > FAILURE_MESSAGE_LIMIT:
+        message = f"{message[: FAILURE_MESSAGE_LIMIT - 40]}… ({len(message)} characters)"
+    details: list[Any] = []
+    status = getattr(err, "status", None)
+    if isinstance(status, int):
+        details.append({"status": status})
+    return ApplicationError(message, *details, type=type(err).__name__, non_retryable=non_retryable)
+
+
 def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-    """Map adk-temporal errors to Temporal's retry semantics.
+    """Map a step's errors to Temporal's retry semantics, as failures that stay readable.
 
     Request errors (bad input, unknown agent or model, a 4xx from the model API) can never
     succeed on retry, so they become non-retryable ``ApplicationError`` values typed with
-    the class name; a model that is rate-limited or down stays retryable. Anything else
-    propagates unchanged and Temporal retries it under the activity's policy.
+    the class name. Anything else — a model that is rate-limited or down, a tool that
+    raised — stays retryable under the activity's policy, typed with its class name (so a
+    tool's ``non_retryable_error_types`` applies). Every failure is compact: its message is
+    at most :data:`FAILURE_MESSAGE_LIMIT` characters and it carries no chained causes.
     """
 
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return await fn(*args, **kwargs)
+        except ApplicationError:
+            raise
         except AdkRequestError as err:
-            details: list[Any] = []
-            status = getattr(err, "status", None)
-            if status is not None:
-                details.append({"status": status})
-            raise ApplicationError(
-                str(err), *details, type=type(err).__name__, non_retryable=True
-            ) from err
-        except ModelUnavailableError as err:
-            raise ApplicationError(str(err), type=type(err).__name__) from err
+            raise _failure(err, non_retryable=True) from None
+        except Exception as err:
+            activity.logger.warning("step failed: %s", type(err).__name__, exc_info=True)
+            raise _failure(err, non_retryable=False) from None
 
     return wrapper
 

@@ -37,10 +37,11 @@ from .flow.messages import (
     InvocationResult,
     InvocationStatus,
     PendingRequest,
+    Refusal,
     ResumeInput,
     as_content,
 )
-from .flow.requests import refusal
+from .flow.requests import AnswerKind, parse_answer, refusal, refused
 from .following import follow_events
 from .ids import workflow_id_for
 from .plugin import adk_data_converter
@@ -75,6 +76,7 @@ class InvocationHandle:
         current: A handle without a run id, so queries, signals and updates reach the
             latest run even after the invocation continued as new; defaults to ``handle``.
         session_service: Lets :meth:`events` follow the session's events.
+        budgets: Answers over ``answer_bytes`` are refused before they are sent.
         app_name: The session's app.
         user_id: The session's user.
         session_id: The session's id.
@@ -86,6 +88,7 @@ class InvocationHandle:
         *,
         current: WorkflowHandle[Any, Any] | None = None,
         session_service: SessionService | None = None,
+        budgets: Budgets | None = None,
         app_name: str = "",
         user_id: str = "",
         session_id: str = "",
@@ -93,6 +96,7 @@ class InvocationHandle:
         self._handle = handle
         self._current = current or handle
         self._sessions = session_service
+        self._budgets = budgets or Budgets()
         self._ids = (app_name, user_id, session_id)
 
     @property
@@ -153,6 +157,8 @@ class InvocationHandle:
             checked: Use the checked update (errors raised here) instead of the signal.
 
         Raises:
+            InvalidAnswerError: ``payload`` is over the ``answer_bytes`` budget (nothing is
+                sent).
             UnknownRequestIdError: No open request has this id (checked only).
             ConfirmationMismatchError: ``call_digest`` does not match (checked only).
         """
@@ -168,6 +174,7 @@ class InvocationHandle:
         """Answer one input request; ``None`` is a valid answer.
 
         Raises:
+            InvalidAnswerError: ``input`` is over the ``answer_bytes`` budget (nothing is sent).
             UnknownRequestIdError: No open input request has this id (checked only).
             InvalidResumeInputError: ``input`` violates the request's schema (checked only).
         """
@@ -175,6 +182,12 @@ class InvocationHandle:
         await self._send(RESUME_CHECKED_UPDATE if checked else RESUME_SIGNAL, answer, checked)
 
     async def _send(self, name: str, answer: ConfirmInput | ResumeInput, checked: bool) -> None:
+        # Refused here, before Temporal: an update over 2 MB cannot even be refused by the
+        # workflow (the refusal would echo it), and a signal would sit in history.
+        kind: AnswerKind = "confirmation" if isinstance(answer, ConfirmInput) else "input"
+        parsed = parse_answer(kind, answer.model_dump(mode="json"), self._budgets)
+        if isinstance(parsed, Refusal):
+            raise refused(parsed)
         if not checked:
             await self._current.signal(name, answer)
             return
@@ -182,13 +195,13 @@ class InvocationHandle:
             await self._current.execute_update(name, answer)
         except WorkflowUpdateFailedError as err:
             cause = err.cause
-            refused = (
+            known = (
                 refusal(cause.type, cause.message)
                 if isinstance(cause, ApplicationError) and cause.type
                 else None
             )
-            if refused is not None:
-                raise refused from err
+            if known is not None:
+                raise known from err
             raise
 
     async def result(self) -> InvocationResult:
@@ -362,7 +375,9 @@ class AdkClient:
         parts = workflow_id.split("/", 3)
         if len(parts) == 4 and parts[0] == "adk":
             return self._wrap(handle, parts[1], parts[2], parts[3])
-        return InvocationHandle(handle, current=self.client.get_workflow_handle(workflow_id))
+        return InvocationHandle(
+            handle, current=self.client.get_workflow_handle(workflow_id), budgets=self.budgets
+        )
 
     async def waiting(
         self,
@@ -389,6 +404,7 @@ class AdkClient:
             handle,
             current=self.client.get_workflow_handle(handle.id),
             session_service=self._sessions,
+            budgets=self.budgets,
             app_name=app_name,
             user_id=user_id,
             session_id=session_id,

@@ -20,6 +20,7 @@ FAULT_POINTS = frozenset(
     {
         "tool.before_side_effect",
         "artifact.after_save",
+        "artifact.before_commit",
         "session.after_append",
         "model.during_call",
     }

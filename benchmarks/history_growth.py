@@ -163,7 +163,9 @@ async def large_result_turn(client: Client, adk: AdkClient) -> dict[str, Any]:
     if result.status != "completed":
         raise RuntimeError(f"the large-result turn ended {result.status}: {result.error}")
     assert handle.run_id is not None
-    history = await client.get_workflow_handle(handle.workflow_id, handle.run_id).fetch_history()
+    history = await client.get_workflow_handle(
+        handle.workflow_id, run_id=handle.run_id
+    ).fetch_history()
     return {"tool_result_bytes": LARGE_RESULT_BYTES, "turn_bytes": history_bytes(history.events)}
 
 

@@ -67,6 +67,7 @@ from adk_temporal.artifacts.requests import (
     version_exists_error,
 )
 from adk_temporal.artifacts.service import IDEMPOTENCY_WINDOW
+from adk_temporal.faults import fault_point
 
 __all__ = ["DEFAULT_STALE_AFTER", "FileArtifactService"]
 
@@ -251,6 +252,7 @@ class FileArtifactService:
             try:
                 _write_new(data_path, data)
                 _write_new(temp_path, sidecar.model_dump_json().encode())
+                fault_point("artifact.before_commit")
                 try:
                     os.link(temp_path, directory / f"{version}.json")
                 except FileExistsError:

@@ -36,7 +36,16 @@ from adk_temporal.resume import check_resume_input
 
 from .messages import CarriedRequest, ConfirmInput, PendingRequest, Refusal, ResumeInput
 
-__all__ = ["Answer", "AnswerKind", "Outcome", "RequestBook", "answer_id", "refusal"]
+__all__ = [
+    "Answer",
+    "AnswerKind",
+    "Outcome",
+    "RequestBook",
+    "answer_id",
+    "parse_answer",
+    "refusal",
+    "refused",
+]
 
 AnswerKind: TypeAlias = Literal["confirmation", "input"]
 """What an answer answers: a confirmation request or an input request."""
@@ -106,6 +115,32 @@ def _digest_problem(pending: PendingRequest, answer: ConfirmInput) -> AdkRequest
     return None
 
 
+def parse_answer(kind: AnswerKind, raw: Any, budgets: Budgets) -> Answer | Refusal:
+    """Read a raw answer (any JSON): the answer, or the refusal of a malformed or oversized
+    one, naming the id when the payload has one."""
+    model = ConfirmInput if kind == "confirmation" else ResumeInput
+    id_field = "confirmation_id" if kind == "confirmation" else "interrupt_id"
+    found = raw.get(id_field) if isinstance(raw, dict) else None
+    request_id = found if isinstance(found, str) else "?"
+    size = json_size(raw, "the answer")
+    if size > budgets.answer_bytes:
+        reason = f"{size} bytes, over the answer_bytes budget of {budgets.answer_bytes}"
+        return Refusal(id=request_id, kind=kind, size=size, reason=reason)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as err:
+        # pydantic's messages name the field and the rule, never the value.
+        wrong = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in err.errors()
+        )
+        return Refusal(id=request_id, kind=kind, size=size, reason=f"malformed: {wrong}")
+
+
+def refused(refusal: Refusal) -> InvalidAnswerError:
+    """The error a checked answer that :func:`parse_answer` refused raises."""
+    return InvalidAnswerError(f"answer for {refusal.id!r} refused: {refusal.reason}")
+
+
 class _Open:
     def __init__(self, pending: PendingRequest, input_request: InputRequest | None) -> None:
         self.pending = pending
@@ -130,25 +165,8 @@ class RequestBook:
         self._forgotten = 0
 
     def parse(self, kind: AnswerKind, raw: Any) -> Answer | Refusal:
-        """Read a raw answer (any JSON): the answer, or the refusal of a malformed or
-        oversized one, naming the id when the payload has one."""
-        model = ConfirmInput if kind == "confirmation" else ResumeInput
-        id_field = "confirmation_id" if kind == "confirmation" else "interrupt_id"
-        found = raw.get(id_field) if isinstance(raw, dict) else None
-        request_id = found if isinstance(found, str) else "?"
-        size = json_size(raw, "the answer")
-        limit = self._budgets.answer_bytes
-        if size > limit:
-            reason = f"{size} bytes, over the answer_bytes budget of {limit}"
-            return Refusal(id=request_id, kind=kind, size=size, reason=reason)
-        try:
-            return model.model_validate(raw)
-        except ValidationError as err:
-            # pydantic's messages name the field and the rule, never the value.
-            wrong = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in err.errors()
-            )
-            return Refusal(id=request_id, kind=kind, size=size, reason=f"malformed: {wrong}")
+        """:func:`parse_answer` with this book's budgets."""
+        return parse_answer(kind, raw, self._budgets)
 
     def open(self, pending: PendingRequest, input_request: InputRequest | None = None) -> None:
         """Register a request; an answer buffered for its id is applied at once."""
@@ -169,7 +187,7 @@ class RequestBook:
         """
         answer = self.parse(kind, raw)
         if isinstance(answer, Refusal):
-            raise InvalidAnswerError(f"answer for {answer.id!r} refused: {answer.reason}")
+            raise refused(answer)
         problem = self.problem(answer)
         if problem is not None:
             raise problem

@@ -15,6 +15,9 @@ from pathlib import Path
 from adk_temporal.examples.payments import PAYMENTS_ENV, FilePaymentGateway
 from adk_temporal.faults import FAULT_ENV
 
+REPO = Path(__file__).resolve().parents[2]
+"""The repository root: worker processes run there so ``tests.…`` apps import."""
+
 
 @dataclass
 class Deployment:
@@ -50,10 +53,19 @@ def wait_ready(process: subprocess.Popen[str], timeout: float = 30.0) -> None:
 
 @contextmanager
 def worker_process(
-    deployment: Deployment, fault: str | None = None
+    deployment: Deployment,
+    fault: str | None = None,
+    *,
+    app: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[subprocess.Popen[str]]:
-    """An ``adk-temporal worker --examples`` subprocess, armed with ``fault`` if given."""
-    env = {**os.environ, PAYMENTS_ENV: str(deployment.data_dir / "payments.jsonl")}
+    """An ``adk-temporal worker`` subprocess serving ``app`` (``module:attribute``, run from
+    the repository root) or the examples, armed with ``fault`` if given."""
+    env = {
+        **os.environ,
+        PAYMENTS_ENV: str(deployment.data_dir / "payments.jsonl"),
+        **(env or {}),
+    }
     env.pop(FAULT_ENV, None)
     if fault:
         env[FAULT_ENV] = fault
@@ -63,7 +75,7 @@ def worker_process(
             "-m",
             "adk_temporal.cli",
             "worker",
-            "--examples",
+            *(["--app", app] if app else ["--examples"]),
             "--address",
             deployment.address,
             "--task-queue",
@@ -74,6 +86,7 @@ def worker_process(
             "1",
         ],
         env=env,
+        cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
