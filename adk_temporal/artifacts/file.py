@@ -275,7 +275,7 @@ class FileArtifactService:
             The claim, and the data tokens of the abandoned claims it replaced (an earlier
             attempt of this save, or a crashed saver's), whose files go after the commit.
         """
-        abandoned: list[str] = []
+        abandoned: builtins.list[str] = []
         for _ in range(3):
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
