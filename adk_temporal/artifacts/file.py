@@ -268,7 +268,9 @@ class FileArtifactService:
         finally:
             _release(claim)
 
-    def _claim(self, path: Path, sidecar: _Sidecar) -> tuple[tuple[Path, int], list[str]] | None:
+    def _claim(
+        self, path: Path, sidecar: _Sidecar
+    ) -> tuple[tuple[Path, int], builtins.list[str]] | None:
         """Create a claim file exclusively; None if a live saver holds it.
 
         Returns:
