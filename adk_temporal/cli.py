@@ -745,10 +745,13 @@ def pending(
             else:
                 ids = await adk.waiting(task_queue=task_queue)
             found: list[tuple[str, PendingRequest]] = []
+            refused: list[str] = []
             for wid in ids:
                 try:
                     async with asyncio.timeout(_QUERY_TIMEOUT_SECONDS):
                         requests = await adk.handle(wid).pending()
+                        if workflow_id is not None:
+                            refused = (await adk.handle(wid).status()).ignored_signals
                 except (RPCError, TimeoutError) as err:
                     if workflow_id is not None:
                         raise
@@ -758,6 +761,9 @@ def pending(
         if as_json:
             print_json([request_json(w, r, address, namespace) for w, r in found])
             return 0
+        for line in refused:
+            # Every answer that changed nothing, with its reason: never lost silently.
+            console.print(Text.assemble(("refused answer ", "bold red"), line))
         if not found:
             console.print("no open requests")
             return 0

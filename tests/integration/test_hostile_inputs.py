@@ -273,6 +273,23 @@ async def test_4_malformed_answers_are_listed_and_the_request_stays_open(
     assert any("confirmed: Field required" in s for s in lines)
     assert any("confirmed: Input should be a valid boolean" in s for s in lines)
     assert any(s.startswith("? (confirmation") for s in lines)
+    listed = subprocess.run(
+        [
+            *adk_command(),
+            "pending",
+            "--workflow-id",
+            handle.workflow_id,
+            "--address",
+            dev_server.address,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=offline_env(),
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.count("refused answer") == 4
+    assert "confirmed: Field required" in listed.stdout
     first, second = await handle.pending()
     with pytest.raises(InvalidAnswerError, match="over the answer_bytes budget"):
         await handle.confirm(first.id, True, payload="z" * 2_500_000)
