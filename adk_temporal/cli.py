@@ -761,9 +761,9 @@ def pending(
         if as_json:
             print_json([request_json(w, r, address, namespace) for w, r in found])
             return 0
-        for line in refused:
+        for refusal in refused:
             # Every answer that changed nothing, with its reason: never lost silently.
-            console.print(Text.assemble(("refused answer ", "bold red"), line))
+            console.print(Text.assemble(("refused answer ", "bold red"), refusal))
         if not found:
             console.print("no open requests")
             return 0

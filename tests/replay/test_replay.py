@@ -3,33 +3,44 @@
 The JSON files in ``histories/`` were recorded from real runs on the dev server. Replaying
 them with ``temporalio.worker.Replayer`` fails if a code change makes the workflow take a
 different path for the same history, which would break every invocation in flight when the
-new code is deployed. ``ADK_REGENERATE_HISTORIES=1 pytest tests/replay`` re-records them.
+new code is deployed. A recorded history stands for runs in flight and is never re-recorded:
+a change of the command sequence is gated with ``workflow.patched`` instead.
+``ADK_RECORD_HISTORIES=1 pytest -n0 tests/replay`` records the scenarios that have no history
+yet (new code paths get new scenarios).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from google.genai import types
 from temporalio.client import Client, WorkflowHistory
+from temporalio.common import RetryPolicy
 from temporalio.worker import Replayer
 
+from adk_temporal.agents import Agent, BaseAgent
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.models import ModelRegistry, ScriptedModel
 from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService
+from adk_temporal.tools import tool
 
 from ..integration.conftest import WorkerFactory
 from ..integration.workers import Deployment, died_by_sigkill, worker_process
 from ..multi_agents import multi_agent_app
 
 HISTORIES = Path(__file__).parent / "histories"
-REGENERATE = os.environ.get("ADK_REGENERATE_HISTORIES") == "1"
+RECORD = os.environ.get("ADK_RECORD_HISTORIES") == "1"
 USER = "u-replay"
 
 
@@ -43,7 +54,7 @@ def _committed() -> list[Path]:
     return sorted(HISTORIES.glob("*.json"))
 
 
-@pytest.mark.skipif(REGENERATE, reason="histories are being regenerated")
+@pytest.mark.skipif(RECORD, reason="histories are being recorded")
 @pytest.mark.parametrize("path", _committed(), ids=lambda p: p.stem)
 async def test_committed_history_replays(path: Path) -> None:
     """Each committed history replays without a nondeterminism error."""
@@ -53,7 +64,7 @@ async def test_committed_history_replays(path: Path) -> None:
     assert result.replay_failure is None, f"{path.name}: {result.replay_failure}"
 
 
-@pytest.mark.skipif(REGENERATE, reason="histories are being regenerated")
+@pytest.mark.skipif(RECORD, reason="histories are being recorded")
 def test_every_scenario_has_a_committed_history() -> None:
     """The committed fixtures cover every recorded scenario."""
     names = {p.stem.split(".")[0] for p in _committed()}
@@ -124,6 +135,24 @@ MULTI_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     "agent_tool": ("caller", "which city is rainiest?"),
 }
 
+
+async def _refused_answers(adk: AdkClient, sid: str) -> InvocationHandle:
+    """Malformed, oversized and unknown-id answers, then the approval."""
+    handle = await _ask(adk, sid, "Buy a weather report for Quito")
+    await handle.wait_for_status("awaiting_confirmation", timeout=30)
+    [request] = await handle.pending()
+    raw = adk.client.get_workflow_handle(handle.workflow_id)
+    await raw.signal("adk_confirm", {"confirmation_id": request.id})
+    await raw.signal("adk_confirm", {"confirmation_id": "adk-unknown", "confirmed": True})
+    oversized = {"confirmation_id": request.id, "confirmed": True, "payload": "p" * 70_000}
+    await raw.signal("adk_confirm", oversized)
+    async with asyncio.timeout(30):
+        while len((await handle.status()).ignored_signals) < 3:
+            await asyncio.sleep(0.1)
+    await handle.confirm(request.id, True)
+    return handle
+
+
 SCENARIOS: dict[str, Scenario] = {
     "weather": _weather,
     "approve": _approve,
@@ -132,8 +161,31 @@ SCENARIOS: dict[str, Scenario] = {
     "parallel": _parallel,
     "continue_as_new": _continue_as_new,
     "crash_recovered": _approve,  # recorded with a worker killed after the artifact save
+    # Recorded after tool responses went to the session store: staged results in history.
+    "staged_parallel": _parallel,
+    "refused_answers": _refused_answers,
 }
-ALL_SCENARIOS = {*SCENARIOS, *MULTI_SCENARIOS}
+
+
+@tool(retry_policy=RetryPolicy(maximum_attempts=2, initial_interval=timedelta(milliseconds=50)))
+def unreachable() -> dict[str, str]:
+    """Call a service that is down."""
+    raise ConnectionError("service unreachable")
+
+
+def _failing_app() -> tuple[list[BaseAgent], ModelRegistry]:
+    models = ModelRegistry()
+    script = [types.FunctionCall(name="unreachable", args={}), "gave up"]
+    models.register("scripted:failing", lambda n: ScriptedModel(name=n, script=script))
+    return [Agent("failing", "scripted:failing", tools=[unreachable])], models
+
+
+FAILING_APP = "failing"
+FAILING_SCENARIOS: dict[str, tuple[str, str]] = {
+    # A tool step that failed on every attempt reaches the model (patched behaviour).
+    "tool_failure": ("failing", "try it"),
+}
+ALL_SCENARIOS = {*SCENARIOS, *MULTI_SCENARIOS, *FAILING_SCENARIOS}
 
 
 async def _save_runs(client: Client, name: str, workflow_id: str) -> None:
@@ -145,30 +197,45 @@ async def _save_runs(client: Client, name: str, workflow_id: str) -> None:
         (HISTORIES / f"{name}{suffix}.json").write_text(json.dumps(body, indent=1) + "\n")
 
 
-@pytest.mark.skipif(not REGENERATE, reason="set ADK_REGENERATE_HISTORIES=1 to re-record")
-async def test_regenerate_histories(
+def _missing(names: Iterable[str]) -> list[str]:
+    recorded = {p.stem.split(".")[0] for p in _committed()}
+    return [name for name in names if name not in recorded]
+
+
+@pytest.mark.skipif(not RECORD, reason="set ADK_RECORD_HISTORIES=1 to record missing histories")
+async def test_record_missing_histories(
     run_worker: WorkerFactory, temporal_client: Client, dev_server: DevServer, tmp_path: Path
 ) -> None:
-    """Re-record every scenario from real runs, then check the new files replay."""
-    for old in _committed():
-        old.unlink()
+    """Record the scenarios without a history from real runs, then check all replay."""
     async with run_worker([build_weather_agent("scripted:weather")]) as rt:
-        for name, scenario in SCENARIOS.items():
-            if name == "crash_recovered":
-                continue
-            handle = await scenario(rt.adk, f"replay-{name}-{uuid.uuid4().hex[:6]}")
+        for name in _missing(n for n in SCENARIOS if n != "crash_recovered"):
+            handle = await SCENARIOS[name](rt.adk, f"replay-{name}-{uuid.uuid4().hex[:6]}")
             await handle.result()
             await _save_runs(temporal_client, name, handle.workflow_id)
-    agents, models = multi_agent_app()
-    async with run_worker(agents, models=models) as rt:
-        for name, spec in MULTI_SCENARIOS.items():
-            sid = f"replay-{name}-{uuid.uuid4().hex[:6]}"
-            if isinstance(spec, tuple):
-                handle = await rt.adk.start(MULTI_APP, USER, sid, spec[0], spec[1])
-            else:
-                handle = await spec(rt.adk, sid)
-            await handle.result()
-            await _save_runs(temporal_client, name, handle.workflow_id)
+    groups: list[tuple[str, Any, dict[str, tuple[str, str] | Scenario]]] = [
+        (MULTI_APP, multi_agent_app(), MULTI_SCENARIOS),
+        (FAILING_APP, _failing_app(), dict(FAILING_SCENARIOS)),
+    ]
+    for app, (agents, models), scenarios in groups:
+        async with run_worker(agents, models=models) as rt:
+            for name in _missing(scenarios):
+                spec = scenarios[name]
+                sid = f"replay-{name}-{uuid.uuid4().hex[:6]}"
+                if isinstance(spec, tuple):
+                    handle = await rt.adk.start(app, USER, sid, spec[0], spec[1])
+                else:
+                    handle = await spec(rt.adk, sid)
+                await handle.result()
+                await _save_runs(temporal_client, name, handle.workflow_id)
+    if _missing(["crash_recovered"]):
+        await _record_crash(temporal_client, dev_server, tmp_path)
+    for path in _committed():
+        data = json.loads(path.read_text())
+        history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
+        await _replayer().replay_workflow(history)
+
+
+async def _record_crash(temporal_client: Client, dev_server: DevServer, tmp_path: Path) -> None:
     deployment = Deployment(dev_server.address, "replay-crash", tmp_path / "data")
     adk = AdkClient(temporal_client, task_queue=deployment.task_queue)
     with worker_process(deployment, "artifact.after_save") as first:
@@ -185,7 +252,3 @@ async def test_regenerate_histories(
     with worker_process(deployment):
         await handle.result()
     await _save_runs(temporal_client, "crash_recovered", handle.workflow_id)
-    for path in _committed():
-        data = json.loads(path.read_text())
-        history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
-        await _replayer().replay_workflow(history)
