@@ -19,7 +19,7 @@ from temporalio.common import RetryPolicy
 from adk_temporal.agents import Agent
 from adk_temporal.budgets import Budgets
 from adk_temporal.context import ToolContext
-from adk_temporal.errors import ToolError
+from adk_temporal.errors import BudgetExceededError, ToolError
 from adk_temporal.events import Event
 from adk_temporal.models import ModelRegistry, ScriptedModel
 from adk_temporal.tools import as_tool, tool
@@ -166,3 +166,14 @@ async def test_a_response_over_its_budget_is_an_error_for_the_model(
     assert "the response is 5011 bytes, over the tool_response_bytes budget of 4096" in str(
         response
     )
+
+
+async def test_a_message_over_its_budget_is_refused_before_anything_starts(
+    run_local: LocalFactory,
+) -> None:
+    """message_bytes: the runner (like the client) refuses before a session is touched."""
+    agent = Agent("edgy", "scripted:edges")
+    async with run_local([agent], models=_registry(["hi"])) as rt:
+        with pytest.raises(BudgetExceededError, match="the message is .* over the message_bytes"):
+            await rt.adk.start(APP, USER, "s-big", "edgy", "m" * 300_000)
+        assert await rt.sessions.list(app_name=APP, user_id=USER) == []
