@@ -59,12 +59,24 @@ from .workflows.messages import (
     RESUME_SIGNAL,
     STATUS_QUERY,
     InvocationInput,
+    Published,
 )
 
 __all__ = ["DEFAULT_TASK_QUEUE", "AdkClient", "InvocationHandle"]
 
 DEFAULT_TASK_QUEUE = "adk-temporal"
 """The task queue workers listen on unless told otherwise."""
+
+
+def _waiting_query(
+    task_queue: str | None,
+    statuses: Sequence[AdkStatus] = ("awaiting_confirmation", "awaiting_input"),
+) -> str:
+    values = ", ".join(f"'{s}'" for s in statuses)
+    query = f"AdkStatus IN ({values}) AND ExecutionStatus = 'Running'"
+    if task_queue is not None:
+        query += f" AND TaskQueue = '{task_queue}'"
+    return query
 
 
 class InvocationHandle:
@@ -212,6 +224,15 @@ class InvocationHandle:
     async def describe(self) -> WorkflowExecutionDescription:
         """Temporal's description of the run (search attributes, status, details)."""
         return await self._current.describe()
+
+    async def published(self) -> Published:
+        """The open requests and latest refused answers the run published in its memo.
+
+        Served by Temporal itself: it works while no worker runs, unlike :meth:`pending`
+        and :meth:`status` (queries).
+        """
+        description = await self._current.describe()
+        return Published.from_memo(await description.memo())
 
     async def events(self, *, poll_interval: float = 0.2) -> AsyncIterator[Event]:
         """Follow the session's events from now until the invocation stops running.
@@ -391,11 +412,23 @@ class AdkClient:
             statuses: The statuses to look for; by default both kinds of pause.
             task_queue: Only runs on this task queue; ``None`` looks at every queue.
         """
-        values = ", ".join(f"'{s}'" for s in statuses)
-        query = f"AdkStatus IN ({values}) AND ExecutionStatus = 'Running'"
-        if task_queue is not None:
-            query += f" AND TaskQueue = '{task_queue}'"
+        query = _waiting_query(task_queue, statuses)
         return [wf.id async for wf in self.client.list_workflows(query)]
+
+    async def waiting_requests(
+        self, *, task_queue: str | None = None
+    ) -> list[tuple[str, Published]]:
+        """Every running invocation waiting for an answer, with what it published.
+
+        One visibility query: no worker is needed, and no run is queried.
+
+        Args:
+            task_queue: Only runs on this task queue; ``None`` looks at every queue.
+        """
+        return [
+            (wf.id, Published.from_memo(await wf.memo()))
+            async for wf in self.client.list_workflows(_waiting_query(task_queue))
+        ]
 
     def _wrap(
         self, handle: WorkflowHandle[Any, Any], app_name: str, user_id: str, session_id: str

@@ -53,6 +53,9 @@ with workflow.unsafe.imports_passed_through():
         CONFIRM_CHECKED_UPDATE,
         CONFIRM_SIGNAL,
         PENDING_QUERY,
+        REFUSED_IN_MEMO,
+        REFUSED_MEMO,
+        REQUESTS_MEMO,
         RESUME_CHECKED_UPDATE,
         RESUME_SIGNAL,
         STATUS_QUERY,
@@ -62,6 +65,9 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["InvocationWorkflow", "TemporalExecutor"]
 
 _APPEND_TIMEOUT = timedelta(seconds=60)
+
+_PUBLISH_REQUESTS = "publish-requests-in-memo"
+"""Behaviour change: open requests and refused answers are published in the memo."""
 
 
 def _step_failure(err: ActivityError) -> StepFailedError:
@@ -189,6 +195,7 @@ class InvocationWorkflow:
         self._book = RequestBook(inp.budgets)
         self._flow: InvocationFlow | None = None
         self._published: AdkStatus | None = None
+        self._memo: dict[str, Any] = {REQUESTS_MEMO: [], REFUSED_MEMO: []}
 
     @workflow.run
     async def run(self, inp: InvocationInput) -> InvocationResult:
@@ -313,6 +320,16 @@ class InvocationWorkflow:
             # Each upsert is a history event: publish changes only.
             workflow.upsert_search_attributes([ADK_STATUS.value_set(now.status)])
             self._published = now.status
-        workflow.set_current_details(
-            render_details(workflow.info().workflow_id, now, self._book.unanswered())
-        )
+        pending = self._book.unanswered()
+        workflow.set_current_details(render_details(workflow.info().workflow_id, now, pending))
+        memo = {
+            REQUESTS_MEMO: [
+                p.summary().model_dump(mode="json", exclude_defaults=True) for p in pending
+            ],
+            REFUSED_MEMO: now.ignored_signals[-REFUSED_IN_MEMO:],
+        }
+        # The memo is what Temporal serves with no worker running: what the run waits for.
+        # Runs recorded before it was published must replay without the upsert.
+        if memo != self._memo and workflow.patched(_PUBLISH_REQUESTS):
+            workflow.upsert_memo(memo)
+        self._memo = memo

@@ -6,12 +6,15 @@ The answers, requests, status and result models are the flow's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from google.genai import types
 from pydantic import BaseModel, Field
 from temporalio.common import SearchAttributeKey
 
 from adk_temporal.budgets import Budgets
-from adk_temporal.flow.messages import InvocationCarry
+from adk_temporal.flow.messages import InvocationCarry, RequestSummary
 
 __all__ = [
     "ADK_AGENT",
@@ -22,10 +25,14 @@ __all__ = [
     "CONFIRM_CHECKED_UPDATE",
     "CONFIRM_SIGNAL",
     "PENDING_QUERY",
+    "REFUSED_IN_MEMO",
+    "REFUSED_MEMO",
+    "REQUESTS_MEMO",
     "RESUME_CHECKED_UPDATE",
     "RESUME_SIGNAL",
     "STATUS_QUERY",
     "InvocationInput",
+    "Published",
 ]
 
 CONFIRM_SIGNAL = "adk_confirm"
@@ -40,6 +47,14 @@ PENDING_QUERY = "adk_pending"
 """Query returning the open requests."""
 STATUS_QUERY = "adk_status"
 """Query returning the invocation's status."""
+
+REQUESTS_MEMO = "adk_requests"
+"""Memo key: the open requests (:class:`~adk_temporal.flow.messages.RequestSummary` values),
+readable with ``describe`` or a visibility list while no worker runs."""
+REFUSED_MEMO = "adk_refused"
+"""Memo key: the latest refused answers, as ``adk_status`` lists them."""
+REFUSED_IN_MEMO = 10
+"""How many refused answers the memo keeps (``adk_status`` has the rest)."""
 
 ADK_APP = SearchAttributeKey.for_keyword("AdkApp")
 """Search attribute: the app name."""
@@ -74,3 +89,17 @@ class InvocationInput(BaseModel):
     continue_as_new_after_events: int | None = None
     budgets: Budgets = Field(default_factory=Budgets)
     carry: InvocationCarry | None = None
+
+
+class Published(BaseModel):
+    """What a run publishes in its memo, readable with no worker running."""
+
+    requests: list[RequestSummary] = Field(default_factory=list)
+    """The open requests, in the order they were opened."""
+    refused: list[str] = Field(default_factory=list)
+    """The latest refused answers (id, kind, size: reason)."""
+
+    @classmethod
+    def from_memo(cls, memo: Mapping[str, Any]) -> Published:
+        """Read a run's memo (runs that published nothing give an empty value)."""
+        return cls(requests=memo.get(REQUESTS_MEMO) or [], refused=memo.get(REFUSED_MEMO) or [])

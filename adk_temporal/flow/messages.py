@@ -10,6 +10,8 @@ matched exhaustively where it is used.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Annotated, Any, Literal, TypeAlias
 
 from google.genai import types
@@ -41,6 +43,7 @@ __all__ = [
     "PendingRequest",
     "PlannedCall",
     "Refusal",
+    "RequestSummary",
     "ResumeInput",
     "RetrySettings",
     "SessionRef",
@@ -49,6 +52,7 @@ __all__ = [
     "ToolCallResult",
     "ToolOptions",
     "as_content",
+    "call_summary",
     "stage_id",
 ]
 
@@ -174,13 +178,18 @@ class PlannedCall(BaseModel):
 
     def summary(self) -> str:
         """The call as a user reads it in the Temporal UI: ``get_weather(city='Hangzhou')``."""
-        shown = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
-        text = f"{self.name}({shown})"
-        return text if len(text) <= 200 else text[:197] + "..."
+        return call_summary(self.name, self.args)
 
     def to_function_call(self) -> types.FunctionCall:
         """The call as a ``types.FunctionCall``."""
         return types.FunctionCall(id=self.id, name=self.name, args=dict(self.args))
+
+
+def call_summary(name: str, args: dict[str, Any]) -> str:
+    """A call as people read it, ``get_weather(city='Hangzhou')``, at most 200 characters."""
+    shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    text = f"{name}({shown})"
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 class AgentSpec(BaseModel):
@@ -383,6 +392,50 @@ class PendingRequest(BaseModel):
     call_digest: str = ""
     agent: str = ""
     branch: str = ""
+    expires_at: float | None = None
+    """When the request expires (POSIX seconds), if it has a deadline."""
+
+    def summary(self) -> RequestSummary:
+        """What is published about this request where Temporal serves it without a worker."""
+        payload = self.payload if self.kind == "confirmation" else self.input_schema
+        encoded = json.dumps(payload, sort_keys=True, default=str).encode()
+        return RequestSummary(
+            kind=self.kind,
+            id=self.id,
+            tool=self.tool,
+            call=call_summary(self.tool, self.args),
+            agent=self.agent,
+            branch=self.branch,
+            hint=_clip(self.hint),
+            message=_clip(self.message),
+            payload_digest=hashlib.sha256(encoded).hexdigest()[:16],
+            payload_size=len(encoded),
+            expires_at=self.expires_at,
+        )
+
+
+def _clip(text: str, limit: int = 500) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class RequestSummary(BaseModel):
+    """An open request as the run publishes it in its memo: readable with no worker running.
+
+    The payload (or an input request's schema) is summarised by its digest and size, never
+    published whole.
+    """
+
+    kind: Literal["confirmation", "input"]
+    id: str
+    tool: str
+    call: str
+    agent: str = ""
+    branch: str = ""
+    hint: str = ""
+    message: str = ""
+    payload_digest: str = ""
+    payload_size: int = 0
+    expires_at: float | None = None
 
 
 class Refusal(BaseModel):

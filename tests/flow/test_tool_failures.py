@@ -174,6 +174,6 @@ async def test_a_message_over_its_budget_is_refused_before_anything_starts(
     """message_bytes: the runner (like the client) refuses before a session is touched."""
     agent = Agent("edgy", "scripted:edges")
     async with run_local([agent], models=_registry(["hi"])) as rt:
-        with pytest.raises(BudgetExceededError, match="the message is .* over the message_bytes"):
+        with pytest.raises(BudgetExceededError, match=r"the message is .* over the message_bytes"):
             await rt.adk.start(APP, USER, "s-big", "edgy", "m" * 300_000)
         assert await rt.sessions.list(app_name=APP, user_id=USER) == []

