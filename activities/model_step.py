@@ -40,6 +40,7 @@ from .services import (
     WorkerServices,
     append_to_session,
     current_workflow_id,
+    heartbeating,
     stored_form,
     translate_errors,
 )
@@ -142,6 +143,7 @@ class ModelStepActivity:
         """
         services = self._services
         ref = inp.ref.resolved(workflow_id)
+        services.check_app(ref)
         registry = services.agents
         workflow_agent = not isinstance(registry[ref.agent_name], Agent)
         session = await services.load_session(ref)
@@ -189,7 +191,8 @@ class ModelStepActivity:
             tools=[t.declaration() for t in tools],
             generation_config=agent.generate_content_config,
         )
-        response = await self._generate(agent, cctx, request)
+        async with heartbeating():
+            response = await self._generate(agent, cctx, request)
         # In a branch or a scope, steps of other branches or scopes may run concurrently and
         # choose the same ids: whether one is stored first is timing, so ids there are
         # always generated. At the top level steps never overlap.

@@ -5,8 +5,10 @@ Live objects stay here, on the worker; only ids and deltas cross into workflow h
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Container, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
@@ -21,6 +23,7 @@ from adk_temporal.errors import (
     AdkRequestError,
     SessionNotFoundError,
     StagedResponseNotFoundError,
+    UnknownAppError,
 )
 from adk_temporal.events import Event
 from adk_temporal.flow.messages import (
@@ -41,6 +44,7 @@ __all__ = [
     "WorkerServices",
     "append_to_session",
     "current_workflow_id",
+    "heartbeating",
     "stored_form",
     "translate_errors",
     "user_content",
@@ -57,6 +61,22 @@ class WorkerServices:
     artifacts: ArtifactService | None = None
     memory: MemoryService | None = None
     events_cache: SessionEventsCache = field(default_factory=SessionEventsCache)
+    request_timeout_seconds: float | None = None
+    """How long requests wait when their tool set no timeout; ``None``: for ever."""
+    app_name: str | None = None
+    """The app this worker serves; invocations of another app are refused."""
+
+    def check_app(self, ref: SessionRef) -> None:
+        """Refuse an invocation of an app this worker does not serve.
+
+        Raises:
+            UnknownAppError: The worker serves a named app and ``ref`` is of another.
+        """
+        if self.app_name is not None and ref.app_name != self.app_name:
+            raise UnknownAppError(
+                f"this worker serves app {self.app_name!r}, not {ref.app_name!r}; start the "
+                f"invocation with that app name or a worker for {ref.app_name!r}"
+            )
 
     def invocation_context(
         self,
@@ -66,6 +86,7 @@ class WorkerServices:
         *,
         workflow_id: str,
         resume_inputs: Mapping[str, Any] | None = None,
+        expired_inputs: Sequence[str] = (),
     ) -> InvocationContext:
         """The context a step runs an agent's callbacks or tools in."""
         return InvocationContext(
@@ -78,6 +99,7 @@ class WorkerServices:
             artifact_service=self.artifacts,
             memory_service=self.memory,
             resume_inputs=resume_inputs,
+            expired_inputs=expired_inputs,
             workflow_id=workflow_id,
         )
 
@@ -160,6 +182,33 @@ def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]
             raise _failure(err, non_retryable=False) from None
 
     return wrapper
+
+
+@contextlib.asynccontextmanager
+async def heartbeating() -> AsyncIterator[None]:
+    """Heartbeat while a step runs, when its activity has a heartbeat timeout.
+
+    Heartbeats are how a running activity learns that its workflow was cancelled: the
+    cancellation then surfaces in the tool or the model call as ``asyncio.CancelledError``.
+    Outside an activity (the in-process runner) there is nobody to tell.
+    """
+    timeout = activity.info().heartbeat_timeout if activity.in_activity() else None
+    if not timeout:
+        yield
+        return
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(max(timeout.total_seconds() / 3, 0.05))
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 async def stored_form(

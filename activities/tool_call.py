@@ -16,10 +16,7 @@ so the in-process runner calls it directly; :meth:`ToolCallActivity.run` is the 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 from google.genai import types
@@ -45,7 +42,7 @@ from adk_temporal.flow.messages import ToolCallInput, ToolCallResult, stage_id
 from adk_temporal.state import TEMP_PREFIX
 from adk_temporal.tools import FunctionTool
 
-from .services import WorkerServices, current_workflow_id, translate_errors
+from .services import WorkerServices, current_workflow_id, heartbeating, translate_errors
 
 __all__ = ["ToolCallActivity"]
 
@@ -87,33 +84,6 @@ def _problem(
     return None
 
 
-@contextlib.asynccontextmanager
-async def _heartbeating() -> AsyncIterator[None]:
-    """Heartbeat while the tool runs when the activity has a heartbeat timeout.
-
-    Heartbeats are how a running activity learns that its workflow was cancelled: the
-    cancellation then surfaces in the tool as ``asyncio.CancelledError``. Outside an
-    activity (the in-process runner) there is nobody to tell.
-    """
-    timeout = activity.info().heartbeat_timeout if activity.in_activity() else None
-    if not timeout:
-        yield
-        return
-
-    async def beat() -> None:
-        while True:
-            activity.heartbeat()
-            await asyncio.sleep(max(timeout.total_seconds() / 3, 0.05))
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
 class ToolCallActivity:
     """Runs one function call of an agent against the worker's services."""
 
@@ -142,7 +112,12 @@ class ToolCallActivity:
         # The tool sees the state as of the step, not the events: a copy it may write to.
         session = stored.model_copy(update={"state": {**stored.state, **inp.temp_state}})
         ictx = services.invocation_context(
-            ref, session, agent, workflow_id=workflow_id, resume_inputs=inp.resume_inputs
+            ref,
+            session,
+            agent,
+            workflow_id=workflow_id,
+            resume_inputs=inp.resume_inputs,
+            expired_inputs=inp.expired_inputs,
         )
         actions = EventActions()
         ctx = ToolContext(
@@ -159,6 +134,13 @@ class ToolCallActivity:
             }
         else:
             response = await self._invoke(agent, tool, dict(inp.call.args), ctx)
+        default = services.request_timeout_seconds
+        for confirmation in actions.requested_tool_confirmations.values():
+            if confirmation.timeout_seconds is None:
+                confirmation.timeout_seconds = default
+        for request in actions.requested_inputs.values():
+            if request.timeout_seconds is None:
+                request.timeout_seconds = default
         problem = _problem(response, actions, inp.temp_state, inp.budgets)
         if problem is not None:
             # The side effects happened; what cannot be kept is what the tool reported.
@@ -210,7 +192,7 @@ class ToolCallActivity:
                 early = await maybe_await(agent.before_tool_callback(ctx, tool, args))
                 if isinstance(early, dict):
                     return early
-            async with _heartbeating():
+            async with heartbeating():
                 response = await tool.run(args, ctx)
             if agent.after_tool_callback is not None:
                 replaced = await maybe_await(agent.after_tool_callback(ctx, tool, args, response))

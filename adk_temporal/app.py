@@ -7,8 +7,11 @@ The CLI loads one with ``--app module:attr``; the attribute may be an :class:`Ap
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from .agents import Agent
 from .errors import AdkRequestError
@@ -28,13 +31,20 @@ class App:
 
     Args:
         agents: The agents, looked up by name when an invocation starts.
+        name: The app name invocations of these agents are started with (``run --app``).
+            A worker serving a named app refuses invocations of another app at once, and
+            advertises the name so ``run`` can refuse to start what no worker serves.
         models: Resolves the agents' model names; Gemini plus the scripted models by default.
         memory_service: Backs ``ctx.search_memory``; ``None`` makes it raise.
+        request_timeout: How long a confirmation or input request waits when its tool set no
+            ``timeout``; ``None`` waits for ever.
     """
 
     agents: Sequence[Agent]
+    name: str | None = None
     models: ModelRegistry = field(default_factory=default_registry)
     memory_service: MemoryService | None = None
+    request_timeout: timedelta | None = None
 
 
 def _as_app(value: object, spec: str) -> App:
@@ -62,10 +72,17 @@ def load_app(spec: str) -> App:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise AppLoadError(f"--app must look like 'package.module:attribute', got {spec!r}")
+    # As other Python app servers do: a module in the current directory is found.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
         raise AppLoadError(f"cannot import {module_name!r} for --app {spec!r}: {err}") from err
+    except Exception as err:  # the user's module raised while it was imported
+        raise AppLoadError(
+            f"importing {module_name!r} for --app {spec!r} raised {type(err).__name__}: {err}"
+        ) from err
     try:
         value = getattr(module, attr)
     except AttributeError:

@@ -13,6 +13,9 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from google.genai import types
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -216,6 +219,15 @@ class InvocationHandle:
                 raise known from err
             raise
 
+    async def cancel(self) -> None:
+        """Cancel the invocation (Temporal's workflow cancellation).
+
+        Running model and tool steps learn of it through their heartbeats (tools see
+        ``asyncio.CancelledError``), the open requests close, one cancellation event is
+        stored, ``AdkStatus`` becomes ``cancelled`` and the session takes the next message.
+        """
+        await self._current.cancel()
+
     async def result(self) -> InvocationResult:
         """Wait for the invocation to finish and return its result."""
         result = await self._handle.result()
@@ -324,6 +336,7 @@ class AdkClient:
         continue_as_new_after_events: int | None = None,
         model_timeout_seconds: float = 120.0,
         tool_timeout_seconds: float = 300.0,
+        heartbeat_seconds: float = 20.0,
     ) -> InvocationHandle:
         """Start an invocation of ``agent`` with ``message`` in the session.
 
@@ -341,6 +354,9 @@ class AdkClient:
                 a step whose worker died waits before another worker retries it.
             tool_timeout_seconds: Default start-to-close timeout of each tool call (a tool's
                 own ``start_to_close_timeout`` wins).
+            heartbeat_seconds: Heartbeat timeout of model steps and of tools that declare
+                none: how soon a running step learns of a cancellation (within about this
+                long) and how soon a step whose worker died is retried.
 
         Raises:
             InvalidIdError: An id breaks the id grammar (nothing is started).
@@ -356,11 +372,13 @@ class AdkClient:
             agent_name=agent,
             message=as_content(message, self.budgets),
             budgets=self.budgets,
+            answer_address=self.client.service_client.config.target_host,
             invocation_id=invocation_id,
             max_steps=max_steps,
             continue_as_new_after_events=continue_as_new_after_events,
             model_timeout_seconds=model_timeout_seconds,
             tool_timeout_seconds=tool_timeout_seconds,
+            heartbeat_seconds=heartbeat_seconds,
         )
         try:
             handle = await self.client.start_workflow(
@@ -414,6 +432,21 @@ class AdkClient:
         """
         query = _waiting_query(task_queue, statuses)
         return [wf.id async for wf in self.client.list_workflows(query)]
+
+    async def worker_identities(self) -> list[str]:
+        """The identities of the workers polling this client's task queue lately.
+
+        Temporal keeps a poller listed for a few minutes after its last poll; an empty list
+        means no worker has polled the queue recently.
+        """
+        response = await self.client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=self.client.namespace,
+                task_queue=TaskQueue(name=self.task_queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            )
+        )
+        return [poller.identity for poller in response.pollers]
 
     async def waiting_requests(
         self, *, task_queue: str | None = None

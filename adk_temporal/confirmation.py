@@ -141,7 +141,9 @@ def confirmation_request_call(
                 "name": original.name,
                 "args": dict(original.args or {}),
             },
-            "toolConfirmation": confirmation.model_dump(mode="json"),
+            "toolConfirmation": confirmation.model_dump(
+                mode="json", include={"hint", "confirmed", "payload"}
+            ),
             "callDigest": call_digest(original.name, original.args),
         },
     )

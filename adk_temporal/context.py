@@ -19,8 +19,9 @@ from __future__ import annotations
 import copy
 import enum
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, Self
 
@@ -49,6 +50,16 @@ __all__ = [
     "ToolContext",
     "UnsetType",
 ]
+
+
+def _seconds(timeout: timedelta | float | None) -> float | None:
+    """A timeout in seconds; refuses one that is not positive."""
+    if timeout is None:
+        return None
+    seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+    if seconds <= 0:
+        raise ValueError(f"timeout must be positive, got {timeout!r}")
+    return seconds
 
 
 class UnsetType(enum.Enum):
@@ -120,6 +131,7 @@ class InvocationContext:
             ``None``.
         memory_service: What ``search_memory`` searches; ``None`` makes it raise.
         resume_inputs: Answers to input requests, by interrupt id.
+        expired_inputs: Interrupt ids whose requests expired unanswered.
         workflow_id: The id of the workflow running the invocation (part of idempotency
             keys); ``""`` outside Temporal.
     """
@@ -137,6 +149,7 @@ class InvocationContext:
         artifact_service: ArtifactService | None = None,
         memory_service: MemoryService | None = None,
         resume_inputs: Mapping[str, Any] | None = None,
+        expired_inputs: Iterable[str] = (),
         workflow_id: str = "",
     ) -> None:
         self._session = session
@@ -149,6 +162,7 @@ class InvocationContext:
         self._artifact_service = artifact_service
         self._memory_service = memory_service
         self._resume_inputs: Mapping[str, Any] = MappingProxyType(dict(resume_inputs or {}))
+        self._expired_inputs = frozenset(expired_inputs)
         self._workflow_id = workflow_id
         self._end = _EndFlag()
 
@@ -201,6 +215,11 @@ class InvocationContext:
     def resume_inputs(self) -> Mapping[str, Any]:
         """A read-only view of the answers to input requests, by interrupt id."""
         return self._resume_inputs
+
+    @property
+    def expired_inputs(self) -> frozenset[str]:
+        """The interrupt ids whose input requests expired unanswered."""
+        return self._expired_inputs
 
     @property
     def workflow_id(self) -> str:
@@ -514,7 +533,9 @@ class ToolContext(CallbackContext):
     def _idempotency_base(self) -> str:
         return self.idempotency_key
 
-    def request_confirmation(self, hint: str = "", payload: Any = None) -> None:
+    def request_confirmation(
+        self, hint: str = "", payload: Any = None, *, timeout: timedelta | float | None = None
+    ) -> None:
         """Ask a human to approve this call; returns at once.
 
         The tool should then return a "waiting" result without performing its side effect;
@@ -524,27 +545,38 @@ class ToolContext(CallbackContext):
         Args:
             hint: What the human is asked.
             payload: Data the human may inspect and return changed.
+            timeout: How long to wait (a ``timedelta`` or seconds; the app's default when
+                ``None``). On expiry the call re-enters rejected: ``confirmed=False`` and
+                ``expired=True``.
         """
         self._actions.requested_tool_confirmations[self._function_call_id] = ToolConfirmation(
-            hint=hint, confirmed=False, payload=payload
+            hint=hint, confirmed=False, payload=payload, timeout_seconds=_seconds(timeout)
         )
         self._actions.skip_summarization = True
 
     def request_input(
-        self, message: str, schema: dict[str, Any] | None = None, interrupt_id: str | None = None
+        self,
+        message: str,
+        schema: dict[str, Any] | None = None,
+        interrupt_id: str | None = None,
+        *,
+        timeout: timedelta | float | None = None,
     ) -> str:
         """Ask a human for a value; returns the interrupt id at once.
 
         Without ``interrupt_id`` the id is ``"<function_call_id>/input-<n>"``, ``n`` counting
         this call's requests without an explicit id from 1, so a re-entered handler making
         the same requests gets the same ids. A request whose interrupt was already answered
-        records nothing — re-opening it would pause the invocation on an answered question —
-        and its answer is available from :meth:`resumed_input`.
+        — or expired — records nothing: re-opening it would pause the invocation on a closed
+        question. Its answer is available from :meth:`resumed_input`; an expired one has
+        none and :meth:`input_expired` says so.
 
         Args:
             message: What the human is asked.
             schema: A JSON schema the answer must satisfy; ``None`` accepts any value.
             interrupt_id: An explicit id, unique within the invocation.
+            timeout: How long to wait (a ``timedelta`` or seconds; the app's default when
+                ``None``). On expiry the call re-enters without the input.
 
         Returns:
             The interrupt id.
@@ -559,13 +591,15 @@ class ToolContext(CallbackContext):
             interrupt_id = default_interrupt_id(
                 self._function_call_id, self._call.default_inputs_requested
             )
-        if interrupt_id in self._invocation_context.resume_inputs:
+        ic = self._invocation_context
+        if interrupt_id in ic.resume_inputs or interrupt_id in ic.expired_inputs:
             return interrupt_id
         self._actions.requested_inputs[interrupt_id] = InputRequest(
             interrupt_id=interrupt_id,
             function_call_id=self._function_call_id,
             message=message,
             input_schema=schema,
+            timeout_seconds=_seconds(timeout),
         )
         self._actions.skip_summarization = True
         return interrupt_id
@@ -584,6 +618,16 @@ class ToolContext(CallbackContext):
         if interrupt_id is None:
             interrupt_id = default_interrupt_id(self._function_call_id, 1)
         return self._invocation_context.resumed_input(interrupt_id)
+
+    def input_expired(self, interrupt_id: str | None = None) -> bool:
+        """True when one of this call's input requests expired unanswered.
+
+        Args:
+            interrupt_id: As for :meth:`resumed_input`.
+        """
+        if interrupt_id is None:
+            interrupt_id = default_interrupt_id(self._function_call_id, 1)
+        return interrupt_id in self._invocation_context.expired_inputs
 
     async def search_memory(self, query: str) -> SearchMemoryResponse:
         """Search the memory of all sessions of this app and user.

@@ -139,6 +139,11 @@ class DevServer:
         return f"http://{self.host}:{self.ui_port}"
 
     @property
+    def exit_code(self) -> int | None:
+        """The server process's exit status once it ended on its own; ``None`` while it runs."""
+        return self._process.poll() if self._process is not None else None
+
+    @property
     def running(self) -> bool:
         """True while the server process is alive."""
         return self._process is not None and self._process.poll() is None

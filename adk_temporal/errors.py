@@ -34,6 +34,7 @@ AdkError
 │   ├── StagedResponseNotFoundError (LookupError: a staged tool response is gone)
 │   ├── ModelRequestError (a 4xx from the model API)
 │   ├── UnknownAgentError (LookupError)
+│   ├── UnknownAppError (LookupError: a worker serves another app)
 │   └── UnknownModelError (LookupError)
 ├── ToolError (a tool's failure for the model to see; never retried)
 └── AdkRunError
@@ -73,6 +74,7 @@ __all__ = [
     "ToolError",
     "UnencodableValueError",
     "UnknownAgentError",
+    "UnknownAppError",
     "UnknownModelError",
     "UnknownRequestIdError",
     "VersionConflictError",
@@ -196,6 +198,10 @@ class InvalidToolArgumentsError(AdkRequestError, ValueError):
 
 class UnknownAgentError(AdkRequestError, LookupError):
     """No agent with the given name is registered."""
+
+
+class UnknownAppError(AdkRequestError, LookupError):
+    """An invocation of one app reached a worker that serves another."""
 
 
 class UnknownModelError(AdkRequestError, LookupError):

@@ -35,11 +35,17 @@ ADK_ID_PREFIX = "adk-"
 
 
 class ToolConfirmation(BaseModel):
-    """A confirmation request for one tool call, or the user's answer to it."""
+    """A confirmation request for one tool call, or the user's answer to it.
+
+    ``timeout_seconds`` (on a request) bounds the wait; ``expired`` (on an answer) says
+    nobody answered in time, which counts as a rejection.
+    """
 
     hint: str = ""
     confirmed: bool = False
     payload: Any = None
+    timeout_seconds: float | None = None
+    expired: bool = False
 
 
 class InputRequest(BaseModel):
@@ -49,6 +55,8 @@ class InputRequest(BaseModel):
     function_call_id: str
     message: str = ""
     input_schema: dict[str, Any] | None = None
+    timeout_seconds: float | None = None
+    """How long the request waits; on expiry the tool re-enters without the input."""
 
 
 _MAP_FIELDS = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from pydantic_core import SchemaSerializer, core_schema
@@ -113,6 +114,9 @@ class AdkPlugin(SimplePlugin):
         memory_service: Backs ``ctx.search_memory``; ``None`` makes it raise
             ``MemoryServiceNotConfiguredError``.
         models: Resolves agents' model names; defaults to Gemini plus the scripted models.
+        request_timeout: How long confirmation and input requests wait when their tool set
+            no timeout; ``None`` waits for ever.
+        app_name: The app this worker serves; invocations of another app fail at once.
     """
 
     def __init__(
@@ -123,6 +127,8 @@ class AdkPlugin(SimplePlugin):
         artifact_service: ArtifactService | None = None,
         memory_service: MemoryService | None = None,
         models: ModelRegistry | None = None,
+        request_timeout: timedelta | None = None,
+        app_name: str | None = None,
     ) -> None:
         services = WorkerServices(
             agents=AgentRegistry(agents),
@@ -130,6 +136,8 @@ class AdkPlugin(SimplePlugin):
             models=models or default_registry(),
             artifacts=artifact_service,
             memory=memory_service,
+            request_timeout_seconds=request_timeout.total_seconds() if request_timeout else None,
+            app_name=app_name,
         )
         self.services = services
         super().__init__(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -10,10 +11,10 @@ from google.genai import types
 from rich.text import Text
 
 from .events import REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME, Event
-from .flow.messages import PendingRequest
+from .flow.messages import PendingRequest, RequestSummary
 from .workflows.details import answer_commands
 
-__all__ = ["event_lines", "part_bytes", "request_lines", "workflows_url"]
+__all__ = ["event_lines", "part_bytes", "request_lines", "summary_lines", "workflows_url"]
 
 _MAX_ARGS_CHARS = 160
 
@@ -96,6 +97,35 @@ def request_lines(
         labels = ("answer   ", "or       ")
     if request.branch:
         lines.insert(2, Text(f"  agent    {request.agent} (branch {request.branch})"))
+    for label, command in zip(
+        labels, answer_commands(workflow_id, request, address, namespace), strict=True
+    ):
+        lines.append(Text.assemble(f"  {label}", (command, "bold")))
+    return lines
+
+
+def summary_lines(
+    workflow_id: str, request: RequestSummary, address: str, namespace: str = "default"
+) -> list[Text]:
+    """What a paused request asks, as the run published it, and the commands that answer."""
+    if request.kind == "confirmation":
+        lines = [Text.assemble(("waiting for approval ", "bold yellow"), f"of {request.call}")]
+        lines.append(Text(f"  id       {request.id}"))
+        lines.append(Text(f"  hint     {request.hint}"))
+        lines.append(
+            Text(f"  payload  {request.payload_size} bytes, sha256 {request.payload_digest}…")
+        )
+        labels = ("approve  ", "or       ")
+    else:
+        lines = [Text.assemble(("waiting for input ", "bold yellow"), f"to {request.call}")]
+        lines.append(Text(f"  id       {request.id}"))
+        lines.append(Text(f"  message  {request.message}"))
+        labels = ("answer   ", "or       ")
+    if request.branch:
+        lines.insert(2, Text(f"  agent    {request.agent} (branch {request.branch})"))
+    if request.expires_at is not None:
+        when = datetime.fromtimestamp(request.expires_at, UTC)
+        lines.append(Text(f"  expires  {when:%Y-%m-%d %H:%M:%S} UTC"))
     for label, command in zip(
         labels, answer_commands(workflow_id, request, address, namespace), strict=True
     ):

@@ -23,6 +23,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from google.genai import types
@@ -173,9 +174,16 @@ class _LocalExecutor:
         step = AppendEventsActivity(self._services)
         await self._append.call(lambda: step.execute(inp, workflow_id=self._workflow_id))
 
-    async def wait_until(self, condition: Callable[[], bool]) -> None:
-        """Wait until an answer makes ``condition()`` true."""
-        await self.changes.wait_for(condition)
+    async def wait_until(
+        self, condition: Callable[[], bool], *, timeout: float | None = None
+    ) -> bool:
+        """Wait until an answer makes ``condition()`` true, at most ``timeout`` seconds."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self.changes.wait_for(condition)
+        except TimeoutError:
+            return False
+        return True
 
     def new_id(self) -> str:
         """A random UUID."""
@@ -234,6 +242,14 @@ class LocalInvocation:
                 status="failed",
                 steps=self._flow.step,
                 error=f"{err.kind}: {err.message}",
+            )
+        except asyncio.CancelledError:
+            # The flow stored the cancellation; the task ends with that result.
+            return InvocationResult(
+                invocation_id=self._flow.invocation_id,
+                status="cancelled",
+                steps=self._flow.step,
+                error=self._flow.error,
             )
         finally:
             self._runner._running.discard(self.workflow_id)
@@ -315,6 +331,13 @@ class LocalInvocation:
         book.accept(book.check(kind, answer.model_dump(mode="json")))
         self._executor.changes.poke()
 
+    async def cancel(self) -> None:
+        """Cancel the invocation: the running step sees ``asyncio.CancelledError``, the open
+        requests close and one cancellation event is stored."""
+        assert self._task is not None
+        self._task.cancel()
+        await asyncio.wait([self._task])
+
     async def result(self) -> InvocationResult:
         """Wait for the invocation to end; a failed step gives status ``failed``."""
         assert self._task is not None
@@ -346,6 +369,8 @@ class Runner:
         memory_service: Backs ``ctx.search_memory``; ``None`` makes it raise.
         models: Resolves the agents' model names; Gemini plus the scripted models by default.
         budgets: The size limits of what enters an invocation.
+        request_timeout: How long confirmation and input requests wait when their tool set
+            no timeout; ``None`` waits for ever.
     """
 
     def __init__(
@@ -357,6 +382,7 @@ class Runner:
         memory_service: MemoryService | None = None,
         models: ModelRegistry | None = None,
         budgets: Budgets | None = None,
+        request_timeout: timedelta | None = None,
     ) -> None:
         self.budgets = budgets or Budgets()
         self.services = WorkerServices(
@@ -365,6 +391,7 @@ class Runner:
             models=models or default_registry(),
             artifacts=artifact_service,
             memory=memory_service,
+            request_timeout_seconds=request_timeout.total_seconds() if request_timeout else None,
         )
         self._running: set[str] = set()
 

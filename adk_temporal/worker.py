@@ -9,6 +9,8 @@ machines share a PostgreSQL session store and a GCS bucket instead.
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,7 +22,35 @@ from .artifacts import ArtifactService, FileArtifactService, GcsArtifactService
 from .plugin import AdkPlugin
 from .sessions import SessionService, SqliteSessionService
 
-__all__ = ["artifact_store", "build_worker", "serve", "session_store"]
+__all__ = [
+    "APPS_MARK",
+    "artifact_store",
+    "build_worker",
+    "serve",
+    "served_apps",
+    "session_store",
+    "worker_identity",
+]
+
+APPS_MARK = " adk-apps="
+"""Marks the apps a worker serves in its identity, which Temporal shows for each poller."""
+
+
+def worker_identity(app: App) -> str:
+    """``pid@host`` as Temporal's default, plus the served app's name when it has one."""
+    base = f"{os.getpid()}@{socket.gethostname()}"
+    return f"{base}{APPS_MARK}{app.name}" if app.name else base
+
+
+def served_apps(identities: list[str]) -> set[str] | None:
+    """The apps the pollers with ``identities`` serve; ``None`` if one serves any app."""
+    apps: set[str] = set()
+    for identity in identities:
+        _, mark, names = identity.partition(APPS_MARK)
+        if not mark:
+            return None
+        apps.update(names.split(","))
+    return apps
 
 
 def session_store(data_dir: str | Path, postgres_dsn: str | None = None) -> SessionService:
@@ -70,11 +100,14 @@ def build_worker(
         artifact_service=artifact_service,
         memory_service=app.memory_service,
         models=app.models,
+        request_timeout=app.request_timeout,
+        app_name=app.name,
     )
     return Worker(
         client,
         task_queue=task_queue,
         plugins=[plugin],
+        identity=worker_identity(app),
         max_cached_workflows=max_cached_workflows,
         sticky_queue_schedule_to_start_timeout=sticky_timeout,
     )

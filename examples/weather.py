@@ -191,5 +191,5 @@ def build_weather_agent(model: str | None = None) -> Agent:
 weather_agent = build_weather_agent()
 """The demo's agent, on the default model."""
 
-app = App(agents=[weather_agent])
+app = App(agents=[weather_agent], name=APP_NAME)
 """The example app: ``adk-temporal worker --app adk_temporal.examples.weather:app``."""

@@ -9,16 +9,21 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Sequence
-from typing import Any
+from datetime import UTC, datetime
 
-from adk_temporal.flow.messages import InvocationStatus, PendingRequest
+from adk_temporal.flow.messages import (
+    InvocationStatus,
+    PendingRequest,
+    RequestSummary,
+    call_summary,
+)
 from adk_temporal.workflows.messages import CONFIRM_SIGNAL, RESUME_SIGNAL
 
 __all__ = ["answer_commands", "render_details"]
 
 
 def _call(request: PendingRequest) -> str:
-    return f"{request.tool}({', '.join(f'{k}={v!r}' for k, v in request.args.items())})"
+    return call_summary(request.tool, request.args)
 
 
 def _where(request: PendingRequest) -> str:
@@ -27,48 +32,63 @@ def _where(request: PendingRequest) -> str:
 
 def answer_commands(
     workflow_id: str,
-    request: PendingRequest,
+    request: PendingRequest | RequestSummary,
     address: str | None = None,
     namespace: str = "default",
 ) -> list[str]:
     """The two shell commands that answer ``request``: ``adk-temporal`` and ``temporal``.
 
     A confirmation is approved (use ``--reject`` / ``"confirmed": false`` to reject); an
-    input request carries the placeholder ``<json>`` for the value. Without ``address``
-    the commands rely on their defaults (``TEMPORAL_ADDRESS`` or ``localhost:7233``).
+    input request carries the placeholder ``<json>`` where the JSON value goes, unquoted, so
+    a pasted object stays an object. Without ``address`` the commands rely on their
+    defaults (``TEMPORAL_ADDRESS`` or ``localhost:7233``).
     """
     where = f" --address {shlex.quote(address)}" if address else ""
     if namespace != "default":
         where += f" --namespace {shlex.quote(namespace)}"
     wid = shlex.quote(workflow_id)
     if request.kind == "confirmation":
-        body: dict[str, Any] = {"confirmation_id": request.id, "confirmed": True}
+        body = json.dumps({"confirmation_id": request.id, "confirmed": True})
         ours = f"adk-temporal confirm {wid} {request.id} --approve{where}"
         name = CONFIRM_SIGNAL
     else:
-        body = {"interrupt_id": request.id, "input": "<json>"}
+        body = json.dumps({"interrupt_id": request.id, "input": _VALUE}).replace(
+            json.dumps(_VALUE), "<json>"
+        )
         ours = f"adk-temporal resume {wid} {request.id} --input '<json>'{where}"
         name = RESUME_SIGNAL
     signal = (
         f"temporal workflow signal --workflow-id {wid} --name {name} "
-        f"--input {shlex.quote(json.dumps(body))}{where}"
+        f"--input {shlex.quote(body)}{where}"
     )
     return [ours, signal]
 
 
+_VALUE = "\0value"  # stands for the answer while the JSON body is built; no id contains NUL
+
+
 def render_details(
-    workflow_id: str, now: InvocationStatus, pending: Sequence[PendingRequest]
+    workflow_id: str,
+    now: InvocationStatus,
+    pending: Sequence[PendingRequest],
+    *,
+    address: str | None = None,
+    namespace: str = "default",
 ) -> str:
-    """Markdown describing the run's state and, when it waits, how to answer it."""
+    """Markdown describing the run's state and, when it waits, how to answer it.
+
+    The commands name ``address`` and ``namespace`` (the client's, passed at start), so
+    they work as pasted on any deployment; refused answers are listed with their reasons.
+    """
     status = now.status
     if status == "running":
         return f"**Running** `{now.agent}` · step {now.step}"
-    if status in ("completed", "failed"):
+    if status in ("completed", "failed", "cancelled"):
         tail = now.final_text if status == "completed" else now.error or ""
         return f"**{status.capitalize()}** after {now.step} step(s). {tail}".strip()
     blocks: list[str] = []
     for request in pending:
-        ours, theirs = answer_commands(workflow_id, request)
+        ours, theirs = answer_commands(workflow_id, request, address, namespace)
         if request.kind == "confirmation":
             head = (
                 f"**Waiting for approval** of `{_call(request)}`{_where(request)}: {request.hint}"
@@ -81,6 +101,12 @@ def render_details(
             )
             detail = f"- schema: `{json.dumps(request.input_schema)}`"
             verb = "answer"
+        if request.expires_at is not None:
+            when = datetime.fromtimestamp(request.expires_at, UTC)
+            detail += f"\n- expires: {when:%Y-%m-%d %H:%M:%S} UTC"
         # The blank line makes the lines below a markdown list rather than running text.
         blocks.append(f"{head}\n\n{detail}\n- {verb}: `{ours}`\n- or: `{theirs}`")
+    if now.ignored_signals:
+        refused = "\n".join(f"- `{line}`" for line in now.ignored_signals[-10:])
+        blocks.append(f"**Refused answers** (they changed nothing):\n\n{refused}")
     return "\n\n".join(blocks)

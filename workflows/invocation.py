@@ -98,6 +98,7 @@ class TemporalExecutor:
                 ModelStepActivity.run,
                 inp,
                 start_to_close_timeout=timedelta(seconds=self._inp.model_timeout_seconds),
+                heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
                 retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
                 summary=summary,
             )
@@ -125,8 +126,8 @@ class TemporalExecutor:
                 start_to_close_timeout=timedelta(
                     seconds=opts.start_to_close_seconds or self._inp.tool_timeout_seconds
                 ),
-                heartbeat_timeout=(
-                    timedelta(seconds=opts.heartbeat_seconds) if opts.heartbeat_seconds else None
+                heartbeat_timeout=timedelta(
+                    seconds=opts.heartbeat_seconds or self._inp.heartbeat_seconds
                 ),
                 retry_policy=retry,
                 summary=summary,
@@ -146,9 +147,16 @@ class TemporalExecutor:
         except ActivityError as err:
             raise _step_failure(err) from err
 
-    async def wait_until(self, condition: Callable[[], bool]) -> None:
-        """``workflow.wait_condition``: durable, however long the wait."""
-        await workflow.wait_condition(condition)
+    async def wait_until(
+        self, condition: Callable[[], bool], *, timeout: float | None = None
+    ) -> bool:
+        """``workflow.wait_condition``: durable however long the wait; a timeout is a
+        durable timer, so a deadline passes even while no worker runs."""
+        try:
+            await workflow.wait_condition(condition, timeout=timeout)
+        except TimeoutError:
+            return False
+        return True
 
     def new_id(self) -> str:
         """``workflow.uuid4()``: the same on every replay."""
@@ -193,6 +201,7 @@ class InvocationWorkflow:
         # Answers may arrive before the run starts (signal-with-start): the book exists
         # from the start and the flow is given it.
         self._book = RequestBook(inp.budgets)
+        self._address = inp.answer_address
         self._flow: InvocationFlow | None = None
         self._published: AdkStatus | None = None
         self._memo: dict[str, Any] = {REQUESTS_MEMO: [], REFUSED_MEMO: []}
@@ -321,7 +330,16 @@ class InvocationWorkflow:
             workflow.upsert_search_attributes([ADK_STATUS.value_set(now.status)])
             self._published = now.status
         pending = self._book.unanswered()
-        workflow.set_current_details(render_details(workflow.info().workflow_id, now, pending))
+        info = workflow.info()
+        workflow.set_current_details(
+            render_details(
+                info.workflow_id,
+                now,
+                pending,
+                address=self._address,
+                namespace=info.namespace,
+            )
+        )
         memo = {
             REQUESTS_MEMO: [
                 p.summary().model_dump(mode="json", exclude_defaults=True) for p in pending

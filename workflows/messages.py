@@ -65,7 +65,8 @@ ADK_SESSION = SearchAttributeKey.for_keyword("AdkSession")
 ADK_AGENT = SearchAttributeKey.for_keyword("AdkAgent")
 """Search attribute: the agent the invocation was started with."""
 ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
-"""Search attribute: running / awaiting_confirmation / awaiting_input / completed / failed."""
+"""Search attribute: running / awaiting_confirmation / awaiting_input / completed / failed /
+cancelled."""
 
 
 class InvocationInput(BaseModel):
@@ -86,8 +87,13 @@ class InvocationInput(BaseModel):
     model_timeout_seconds: float = 120.0
     model_maximum_attempts: int = 10
     tool_timeout_seconds: float = 300.0
+    heartbeat_seconds: float = 20.0
+    """Heartbeat timeout of model steps, and of tools that declare none: how soon a step
+    learns the invocation was cancelled, and how soon a step whose worker died is retried."""
     continue_as_new_after_events: int | None = None
     budgets: Budgets = Field(default_factory=Budgets)
+    answer_address: str | None = None
+    """The Temporal address the starting client used: the UI's answer commands name it."""
     carry: InvocationCarry | None = None
 
 

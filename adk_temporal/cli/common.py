@@ -210,7 +210,13 @@ def _describe(err: BaseException) -> CliError:
         return err
     if isinstance(err, RPCError):
         if err.status == RPCStatusCode.NOT_FOUND:
-            return CliError(err.message, "check the workflow id with `adk-temporal pending`")
+            if "namespace" in err.message.lower():
+                return CliError(
+                    err.message,
+                    "pass the --namespace the workers use (or set TEMPORAL_NAMESPACE), or "
+                    "create it: `temporal operator namespace create --namespace NAME`",
+                )
+            return CliError(err.message, "check the workflow id with `adk-temporal list`")
         if err.status == RPCStatusCode.UNAVAILABLE:
             return CliError(f"Temporal is unavailable: {err.message}", "is the server running?")
         return CliError(f"Temporal refused the request: {err.message}")

@@ -2,37 +2,28 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import click
-from rich import box
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 from temporalio.client import WorkflowFailureError
-from temporalio.service import RPCError, RPCStatusCode
 
 from ..app import App
 from ..client import AdkClient, InvocationHandle
 from ..errors import (
-    InvalidResumeInputError,
     SessionBusyError,
-    UnknownRequestIdError,
 )
 from ..events import Event
-from ..flow.messages import InvocationStatus, PendingRequest
+from ..flow.messages import InvocationStatus
 from ..ids import workflow_id_for
 from ..render import request_lines
 from ..runner import Runner
 from ..terminal import NoAnswerError, answer_on_terminal
-from ..worker import artifact_store, session_store
+from ..worker import artifact_store, served_apps, session_store
 from .common import (
     EXIT_FAILED,
     EXIT_PAUSED,
-    JSON,
     CliError,
     connect,
     connection_options,
@@ -53,8 +44,6 @@ from .common import (
 )
 
 # ---------------------------------------------------------------- invocations
-
-_QUERY_TIMEOUT_SECONDS = 10.0
 
 
 @main.command()
@@ -133,6 +122,7 @@ def run(
         client = await connect(address, namespace)
         adk = AdkClient(client, task_queue=task_queue, session_service=sessions)
         try:
+            workers = await _check_workers(adk, app_name)
             try:
                 handle = await adk.start(
                     app_name, user_id, session_id, agent, message, max_steps=max_steps
@@ -142,6 +132,12 @@ def run(
                 raise CliError(
                     str(err), f"see what it waits for: `adk-temporal pending --workflow-id {wid}`"
                 ) from err
+            if not workers:
+                err_console.print(
+                    f"[yellow]warning:[/] no worker polls task queue {task_queue!r}: the "
+                    "invocation waits until one starts (`adk-temporal worker --app "
+                    f"package.module:app --task-queue {task_queue}`)"
+                )
             if no_wait:
                 if as_json:
                     print_json({"workflow_id": handle.workflow_id, "run_id": handle.run_id})
@@ -154,6 +150,24 @@ def run(
                 await sessions.close()
 
     run_command(body())
+
+
+async def _check_workers(adk: AdkClient, app_name: str) -> list[str]:
+    """The identities of the task queue's workers; refuses an app none of them serves.
+
+    Raises:
+        CliError: Every worker serves a named app and none of them is ``app_name``: the
+            run would wait for a worker that never comes.
+    """
+    identities = await adk.worker_identities()
+    apps = served_apps(identities) if identities else None
+    if apps is not None and app_name not in apps:
+        raise CliError(
+            f"no worker on task queue {adk.task_queue!r} serves app {app_name!r}; "
+            f"they serve: {', '.join(sorted(apps))}",
+            "pass --app with one of those names, or start a worker for this app",
+        )
+    return identities
 
 
 async def _run_local(
@@ -184,7 +198,10 @@ async def _run_local(
                 invocation, events.append if as_json else print_event, err_console
             )
         except NoAnswerError:
-            err_console.print("[yellow]no answer:[/] input ended; the in-process run stops here")
+            # Nothing in this process can wait for a later answer: the run is cancelled,
+            # which closes its requests and records the cancellation in the session.
+            await invocation.cancel()
+            err_console.print("[yellow]no answer:[/] input ended; the in-process run is cancelled")
             return EXIT_PAUSED
     finally:
         await sessions.close()
@@ -263,149 +280,3 @@ async def _follow(
     if waiting:
         return EXIT_PAUSED
     return EXIT_FAILED if status.status == "failed" else 0
-
-
-@main.command()
-@connection_options
-@click.option("--workflow-id", help="Show this run's requests (default: every waiting run).")
-@json_option
-def pending(
-    address: str, namespace: str, task_queue: str, workflow_id: str | None, as_json: bool
-) -> None:
-    """List the runs waiting for an approval or an input, and what they wait for.
-
-    Without --workflow-id it lists every running invocation on --task-queue whose AdkStatus
-    is awaiting_confirmation or awaiting_input (one visibility query).
-    """
-
-    async def body() -> int:
-        client = await connect(address, namespace)
-        adk = AdkClient(client, task_queue=task_queue)
-        with err_console.status("querying…"):
-            if workflow_id is not None:
-                ids = [workflow_id]
-            else:
-                ids = await adk.waiting(task_queue=task_queue)
-            found: list[tuple[str, PendingRequest]] = []
-            refused: list[str] = []
-            for wid in ids:
-                try:
-                    async with asyncio.timeout(_QUERY_TIMEOUT_SECONDS):
-                        requests = await adk.handle(wid).pending()
-                        if workflow_id is not None:
-                            refused = (await adk.handle(wid).status()).ignored_signals
-                except (RPCError, TimeoutError) as err:
-                    if workflow_id is not None:
-                        raise
-                    err_console.print(f"[yellow]warning:[/] cannot query {escape(wid)}: {err}")
-                    continue
-                found += [(wid, r) for r in requests]
-        if as_json:
-            print_json([request_json(w, r, address, namespace) for w, r in found])
-            return 0
-        for refusal in refused:
-            # Every answer that changed nothing, with its reason: never lost silently.
-            console.print(Text.assemble(("refused answer ", "bold red"), refusal))
-        if not found:
-            console.print("no open requests")
-            return 0
-        if workflow_id is not None:
-            for wid, request in found:
-                for line in request_lines(wid, request, address, namespace):
-                    console.print(line)
-            return 0
-        table = Table(box=box.SIMPLE_HEAD)
-        table.add_column("workflow id", overflow="fold")
-        table.add_column("request id", overflow="fold")
-        table.add_column("waiting for", overflow="fold")
-        for wid, request in found:
-            args = ", ".join(f"{k}={v!r}" for k, v in request.args.items())
-            asks = request.hint if request.kind == "confirmation" else request.message
-            kind = "approval" if request.kind == "confirmation" else "input"
-            table.add_row(wid, request.id, f"{kind} of {request.tool}({args}): {asks}")
-        console.print(table)
-        console.print(
-            "answer with `adk-temporal confirm WORKFLOW_ID REQUEST_ID --approve|--reject` or "
-            "`adk-temporal resume WORKFLOW_ID REQUEST_ID --input JSON`; "
-            "`pending --workflow-id ID` prints the exact commands"
-        )
-        return 0
-
-    run_command(body())
-
-
-async def _answer(
-    address: str,
-    namespace: str,
-    workflow_id: str,
-    send: Callable[[InvocationHandle], Awaitable[None]],
-) -> None:
-    """Send an answer through a checked update, turning a refusal into a one-line error."""
-    client = await connect(address, namespace)
-    handle = AdkClient(client).handle(workflow_id)
-    hint = f"see the open requests with `adk-temporal pending --workflow-id {workflow_id}`"
-    try:
-        with err_console.status("waiting for the workflow to accept the answer…"):
-            await send(handle)
-    except (UnknownRequestIdError, InvalidResumeInputError) as err:
-        raise CliError(str(err), hint) from err
-    except RPCError as err:
-        if err.status == RPCStatusCode.NOT_FOUND:
-            raise CliError(
-                err.message, "check the workflow id: `adk-temporal pending` lists waiting runs"
-            ) from err
-        raise
-
-
-@main.command()
-@connection_options
-@click.argument("workflow_id")
-@click.argument("confirmation_id")
-@click.option("--approve/--reject", "approve", default=None, help="Approve or reject (required).")
-@click.option("--payload", type=JSON, help="JSON handed to the tool as tool_confirmation.payload.")
-def confirm(
-    address: str,
-    namespace: str,
-    task_queue: str,
-    workflow_id: str,
-    confirmation_id: str,
-    approve: bool | None,
-    payload: Any,
-) -> None:
-    """Approve or reject a confirmation request (checked: a wrong id is an error)."""
-    if approve is None:
-        raise click.UsageError("give --approve or --reject")
-
-    async def body() -> None:
-        await _answer(
-            address,
-            namespace,
-            workflow_id,
-            lambda h: h.confirm(confirmation_id, approve, payload, checked=True),
-        )
-        verb = "approved" if approve else "rejected"
-        console.print(f"{verb} {confirmation_id} of {workflow_id}")
-
-    run_command(body())
-
-
-@main.command()
-@connection_options
-@click.argument("workflow_id")
-@click.argument("interrupt_id")
-@click.option("--input", "value", type=JSON, required=True, help="The answer, as JSON.")
-def resume(
-    address: str, namespace: str, task_queue: str, workflow_id: str, interrupt_id: str, value: Any
-) -> None:
-    """Answer an input request with a JSON value (checked against the request's schema)."""
-
-    async def body() -> None:
-        await _answer(
-            address,
-            namespace,
-            workflow_id,
-            lambda h: h.resume(interrupt_id, value, checked=True),
-        )
-        console.print(f"answered {interrupt_id} of {workflow_id}")
-
-    run_command(body())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
 from pathlib import Path
 
@@ -112,16 +113,34 @@ def worker(
 )
 @click.option("--ip", default="127.0.0.1", show_default=True, help="Address to bind.")
 def server(data_dir: Path, port: int, ui_port: int, db_file: Path | None, ip: str) -> None:
-    """Run Temporal's dev server with the Adk* search attributes, until Ctrl-C."""
+    """Run Temporal's dev server with the Adk* search attributes, until Ctrl-C.
 
-    async def body() -> None:
+    Exits with the server's own status if the server process ends by itself.
+    """
+
+    async def body() -> int:
+        # The server's log goes to the data directory, whichever --db-file is used.
+        data_dir.mkdir(parents=True, exist_ok=True)
         dev = _dev_server(data_dir, port, ui_port, ip, db_file)
         stop = stop_on_signals()
         with err_console.status("starting Temporal's dev server…"):
             await asyncio.to_thread(dev.start)
         console.print(f"Temporal dev server on {dev.address} · UI {dev.ui_url}")
+        console.print(
+            f"next, in another terminal: adk-temporal worker --app package.module:app "
+            f"--address {dev.address} --data-dir {data_dir}"
+        )
         try:
-            await stop.wait()
+            while not stop.is_set():
+                if dev.exit_code is not None:
+                    err_console.print(
+                        f"[bold red]error:[/] the Temporal server exited with status "
+                        f"{dev.exit_code}; see {data_dir / 'temporal.log'}"
+                    )
+                    return dev.exit_code or 1
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 0.5)
+            return 0
         finally:
             await asyncio.to_thread(dev.stop)
 

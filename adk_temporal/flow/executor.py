@@ -44,8 +44,18 @@ class Executor(Protocol):
         """Append events the flow decided (pauses, errors, endings), idempotently."""
         ...
 
-    async def wait_until(self, condition: Callable[[], bool]) -> None:
-        """Return once ``condition()`` is true; it turns true when an answer arrives."""
+    async def wait_until(
+        self, condition: Callable[[], bool], *, timeout: float | None = None
+    ) -> bool:
+        """Wait until ``condition()`` is true (it turns true when an answer arrives).
+
+        Args:
+            condition: Checked whenever something may have changed it.
+            timeout: Give up after this many seconds (a durable timer on Temporal).
+
+        Returns:
+            True once the condition holds; False when ``timeout`` passed first.
+        """
         ...
 
     def new_id(self) -> str:

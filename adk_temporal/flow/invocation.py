@@ -123,6 +123,21 @@ def _child_branch(branch: str, parent: str, sub: str) -> str:
 
 
 @dataclass
+class _Answers:
+    """What the answers to a pause give the calls that are dispatched again, by call id."""
+
+    confirmations: dict[str, ToolConfirmation] = field(default_factory=dict)
+    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    expired: dict[str, list[str]] = field(default_factory=dict)
+    reply: Event | None = None
+    """The user event recording the answers."""
+
+    def concern(self, call_id: str) -> bool:
+        """True when the call is re-dispatched with an answer (or an expiry)."""
+        return call_id in self.confirmations or call_id in self.inputs or call_id in self.expired
+
+
+@dataclass
 class _Responses:
     """A step's function responses: the event to store, and their merged actions."""
 
@@ -219,6 +234,8 @@ class InvocationFlow:
         Raises:
             StepFailedError: A step failed for good; the error is recorded in the session
                 first.
+            asyncio.CancelledError: The invocation was cancelled: its open requests are
+                closed and one cancellation event is stored first.
         """
         frame = _Frame(self.agent)
         pending: list[PendingEvent] = []
@@ -236,6 +253,9 @@ class InvocationFlow:
                 outcome = await self._run_named(frame, pending)
         except StepFailedError as err:
             await self._record_error(frame, err.kind, err.message)
+            raise
+        except asyncio.CancelledError:
+            await self._record_cancellation(frame)
             raise
         if outcome.error is not None:
             return self._finish("failed", error=outcome.error)
@@ -366,7 +386,7 @@ class InvocationFlow:
                     assert_never(result)
             first_step = False
             by_id = {c.id: c for c in result.function_calls}
-            response = await self._run_calls(frame, result.function_calls, {}, {})
+            response = await self._run_calls(frame, result.function_calls, _Answers())
             pending, ended, actions = await self._settle(
                 frame, response, by_id, [response.event], response.actions.end_invocation
             )
@@ -416,14 +436,11 @@ class InvocationFlow:
                 pending = []
                 if frame.depth == 0 and self._exec.should_hand_over():
                     await self._hand_over(frame, frame.agent, by_id, ended=ended)
-            reply, confirmations, inputs = await self._wait_for_answers(frame, waiting)
-            pending.append(reply)
-            redo = [
-                by_id[cid]
-                for cid in by_id
-                if cid in confirmations or cid in inputs  # the model's call order
-            ]
-            response = await self._run_calls(frame, redo, confirmations, inputs)
+            answers = await self._wait_for_answers(frame, waiting)
+            assert answers.reply is not None
+            pending.append(answers.reply)
+            redo = [by_id[cid] for cid in by_id if answers.concern(cid)]  # the model's order
+            response = await self._run_calls(frame, redo, answers)
             step_actions.append(response.actions)
             pending.append(response.event)
             ended = ended or response.actions.end_invocation
@@ -450,6 +467,7 @@ class InvocationFlow:
                 answered=answered,
                 early=early,
                 refusals=refusals,
+                expired=self.book.expired_ids(),
                 paused_calls=list(paused.values()),
                 open_requests=carried,
                 ended=ended,
@@ -467,6 +485,7 @@ class InvocationFlow:
         self.book.restore(
             carry.open_requests, carry.answered, carry.early, [*older, *carry.refusals]
         )
+        self.book.restore_expired(carry.expired)
         if carry.tree is not None:
             self._remember(carry.tree)
 
@@ -519,11 +538,7 @@ class InvocationFlow:
         return result
 
     async def _run_calls(
-        self,
-        frame: _Frame,
-        calls: list[PlannedCall],
-        confirmations: dict[str, ToolConfirmation],
-        inputs: dict[str, dict[str, Any]],
+        self, frame: _Frame, calls: list[PlannedCall], answers: _Answers
     ) -> _Responses:
         """Run the calls concurrently and merge their results in call order."""
         results = await asyncio.gather(
@@ -534,8 +549,9 @@ class InvocationFlow:
                     ToolCallInput(
                         ref=self._ref(frame),
                         call=c,
-                        tool_confirmation=confirmations.get(c.id),
-                        resume_inputs=inputs.get(c.id, {}),
+                        tool_confirmation=answers.confirmations.get(c.id),
+                        resume_inputs=answers.inputs.get(c.id, {}),
+                        expired_inputs=answers.expired.get(c.id, []),
                         temp_state=self._temp_state,
                         budgets=self._budgets,
                     )
@@ -630,6 +646,18 @@ class InvocationFlow:
         self._ended_as = "failed"
         self._exec.status_changed()
 
+    async def _record_cancellation(self, frame: _Frame) -> None:
+        """Close the open requests and store one cancellation event; the session is free."""
+        self.book.close_all()
+        event = self._event(frame, frame.agent, None)
+        event.error_code = "Cancelled"
+        event.error_message = "the invocation was cancelled"
+        with contextlib.suppress(StepFailedError):
+            await self._append(frame, [event])
+        self.error = event.error_message
+        self._ended_as = "cancelled"
+        self._exec.status_changed()
+
     # --------------------------------------------------------------- pausing
 
     def _open_requests(
@@ -638,6 +666,11 @@ class InvocationFlow:
         """Open the requests a step's calls made; return the events recording them and ids."""
         requesting = [c for c in by_id.values() if c.id in actions.requested_tool_confirmations]
         confirmation_ids = [f"adk-{self._exec.new_id()}" for _ in requesting]
+        now = self._exec.now()
+
+        def expiry(timeout: float | None) -> float | None:
+            return now + timeout if timeout is not None else None
+
         opened: list[tuple[PendingRequest, Any]] = []
         for request_id, call in zip(confirmation_ids, requesting, strict=True):
             confirmation = actions.requested_tool_confirmations[call.id]
@@ -652,6 +685,7 @@ class InvocationFlow:
                 call_digest=call_digest(call.name, call.args),
                 agent=frame.agent,
                 branch=frame.branch,
+                expires_at=expiry(confirmation.timeout_seconds),
             )
             opened.append((pending, None))
         for interrupt_id, request in actions.requested_inputs.items():
@@ -666,6 +700,7 @@ class InvocationFlow:
                 input_schema=request.input_schema,
                 agent=frame.agent,
                 branch=frame.branch,
+                expires_at=expiry(request.timeout_seconds),
             )
             opened.append((pending, request))
         common: dict[str, Any] = {
@@ -673,7 +708,7 @@ class InvocationFlow:
             "author": frame.agent,
             "branch": frame.branch,
             "isolation_scope": frame.isolation_scope,
-            "timestamp": self._exec.now(),
+            "timestamp": now,
         }
         events: list[Event] = []
         if requesting:
@@ -698,28 +733,45 @@ class InvocationFlow:
             self.book.open(pending, input_request)
         return events, [p.id for p, _ in opened]
 
-    async def _wait_for_answers(
-        self, frame: _Frame, ids: list[str]
-    ) -> tuple[Event, dict[str, ToolConfirmation], dict[str, dict[str, Any]]]:
-        """Wait until requests ``ids`` are answered; return the reply event and answers."""
+    async def _wait_for_answers(self, frame: _Frame, ids: list[str]) -> _Answers:
+        """Wait until requests ``ids`` are answered or expired; return the reply event and
+        what the re-dispatched calls receive."""
         self._exec.status_changed()
-        await self._exec.wait_until(lambda: self.book.answered(ids))
+        while True:
+            deadline = self.book.earliest_expiry(ids)
+            if deadline is None:
+                await self._exec.wait_until(lambda: self.book.answered(ids))
+                break
+            remaining = deadline - self._exec.now()
+            if remaining > 0 and await self._exec.wait_until(
+                lambda: self.book.answered(ids), timeout=remaining
+            ):
+                break
+            self.book.expire(ids, self._exec.now())
+            if self.book.answered(ids):
+                break
         parts: list[types.Part] = []
-        confirmations: dict[str, ToolConfirmation] = {}
-        inputs: dict[str, dict[str, Any]] = {}
-        for pending, answer in self.book.take(ids):
+        answers = _Answers()
+        for pending, answer, expired in self.book.take(ids):
+            response: dict[str, Any]
             if isinstance(answer, ConfirmInput):
-                response: dict[str, Any] = {
-                    "confirmed": answer.confirmed,
-                    "payload": answer.payload,
-                }
-                confirmations[pending.function_call_id] = ToolConfirmation(
-                    hint=pending.hint, confirmed=answer.confirmed, payload=answer.payload
+                response = {"confirmed": answer.confirmed, "payload": answer.payload}
+                if expired:
+                    response = {"confirmed": False, "expired": True}
+                answers.confirmations[pending.function_call_id] = ToolConfirmation(
+                    hint=pending.hint,
+                    confirmed=answer.confirmed,
+                    payload=answer.payload,
+                    expired=expired,
                 )
                 name = REQUEST_CONFIRMATION_FUNCTION_NAME
+            elif expired:
+                response = {"expired": True}
+                answers.expired.setdefault(pending.function_call_id, []).append(pending.id)
+                name = REQUEST_INPUT_FUNCTION_NAME
             else:
                 response = {"input": answer.input}
-                inputs.setdefault(pending.function_call_id, {})[pending.id] = answer.input
+                answers.inputs.setdefault(pending.function_call_id, {})[pending.id] = answer.input
                 name = REQUEST_INPUT_FUNCTION_NAME
             parts.append(
                 types.Part(
@@ -729,8 +781,8 @@ class InvocationFlow:
                 )
             )
         self._exec.status_changed()
-        reply = self._event(frame, "user", types.Content(role="user", parts=parts))
-        return reply, confirmations, inputs
+        answers.reply = self._event(frame, "user", types.Content(role="user", parts=parts))
+        return answers
 
     # --------------------------------------------------------------- helpers
 

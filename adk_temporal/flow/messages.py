@@ -56,7 +56,9 @@ __all__ = [
     "stage_id",
 ]
 
-AdkStatus = Literal["running", "awaiting_confirmation", "awaiting_input", "completed", "failed"]
+AdkStatus = Literal[
+    "running", "awaiting_confirmation", "awaiting_input", "completed", "failed", "cancelled"
+]
 """An invocation's status (also the ``AdkStatus`` search attribute on Temporal)."""
 
 
@@ -332,6 +334,7 @@ class ToolCallInput(BaseModel):
     call: PlannedCall
     tool_confirmation: ToolConfirmation | None = None
     resume_inputs: dict[str, Any] = Field(default_factory=dict)
+    expired_inputs: list[str] = Field(default_factory=list)
     temp_state: dict[str, Any] = Field(default_factory=dict)
     budgets: Budgets = Field(default_factory=Budgets)
 
@@ -473,6 +476,7 @@ class InvocationCarry(BaseModel):
     ignored: list[str] = Field(default_factory=list)
     """Refusal lines carried by runs recorded before :attr:`refusals` existed."""
     refusals: list[Refusal] = Field(default_factory=list)
+    expired: dict[str, float] = Field(default_factory=dict)
     paused_calls: list[PlannedCall] = Field(default_factory=list)
     open_requests: list[CarriedRequest] = Field(default_factory=list)
     ended: bool = False

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from typing import Any, Literal, TypeAlias
+from datetime import UTC, datetime
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 from google.genai import types
 from pydantic import ValidationError
@@ -41,6 +42,7 @@ __all__ = [
     "AnswerKind",
     "Outcome",
     "RequestBook",
+    "Taken",
     "answer_id",
     "parse_answer",
     "refusal",
@@ -141,11 +143,20 @@ def refused(refusal: Refusal) -> InvalidAnswerError:
     return InvalidAnswerError(f"answer for {refusal.id!r} refused: {refusal.reason}")
 
 
+class Taken(NamedTuple):
+    """A closed request with its answer; ``expired`` when nobody answered in time."""
+
+    pending: PendingRequest
+    answer: Answer
+    expired: bool
+
+
 class _Open:
     def __init__(self, pending: PendingRequest, input_request: InputRequest | None) -> None:
         self.pending = pending
         self.input_request = input_request
         self.answer: Answer | None = None
+        self.expired = False
 
 
 class RequestBook:
@@ -163,6 +174,7 @@ class RequestBook:
         self._early: dict[str, tuple[Answer, int]] = {}
         self._refusals: deque[Refusal] = deque(maxlen=self._budgets.refusal_records)
         self._forgotten = 0
+        self._expired: dict[str, float] = {}
 
     def parse(self, kind: AnswerKind, raw: Any) -> Answer | Refusal:
         """:func:`parse_answer` with this book's budgets."""
@@ -171,6 +183,8 @@ class RequestBook:
     def open(self, pending: PendingRequest, input_request: InputRequest | None = None) -> None:
         """Register a request; an answer buffered for its id is applied at once."""
         self._open[pending.id] = _Open(pending, input_request)
+        self._answered.pop(pending.id, None)
+        self._expired.pop(pending.id, None)
         early = self._early.pop(pending.id, None)
         if early is not None:
             self.accept(early[0])
@@ -204,6 +218,12 @@ class RequestBook:
         request_id = answer_id(answer)
         noun = "confirmation" if isinstance(answer, ConfirmInput) else "interrupt"
         entry = self._open.get(request_id)
+        expired = self._expired.get(request_id)
+        if entry is None and expired is not None:
+            when = datetime.fromtimestamp(expired, UTC)
+            return UnknownRequestIdError(
+                f"{noun} id {request_id!r} expired at {when:%Y-%m-%d %H:%M:%S} UTC unanswered"
+            )
         if request_id in self._answered or (entry is not None and entry.answer is not None):
             return UnknownRequestIdError(f"{noun} id {request_id!r} was already answered")
         if entry is None:
@@ -240,6 +260,17 @@ class RequestBook:
             return "refused"
         request_id = answer_id(answer)
         entry = self._open.get(request_id)
+        if entry is None and request_id in self._expired:
+            # A late answer is refused, not silently dropped as a duplicate.
+            self._record(
+                Refusal(
+                    id=request_id,
+                    kind=_kind(answer),
+                    size=_size(answer),
+                    reason=str(self.problem(answer)),
+                )
+            )
+            return "refused"
         if request_id in self._answered or (entry is not None and entry.answer is not None):
             return "duplicate"
         if entry is None:
@@ -280,18 +311,51 @@ class RequestBook:
             self._forgotten += 1
         self._refusals.append(refusal)
 
+    def close_all(self) -> None:
+        """Close every open request unanswered (the invocation was cancelled)."""
+        for request_id in list(self._open):
+            del self._open[request_id]
+            self._remember_answered(request_id)
+
     def answered(self, ids: Iterable[str]) -> bool:
         """True when every request in ``ids`` has an answer."""
         return all(self._open[i].answer is not None for i in ids)
 
-    def take(self, ids: Iterable[str]) -> list[tuple[PendingRequest, Answer]]:
-        """Close the answered requests ``ids``; return them with their answers, in order."""
-        taken: list[tuple[PendingRequest, Answer]] = []
+    def earliest_expiry(self, ids: Iterable[str]) -> float | None:
+        """When the first of the unanswered requests ``ids`` expires; ``None`` if none does."""
+        deadlines = [
+            entry.pending.expires_at
+            for entry in (self._open[i] for i in ids)
+            if entry.answer is None and entry.pending.expires_at is not None
+        ]
+        return min(deadlines, default=None)
+
+    def expire(self, ids: Iterable[str], now: float) -> None:
+        """Answer the requests ``ids`` whose deadline has passed as expired: a rejection for
+        a confirmation, no value for an input. A later answer is refused."""
+        for request_id in ids:
+            entry = self._open[request_id]
+            expires_at = entry.pending.expires_at
+            if entry.answer is not None or expires_at is None or expires_at > now:
+                continue
+            entry.expired = True
+            entry.answer = (
+                ConfirmInput(confirmation_id=request_id, confirmed=False)
+                if entry.pending.kind == "confirmation"
+                else ResumeInput(interrupt_id=request_id)
+            )
+            self._expired[request_id] = expires_at
+            while len(self._expired) > _ANSWERED_KEPT:
+                del self._expired[next(iter(self._expired))]
+
+    def take(self, ids: Iterable[str]) -> list[Taken]:
+        """Close the answered (or expired) requests ``ids``; return them in order."""
+        taken: list[Taken] = []
         for request_id in ids:
             entry = self._open.pop(request_id)
             assert entry.answer is not None
             self._remember_answered(request_id)
-            taken.append((entry.pending, entry.answer))
+            taken.append(Taken(entry.pending, entry.answer, entry.expired))
         return taken
 
     def _remember_answered(self, request_id: str) -> None:
@@ -347,6 +411,14 @@ class RequestBook:
         ]
         early = [answer for answer, _ in self._early.values()]
         return carried, list(self._answered), early, list(self._refusals)
+
+    def expired_ids(self) -> dict[str, float]:
+        """The ids of requests that expired unanswered, with their deadlines (bounded)."""
+        return dict(list(self._expired.items())[-_ANSWERED_KEPT:])
+
+    def restore_expired(self, expired: dict[str, float]) -> None:
+        """Remember requests that expired in an earlier run, so late answers are refused."""
+        self._expired.update(expired)
 
     def restore(
         self,

@@ -170,12 +170,15 @@ def test_confirmation_commands_are_runnable_and_decode_as_the_signal_payload() -
 
 
 def test_input_commands_use_resume_and_a_placeholder() -> None:
-    """An input request is answered with `resume … --input` or the adk_resume signal."""
+    """An input request is answered with `resume … --input` or the adk_resume signal; the
+    placeholder stands where a JSON value goes, so a pasted object stays an object."""
     ours, signal = answer_commands(WID, _request("input"), "localhost:7233")
     assert ours.startswith(f"adk-temporal resume {WID} call-1/input-1 --input")
     assert "--namespace" not in ours
-    body = ResumeInput.model_validate(_signal_input(signal))
+    pasted = signal.replace("<json>", '{"start": "2026-12-01"}')
+    body = ResumeInput.model_validate(_signal_input(pasted))
     assert body.interrupt_id == "call-1/input-1"
+    assert body.input == {"start": "2026-12-01"}
 
 
 def test_workflows_url_encodes_the_visibility_query() -> None:

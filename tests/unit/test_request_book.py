@@ -40,7 +40,7 @@ def test_answer_before_its_request_is_buffered_then_applied() -> None:
     ]
     book.open(*_input())
     assert book.answered(["seat"])
-    [(pending, answer)] = book.take(["seat"])
+    [(pending, answer, _)] = book.take(["seat"])
     assert pending.id == "seat"
     assert answer == ResumeInput(interrupt_id="seat", input="12A")
     assert book.report() == []
@@ -52,7 +52,7 @@ def test_duplicate_answers_are_no_ops() -> None:
     book.open(_confirmation())
     assert book.accept(ConfirmInput(confirmation_id="adk-1", confirmed=True)) == "accepted"
     assert book.accept(ConfirmInput(confirmation_id="adk-1", confirmed=False)) == "duplicate"
-    [(_, answer)] = book.take(["adk-1"])
+    [(_, answer, _)] = book.take(["adk-1"])
     assert isinstance(answer, ConfirmInput) and answer.confirmed
     assert book.accept(ConfirmInput(confirmation_id="adk-1", confirmed=False)) == "duplicate"
     problem = book.problem(ConfirmInput(confirmation_id="adk-1", confirmed=True))

@@ -1,0 +1,246 @@
+"""``list``, ``show``, ``cancel``: finding runs, reading one, stopping one.
+
+``list`` and ``show`` read what Temporal serves itself — visibility, search attributes, the
+memo a run publishes, pending activities — so they work while no worker runs; ``show`` adds
+the step count when a worker answers the ``adk_status`` query in time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Any
+
+import click
+from rich.text import Text
+from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.service import RPCError
+
+from ..client import AdkClient
+from ..flow.messages import InvocationStatus
+from ..workflows.messages import ADK_AGENT, ADK_STATUS, Published
+from .answers import published_or_fail
+from .common import (
+    connect,
+    connection_options,
+    console,
+    err_console,
+    json_option,
+    main,
+    print_json,
+    run_command,
+)
+
+__all__ = ["cancel", "list_runs", "show"]
+
+_STATUS_QUERY_SECONDS = 2.0
+
+
+def _quoted(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _time(value: datetime | None) -> str:
+    return f"{value:%Y-%m-%d %H:%M:%S}" if value else ""
+
+
+def _state(wf: WorkflowExecution) -> str:
+    """The AdkStatus, or Temporal's own status for a run closed from outside."""
+    adk = wf.typed_search_attributes.get(ADK_STATUS)
+    closed = wf.status not in (None, WorkflowExecutionStatus.RUNNING)
+    if closed and adk in ("running", "awaiting_confirmation", "awaiting_input"):
+        # Terminated or timed out: the run never recorded its end.
+        return wf.status.name.lower() if wf.status else "unknown"
+    return adk or (wf.status.name.lower() if wf.status else "unknown")
+
+
+def _waits_for(published: Published) -> str:
+    return "; ".join(
+        f"{'approval' if r.kind == 'confirmation' else 'input'} of {r.call} ({r.id})"
+        for r in published.requests
+    )
+
+
+@main.command("list")
+@connection_options
+@click.option("--app", "app_name", help="Only this app's runs.")
+@click.option("--user", "user_id", help="Only this user's runs.")
+@click.option("--session", "session_id", help="Only this session's runs.")
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    type=click.Choice(
+        ["running", "awaiting_confirmation", "awaiting_input", "completed", "failed", "cancelled"]
+    ),
+    help="Only runs with this AdkStatus (repeatable).",
+)
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@json_option
+def list_runs(
+    address: str,
+    namespace: str,
+    task_queue: str,
+    app_name: str | None,
+    user_id: str | None,
+    session_id: str | None,
+    statuses: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List invocations, newest first: status, agent, start, what they wait for.
+
+    Every run is listed — completed, failed and cancelled ones too — from one visibility
+    query; no worker is needed.
+    """
+
+    async def body() -> int:
+        client = await connect(address, namespace)
+        clauses = ["WorkflowType = 'InvocationWorkflow'"]
+        for key, value in (("AdkApp", app_name), ("AdkUser", user_id), ("AdkSession", session_id)):
+            if value:
+                clauses.append(f"{key} = {_quoted(value)}")
+        if statuses:
+            clauses.append(f"AdkStatus IN ({', '.join(map(_quoted, statuses))})")
+        rows: list[dict[str, Any]] = []
+        async for wf in client.list_workflows(" AND ".join(clauses), limit=limit):
+            published = Published.from_memo(await wf.memo())
+            rows.append(
+                {
+                    "workflow_id": wf.id,
+                    "run_id": wf.run_id,
+                    "status": _state(wf),
+                    "agent": wf.typed_search_attributes.get(ADK_AGENT) or "",
+                    "start_time": wf.start_time.isoformat() if wf.start_time else None,
+                    "close_time": wf.close_time.isoformat() if wf.close_time else None,
+                    "waiting_for": [r.model_dump(mode="json") for r in published.requests],
+                    "text": _waits_for(published),
+                    "started": _time(wf.start_time),
+                }
+            )
+        if as_json:
+            print_json([{k: v for k, v in r.items() if k not in ("text", "started")} for r in rows])
+            return 0
+        if not rows:
+            console.print("no invocations")
+            return 0
+        for row in rows:
+            # One line per run, the id whole: the console never wraps it.
+            waits = f"  waits for {row['text']}" if row["text"] else ""
+            console.print(
+                f"{row['workflow_id']}  {row['status']}  {row['agent']}  {row['started']}{waits}"
+            )
+        return 0
+
+    run_command(body())
+
+
+@main.command()
+@connection_options
+@click.argument("workflow_id")
+@json_option
+def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_json: bool) -> None:
+    """Show one invocation: status, open and refused requests, steps, last error."""
+
+    async def body() -> int:
+        client = await connect(address, namespace)
+        adk = AdkClient(client)
+        handle = adk.handle(workflow_id)
+        published = await published_or_fail(adk, workflow_id)
+        description = await handle.describe()
+        last_error: str | None = None
+        for activity in description.raw_description.pending_activities:
+            if activity.HasField("last_failure"):
+                last_error = f"{activity.activity_type.name}: {activity.last_failure.message}"
+        if description.status == WorkflowExecutionStatus.FAILED:
+            try:
+                await client.get_workflow_handle(workflow_id).result()
+            except WorkflowFailureError as err:
+                last_error = str(err.cause or err)
+        status: InvocationStatus | None = None
+        try:
+            async with asyncio.timeout(_STATUS_QUERY_SECONDS):
+                status = await handle.status()
+        except (RPCError, TimeoutError):
+            pass  # no worker: everything above came from Temporal itself
+        refused = status.ignored_signals if status else published.refused
+        shown: dict[str, Any] = {
+            "workflow_id": workflow_id,
+            "run_id": description.run_id,
+            "status": _state(description),
+            "temporal_status": description.status.name.lower() if description.status else None,
+            "agent": description.typed_search_attributes.get(ADK_AGENT) or "",
+            "start_time": description.start_time.isoformat() if description.start_time else None,
+            "close_time": description.close_time.isoformat() if description.close_time else None,
+            "steps": status.step if status else None,
+            "open_requests": [r.model_dump(mode="json") for r in published.requests],
+            "refused_answers": refused,
+            "last_error": last_error,
+        }
+        if as_json:
+            print_json(shown)
+            return 0
+        console.print(Text.assemble((workflow_id, "bold"), f"  {shown['status']}"))
+        console.print(f"  agent    {shown['agent']}")
+        console.print(f"  started  {_time(description.start_time)}")
+        if description.close_time:
+            console.print(f"  closed   {_time(description.close_time)}")
+        steps = shown["steps"]
+        console.print(f"  steps    {steps if steps is not None else '? (no worker answered)'}")
+        for request in published.requests:
+            kind = "approval" if request.kind == "confirmation" else "input"
+            asks = request.hint if request.kind == "confirmation" else request.message
+            console.print(f"  waits    {kind} of {request.call}: {asks}  [{request.id}]")
+        for refusal in refused:
+            console.print(f"  refused  {refusal}")
+        if last_error:
+            console.print(f"  error    {last_error}")
+        return 0
+
+    run_command(body())
+
+
+@main.command()
+@connection_options
+@click.argument("workflow_id")
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for the run to close.",
+)
+@json_option
+def cancel(
+    address: str, namespace: str, task_queue: str, workflow_id: str, wait: float, as_json: bool
+) -> None:
+    """Cancel an invocation: running steps are told through heartbeats, open requests close,
+    one cancellation event is stored and the session takes the next message."""
+
+    async def body() -> int:
+        client = await connect(address, namespace)
+        adk = AdkClient(client)
+        await published_or_fail(adk, workflow_id)
+        handle = adk.handle(workflow_id)
+        await handle.cancel()
+        closed = False
+        try:
+            async with asyncio.timeout(wait):
+                while not closed:
+                    description = await handle.describe()
+                    closed = description.status != WorkflowExecutionStatus.RUNNING
+                    if not closed:
+                        await asyncio.sleep(0.2)
+        except TimeoutError:
+            pass
+        if as_json:
+            print_json({"workflow_id": workflow_id, "closed": closed})
+        elif closed:
+            console.print(f"cancelled {workflow_id}")
+        else:
+            err_console.print(
+                f"cancel requested for {workflow_id}; it ends when a worker picks the run up"
+            )
+        return 0
+
+    run_command(body())
