@@ -9,13 +9,14 @@ UI's current details.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 # Pure data and logic modules, and the activity classes referenced by type: passed through
 # so the sandbox does not re-import google.genai/pydantic for every workflow run (and
@@ -70,9 +71,12 @@ _PUBLISH_REQUESTS = "publish-requests-in-memo"
 """Behaviour change: open requests and refused answers are published in the memo."""
 
 
-def _step_failure(err: ActivityError) -> StepFailedError:
-    """The flow's view of an activity that failed for good."""
+def _step_failure(err: ActivityError) -> BaseException:
+    """The flow's view of an activity that failed for good: a step failure, or the
+    cancellation of the invocation when the activity was cancelled with it."""
     cause = err.cause
+    if isinstance(cause, CancelledError):
+        return asyncio.CancelledError()
     if isinstance(cause, ApplicationError):
         return StepFailedError(cause.type or "ActivityError", cause.message)
     return StepFailedError("ActivityError", str(cause or err))

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 from rich.text import Text
+from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
 from ..client import AdkClient, InvocationHandle
@@ -153,7 +154,8 @@ async def _answer(
             async with asyncio.timeout(wait):
                 await send(handle, True)
         return "applied"
-    except TimeoutError:
+    # Cancelled by the timeout, the update call reports its own error type.
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         if checked_only:
             raise CliError(
                 f"no worker checked the answer within {wait:g} s, so it is not confirmed",

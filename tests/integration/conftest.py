@@ -72,18 +72,21 @@ WorkerFactory = Callable[..., AbstractAsyncContextManager[Runtime]]
 
 @pytest.fixture
 def run_worker(temporal_client: Client, tmp_path: Path) -> WorkerFactory:
-    """Start a worker for ``agents`` on a fresh task queue with SQLite sessions and files."""
+    """Start a worker for ``agents`` on a fresh task queue (or ``task_queue``) with SQLite
+    sessions and files under the test's temporary directory."""
 
     @asynccontextmanager
     async def factory(
         agents: Sequence[Agent],
         *,
         max_cached_workflows: int = 0,
+        task_queue: str | None = None,
         **plugin_kwargs: Any,
     ) -> AsyncIterator[Runtime]:
         sessions = SqliteSessionService(tmp_path / "sessions.db")
         artifacts = FileArtifactService(tmp_path / "artifacts")
-        task_queue = f"tq-{uuid.uuid4().hex[:12]}"
+        # A test that restarts "the" worker passes the queue of the first one.
+        task_queue = task_queue or f"tq-{uuid.uuid4().hex[:12]}"
         plugin = AdkPlugin(
             agents, session_service=sessions, artifact_service=artifacts, **plugin_kwargs
         )

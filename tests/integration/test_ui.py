@@ -102,6 +102,12 @@ async def paused_run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
             )
             await handle.wait_for_status("awaiting_confirmation", timeout=30)
             [request] = await handle.pending()
+            # A malformed answer the details must list as refused.
+            raw = adk.client.get_workflow_handle(handle.workflow_id)
+            await raw.signal("adk_confirm", {"confirmation_id": request.id})
+            async with asyncio.timeout(15):
+                while not (await handle.status()).ignored_signals:
+                    await asyncio.sleep(0.1)
             await _visible(adk, handle.workflow_id)
             try:
                 browser = await playwright.chromium.launch(
@@ -174,7 +180,14 @@ async def test_detail_page_shows_current_details_and_activity_summaries(
         await page.close()
     assert "Waiting for approval of buy_weather_report(city='Hangzhou')" in details
     assert "Buy the weather report for Hangzhou for $2.00?" in details
-    assert f"adk-temporal confirm {paused_run.handle.workflow_id} {request_id} --approve" in details
-    assert "--name adk_confirm" in details
+    address = paused_run.server.address
+    assert not address.endswith(":7233")
+    assert (
+        f"adk-temporal confirm {paused_run.handle.workflow_id} {request_id} --approve "
+        f"--address {address}" in details
+    )
+    assert "--name adk_confirm" in details and f"--address {address}" in details
+    assert "Refused answers" in details
+    assert f"{request_id} (confirmation" in details and "confirmed: Field required" in details
     assert "weather_agent · model step 1" in history
     assert "buy_weather_report(city='Hangzhou')" in history

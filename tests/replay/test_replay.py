@@ -28,6 +28,7 @@ from temporalio.worker import Replayer
 
 from adk_temporal.agents import Agent, BaseAgent
 from adk_temporal.client import AdkClient, InvocationHandle
+from adk_temporal.context import ToolContext
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.models import ModelRegistry, ScriptedModel
@@ -173,19 +174,34 @@ def unreachable() -> dict[str, str]:
     raise ConnectionError("service unreachable")
 
 
-def _failing_app() -> tuple[list[BaseAgent], ModelRegistry]:
+async def quick_approval(ctx: ToolContext) -> dict[str, Any]:
+    """Go ahead only if approved within a second."""
+    if ctx.tool_confirmation is None:
+        ctx.request_confirmation("go?", timeout=timedelta(seconds=1))
+        return {"status": "waiting for approval"}
+    return {"confirmed": ctx.tool_confirmation.confirmed}
+
+
+def _edges_app() -> tuple[list[BaseAgent], ModelRegistry]:
     models = ModelRegistry()
-    script = [types.FunctionCall(name="unreachable", args={}), "gave up"]
-    models.register("scripted:failing", lambda n: ScriptedModel(name=n, script=script))
-    return [Agent("failing", "scripted:failing", tools=[unreachable])], models
+    failing = [types.FunctionCall(name="unreachable", args={}), "gave up"]
+    models.register("scripted:failing", lambda n: ScriptedModel(name=n, script=failing))
+    expiring = [types.FunctionCall(name="quick_approval", args={}), "too late"]
+    models.register("scripted:expiring", lambda n: ScriptedModel(name=n, script=expiring))
+    return [
+        Agent("failing", "scripted:failing", tools=[unreachable]),
+        Agent("expiring", "scripted:expiring", tools=[quick_approval]),
+    ], models
 
 
-FAILING_APP = "failing"
-FAILING_SCENARIOS: dict[str, tuple[str, str]] = {
+EDGES_APP = "edges"
+EDGES_SCENARIOS: dict[str, tuple[str, str]] = {
     # A tool step that failed on every attempt reaches the model (patched behaviour).
     "tool_failure": ("failing", "try it"),
+    # A confirmation nobody answers expires on a durable timer.
+    "expired_confirmation": ("expiring", "go"),
 }
-ALL_SCENARIOS = {*SCENARIOS, *MULTI_SCENARIOS, *FAILING_SCENARIOS}
+ALL_SCENARIOS = {*SCENARIOS, *MULTI_SCENARIOS, *EDGES_SCENARIOS}
 
 
 async def _save_runs(client: Client, name: str, workflow_id: str) -> None:
@@ -214,7 +230,7 @@ async def test_record_missing_histories(
             await _save_runs(temporal_client, name, handle.workflow_id)
     groups: list[tuple[str, Any, dict[str, tuple[str, str] | Scenario]]] = [
         (MULTI_APP, multi_agent_app(), MULTI_SCENARIOS),
-        (FAILING_APP, _failing_app(), dict(FAILING_SCENARIOS)),
+        (EDGES_APP, _edges_app(), dict(EDGES_SCENARIOS)),
     ]
     for app, (agents, models), scenarios in groups:
         async with run_worker(agents, models=models) as rt:
