@@ -69,6 +69,9 @@ __all__ = ["InvocationFlow"]
 _TOOL_FAILURES_REACH_THE_MODEL = "tool-failures-reach-the-model"
 """Behaviour change: a tool step that failed on every attempt gives the model an error."""
 
+_RECORD_CANCELLATION = "record-cancellation"
+"""Behaviour change: a cancelled invocation closes its requests and stores an event."""
+
 
 @dataclass
 class _Frame:
@@ -255,7 +258,9 @@ class InvocationFlow:
             await self._record_error(frame, err.kind, err.message)
             raise
         except asyncio.CancelledError:
-            await self._record_cancellation(frame)
+            # Runs cancelled before cancellations were recorded must replay without it.
+            if self._exec.patched(_RECORD_CANCELLATION):
+                await self._record_cancellation(frame)
             raise
         if outcome.error is not None:
             return self._finish("failed", error=outcome.error)
