@@ -12,6 +12,7 @@ yet (new code paths get new scenarios).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import uuid
@@ -22,7 +23,12 @@ from typing import Any
 
 import pytest
 from google.genai import types
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHistory,
+)
 from temporalio.common import RetryPolicy
 from temporalio.worker import Replayer
 
@@ -154,6 +160,17 @@ async def _refused_answers(adk: AdkClient, sid: str) -> InvocationHandle:
     return handle
 
 
+async def _cancelled(adk: AdkClient, sid: str) -> InvocationHandle:
+    """Cancelled while waiting for approval: one cancellation event, requests closed."""
+    handle = await _ask(adk, sid, "Buy a weather report for Bern")
+    await handle.wait_for_status("awaiting_confirmation", timeout=30)
+    await handle.cancel()
+    async with asyncio.timeout(30):
+        while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+            await asyncio.sleep(0.1)
+    return handle
+
+
 SCENARIOS: dict[str, Scenario] = {
     "weather": _weather,
     "approve": _approve,
@@ -165,6 +182,7 @@ SCENARIOS: dict[str, Scenario] = {
     # Recorded after tool responses went to the session store: staged results in history.
     "staged_parallel": _parallel,
     "refused_answers": _refused_answers,
+    "cancelled_while_waiting": _cancelled,
 }
 
 
@@ -226,7 +244,8 @@ async def test_record_missing_histories(
     async with run_worker([build_weather_agent("scripted:weather")]) as rt:
         for name in _missing(n for n in SCENARIOS if n != "crash_recovered"):
             handle = await SCENARIOS[name](rt.adk, f"replay-{name}-{uuid.uuid4().hex[:6]}")
-            await handle.result()
+            with contextlib.suppress(WorkflowFailureError):  # a cancelled run "fails"
+                await handle.result()
             await _save_runs(temporal_client, name, handle.workflow_id)
     groups: list[tuple[str, Any, dict[str, tuple[str, str] | Scenario]]] = [
         (MULTI_APP, multi_agent_app(), MULTI_SCENARIOS),
