@@ -186,7 +186,9 @@ async def test_run_pauses_and_pending_lists_the_request(
     [request] = [r for r in listed if r["workflow_id"] == wid]
     assert request["kind"] == "confirmation"
     assert request["tool"] == "buy_weather_report"
-    assert request["payload"] == {"city": "Hangzhou", "price_usd": 2.0}
+    assert request["call"] == "buy_weather_report(city='Hangzhou')"
+    # The memo carries the payload's size and digest, never the payload itself.
+    assert request["payload_size"] == len('{"city": "Hangzhou", "price_usd": 2.0}')
     assert request["commands"][0].startswith(f"adk-temporal confirm {wid} {request['id']}")
     assert _pending_json(cli_worker, "--workflow-id", wid) == [request]
 
@@ -317,7 +319,7 @@ def test_unknown_workflow_and_missing_store_are_one_line_errors(cli_worker: CliW
     missing = cli_worker.run(
         *cli_worker.temporal("confirm", "adk/weather/nobody/none", "adk-1", "--approve")
     )
-    assert_one_line_error(missing, "not found")
+    assert_one_line_error(missing, "no invocation 'adk/weather/nobody/none'")
     no_store = cli_worker.run(
         "events", "--data-dir", str(cli_worker.data_dir / "absent"), *session_args("s")
     )
