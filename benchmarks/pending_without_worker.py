@@ -12,6 +12,7 @@ Run: ``python benchmarks/pending_without_worker.py`` (writes results/pending_wit
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from adk_temporal.client import AdkClient
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.worker import artifact_store, build_worker, session_store
 
-RUNS = 100
+RUNS = int(os.environ.get("PENDING_RUNS", "100"))
 REPEATS = 5
 
 
@@ -60,9 +61,10 @@ async def main() -> None:
                     for n in range(RUNS)
                 )
             )
-            await asyncio.gather(
-                *(h.wait_for_status("awaiting_confirmation", timeout=120) for h in handles)
-            )
+            # One at a time: a hundred clients polling queries at once would starve the
+            # worker that has to answer them.
+            for handle in handles:
+                await handle.wait_for_status("awaiting_confirmation", timeout=120)
         await sessions.close()
         # No worker from here on.
         while len(await adk.waiting_requests(task_queue=adk.task_queue)) < RUNS:
