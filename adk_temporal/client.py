@@ -30,6 +30,7 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
 from .budgets import Budgets
+from .converter import adk_data_converter
 from .errors import (
     SessionBusyError,
 )
@@ -46,8 +47,7 @@ from .flow.messages import (
 )
 from .flow.requests import AnswerKind, parse_answer, refusal, refused
 from .following import follow_events
-from .ids import workflow_id_for
-from .plugin import adk_data_converter
+from .ids import DEFAULT_TASK_QUEUE, workflow_id_for
 from .sessions import SessionService
 from .workflows.messages import (
     ADK_AGENT,
@@ -66,9 +66,6 @@ from .workflows.messages import (
 )
 
 __all__ = ["DEFAULT_TASK_QUEUE", "AdkClient", "InvocationHandle"]
-
-DEFAULT_TASK_QUEUE = "adk-temporal"
-"""The task queue workers listen on unless told otherwise."""
 
 
 def _waiting_query(
@@ -286,7 +283,7 @@ class AdkClient:
     """Starts invocations on a task queue and returns handles to them.
 
     Args:
-        client: A Temporal client using :func:`~adk_temporal.plugin.adk_data_converter`
+        client: A Temporal client using :func:`~adk_temporal.converter.adk_data_converter`
             (or use :meth:`connect`).
         task_queue: The queue the workers listen on.
         session_service: Optional; lets handles follow session events.

@@ -16,6 +16,7 @@ from __future__ import annotations
 from .errors import InvalidIdError
 
 __all__ = [
+    "DEFAULT_TASK_QUEUE",
     "MAX_FILE_NAME_BYTES",
     "MAX_ID_BYTES",
     "USER_SCOPE",
@@ -24,6 +25,9 @@ __all__ = [
     "size_problem",
     "workflow_id_for",
 ]
+
+DEFAULT_TASK_QUEUE = "adk-temporal"
+"""The task queue workers listen on and invocations start on unless told otherwise."""
 
 MAX_ID_BYTES = 128
 """The longest app, user or session id, in bytes of UTF-8."""

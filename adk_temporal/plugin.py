@@ -9,20 +9,9 @@ and lets the workflow sandbox pass the third-party data modules through.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any
 
-from pydantic_core import SchemaSerializer, core_schema
-from temporalio.api.common.v1 import Payload
-from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
-from temporalio.converter import (
-    CompositePayloadConverter,
-    DataConverter,
-    DefaultPayloadConverter,
-    JSONPlainPayloadConverter,
-)
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -33,6 +22,7 @@ from .activities.services import WorkerServices
 from .activities.tool_call import ToolCallActivity
 from .agents import AgentRegistry, BaseAgent
 from .artifacts import ArtifactService
+from .converter import AdkPayloadConverter, adk_data_converter
 from .memory import MemoryService
 from .models import ModelRegistry, default_registry
 from .sessions import SessionService
@@ -40,7 +30,7 @@ from .workflows.invocation import InvocationWorkflow
 
 __all__ = ["PASSTHROUGH_MODULES", "AdkPayloadConverter", "AdkPlugin", "adk_data_converter"]
 
-_ANY = SchemaSerializer(core_schema.any_schema())
+# Kept importable from here, where workers find everything they need.
 
 PASSTHROUGH_MODULES = ("google.genai", "pydantic", "pydantic_core", "jsonschema")
 """Third-party modules the workflow sandbox shares with the worker instead of re-importing.
@@ -50,46 +40,6 @@ restriction. The others are deterministic data/validation code; sharing them avo
 re-importing them for every workflow run. Our own pure modules are passed through where the
 workflow imports them (``workflow.unsafe.imports_passed_through``).
 """
-
-
-class _CompactJSONPayloadConverter(PydanticJSONPlainPayloadConverter):
-    """Pydantic JSON without fields that hold their default value."""
-
-    def to_payload(self, value: Any) -> Payload | None:
-        """Serialise ``value`` with ``exclude_defaults``; decoding restores the defaults."""
-        return Payload(
-            metadata={"encoding": self.encoding.encode()},
-            data=_ANY.to_json(value, exclude_defaults=True),
-        )
-
-
-class AdkPayloadConverter(CompositePayloadConverter):
-    """Temporal's default payload converters, with compact pydantic JSON.
-
-    ``google.genai`` types declare dozens of optional fields, and our events carry empty
-    maps and flags: written with their defaults, a one-line text part costs ~700 bytes of
-    history and an event ~400. Fields holding their default are left out (a map filled in
-    place is not its default, so no delta is ever dropped), and decoding restores them.
-    """
-
-    def __init__(self) -> None:
-        compact = _CompactJSONPayloadConverter()
-        super().__init__(
-            *(
-                compact if isinstance(c, JSONPlainPayloadConverter) else c
-                for c in DefaultPayloadConverter.default_encoding_payload_converters
-            )
-        )
-
-
-def adk_data_converter(existing: DataConverter | None = None) -> DataConverter:
-    """``existing`` (or the default converter) with :class:`AdkPayloadConverter`.
-
-    Keeps a user's codec and failure converter; only the payload converter changes, because
-    the default JSON converter cannot encode the bytes inside ``types.Content``.
-    """
-    base = existing or DataConverter.default
-    return dataclasses.replace(base, payload_converter_class=AdkPayloadConverter)
 
 
 def _runner(existing: WorkflowRunner | None) -> WorkflowRunner:

@@ -16,10 +16,6 @@ interrupted by Ctrl-C.
 
 from __future__ import annotations
 
-from . import answers, invocations, operate, serving, stores
 from .common import EXIT_ERROR, EXIT_FAILED, EXIT_PAUSED, CliError, main
 
 __all__ = ["EXIT_ERROR", "EXIT_FAILED", "EXIT_PAUSED", "CliError", "main"]
-
-# The command modules register their commands on ``main`` when imported.
-_COMMANDS = (answers, invocations, operate, serving, stores)

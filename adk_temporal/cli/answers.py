@@ -29,7 +29,6 @@ from .common import (
     console,
     err_console,
     json_option,
-    main,
     print_json,
     run_command,
 )
@@ -39,7 +38,7 @@ from .common import (
 __all__ = ["confirm", "pending", "published_or_fail", "resume"]
 
 
-@main.command()
+@click.command()
 @connection_options
 @click.option("--workflow-id", help="Show this run's requests (default: every waiting run).")
 @json_option
@@ -206,7 +205,7 @@ def _report_answer(
         )
 
 
-@main.command()
+@click.command()
 @connection_options
 @click.argument("workflow_id")
 @click.argument("confirmation_id")
@@ -252,7 +251,7 @@ def confirm(
     run_command(body())
 
 
-@main.command()
+@click.command()
 @connection_options
 @click.argument("workflow_id")
 @click.argument("interrupt_id")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -18,19 +19,19 @@ from rich.markup import escape
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from ..app import App, AppLoadError, load_app
-from ..client import DEFAULT_TASK_QUEUE
+from ..converter import adk_data_converter
 from ..devserver import DevServerError
 from ..errors import (
     AdkError,
     ArtifactNotFoundError,
     SessionNotFoundError,
 )
-from ..events import Event
-from ..flow.messages import PendingRequest
-from ..plugin import adk_data_converter
-from ..render import event_lines
-from ..workflows.details import answer_commands
+from ..ids import DEFAULT_TASK_QUEUE
+
+if TYPE_CHECKING:
+    from ..app import App
+    from ..events import Event
+    from ..flow.messages import PendingRequest
 
 __all__ = [
     "DEFAULT_DATA_DIR",
@@ -268,6 +269,8 @@ def resolve_app(app_spec: str | None, examples: bool) -> App:
         click.UsageError: Neither or both of ``--app`` and ``--examples`` were given, or
             ``--app`` does not name an importable app.
     """
+    from ..app import AppLoadError, load_app
+
     if examples or not app_spec:
         if app_spec:
             raise click.UsageError("give either --app or --examples, not both")
@@ -299,6 +302,8 @@ def request_json(
     workflow_id: str, request: PendingRequest, address: str, namespace: str
 ) -> dict[str, Any]:
     """A pending request as ``--json`` prints it: the query's fields plus the commands."""
+    from ..workflows.details import answer_commands
+
     return {
         "workflow_id": workflow_id,
         **request.model_dump(mode="json"),
@@ -308,6 +313,8 @@ def request_json(
 
 def print_event(event: Event) -> None:
     """Print one event's lines."""
+    from ..render import event_lines
+
     for line in event_lines(event):
         console.print(line)
 
@@ -319,7 +326,53 @@ def require_path(path: Path, what: str) -> None:
         )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """A command group that imports a command's module only when that command is used.
+
+    Each command pulls in different libraries (a worker: the models and stores; ``pending``:
+    only the client); importing them all would make every command pay for all of them.
+    """
+
+    def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, loaded or not."""
+        return sorted({*super().list_commands(ctx), *self._lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command, importing its module on first use."""
+        where = self._lazy.get(cmd_name)
+        if where is None:
+            return super().get_command(ctx, cmd_name)
+        module, _, attr = where.partition(":")
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        return command
+
+
+_COMMANDS = {
+    "artifacts": "adk_temporal.cli.stores:artifacts",
+    "cancel": "adk_temporal.cli.operate:cancel",
+    "confirm": "adk_temporal.cli.answers:confirm",
+    "demo": "adk_temporal.cli.serving:demo",
+    "dev": "adk_temporal.cli.serving:dev",
+    "events": "adk_temporal.cli.stores:events",
+    "list": "adk_temporal.cli.operate:list_runs",
+    "pending": "adk_temporal.cli.answers:pending",
+    "resume": "adk_temporal.cli.answers:resume",
+    "run": "adk_temporal.cli.invocations:run",
+    "server": "adk_temporal.cli.serving:server",
+    "show": "adk_temporal.cli.operate:show",
+    "worker": "adk_temporal.cli.serving:worker",
+}
+
+
+@click.group(
+    cls=_LazyGroup,
+    lazy=_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(package_name="adk-temporal")
 def main() -> None:
     """ADK agents — context, state, artifacts, approvals — run durably on Temporal."""

@@ -32,7 +32,6 @@ from .common import (
     err_console,
     event_json,
     json_option,
-    main,
     postgres_option,
     print_event,
     print_json,
@@ -46,7 +45,7 @@ from .common import (
 # ---------------------------------------------------------------- invocations
 
 
-@main.command()
+@click.command()
 @connection_options
 @data_dir_option
 @postgres_option

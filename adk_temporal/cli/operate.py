@@ -26,7 +26,6 @@ from .common import (
     console,
     err_console,
     json_option,
-    main,
     print_json,
     run_command,
 )
@@ -61,7 +60,7 @@ def _waits_for(published: Published) -> str:
     )
 
 
-@main.command("list")
+@click.command("list")
 @connection_options
 @click.option("--app", "app_name", help="Only this app's runs.")
 @click.option("--user", "user_id", help="Only this user's runs.")
@@ -135,7 +134,7 @@ def list_runs(
     run_command(body())
 
 
-@main.command()
+@click.command()
 @connection_options
 @click.argument("workflow_id")
 @json_option
@@ -200,7 +199,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
     run_command(body())
 
 
-@main.command()
+@click.command()
 @connection_options
 @click.argument("workflow_id")
 @click.option(

@@ -21,7 +21,6 @@ from .common import (
     data_dir_option,
     err_console,
     gcs_bucket_option,
-    main,
     postgres_option,
     resolve_app,
     run_command,
@@ -43,7 +42,7 @@ def _dev_server(
     )
 
 
-@main.command()
+@click.command()
 @connection_options
 @data_dir_option
 @click.option("--app", "app_spec", help="Agents to serve, as package.module:attribute.")
@@ -102,7 +101,7 @@ def worker(
     run_command(body())
 
 
-@main.command()
+@click.command()
 @data_dir_option
 @click.option("--port", type=int, default=7233, show_default=True, help="Frontend port.")
 @click.option("--ui-port", type=int, default=8233, show_default=True, help="Web UI port.")
@@ -147,7 +146,7 @@ def server(data_dir: Path, port: int, ui_port: int, db_file: Path | None, ip: st
     run_command(body())
 
 
-@main.command()
+@click.command()
 @data_dir_option
 @click.option("--port", type=int, default=7233, show_default=True, help="Frontend port.")
 @click.option("--ui-port", type=int, default=8233, show_default=True, help="Web UI port.")
@@ -200,7 +199,7 @@ def dev(
     run_command(body())
 
 
-@main.command()
+@click.command()
 @click.option("--port", type=int, help="Frontend port (default: a free one).")
 @click.option("--ui-port", type=int, help="Web UI port (default: a free one).")
 @click.option(

@@ -33,7 +33,6 @@ from .common import (
     event_json,
     gcs_bucket_option,
     json_option,
-    main,
     postgres_option,
     print_event,
     print_json,
@@ -45,7 +44,7 @@ from .common import (
 # ---------------------------------------------------------------- stores
 
 
-@main.command()
+@click.command()
 @data_dir_option
 @postgres_option
 @session_options
@@ -77,7 +76,7 @@ def events(
     run_command(body())
 
 
-@main.group()
+@click.group()
 def artifacts() -> None:
     """Read a session's artifacts: list names, show versions, print content."""
 
