@@ -41,8 +41,11 @@ class SessionEventsCache:
             SessionNotFoundError: No such session.
         """
         key = (app_name, user_id, session_id)
-        cached = self._events.pop(key, None)
+        # Read, not taken out: the parallel tool steps of one model step read the same
+        # session at the same moment, and each must find what the others cached.
+        cached = self._events.get(key)
         if cached:
+            self._events.move_to_end(key)
             # Re-read the last known event too: if it is not where it was, the session was
             # replaced and the cached events are not its events.
             fresh = await sessions.get(
@@ -56,10 +59,14 @@ class SessionEventsCache:
                 self._remember(key, events)
                 return fresh.model_copy(update={"events": list(events)})
         session = await sessions.get(app_name=app_name, user_id=user_id, session_id=session_id)
-        self._remember(key, list(session.events))
+        self._remember(key, list(session.events), replace=True)
         return session
 
-    def _remember(self, key: _Key, events: list[Event]) -> None:
-        self._events[key] = events
+    def _remember(self, key: _Key, events: list[Event], *, replace: bool = False) -> None:
+        """Keep ``events`` unless a concurrent read already kept a longer list."""
+        current = self._events.get(key)
+        if replace or current is None or len(current) < len(events):
+            self._events[key] = events
+        self._events.move_to_end(key)
         while len(self._events) > self._max:
             self._events.popitem(last=False)

@@ -196,7 +196,13 @@ class TemporalExecutor:
         workflow.continue_as_new(self._inp.model_copy(update={"message": None, "carry": carry()}))
 
 
-@workflow.defn(name="InvocationWorkflow")
+# Outside the sandbox: the sandbox re-creates its module world for every run (a quarter of
+# the worker's CPU for short invocations), to catch nondeterminism in code it cannot trust.
+# This workflow runs only adk-temporal's own code — agents, tools and callbacks run in
+# activities — and that code is checked deterministic by replaying recorded histories and
+# by every integration test replaying each workflow task from scratch. Other workflows on
+# the same worker keep their sandbox.
+@workflow.defn(name="InvocationWorkflow", sandboxed=False)
 class InvocationWorkflow:
     """Runs one ADK invocation of one agent (and its sub-agents) in one session."""
 
