@@ -33,7 +33,6 @@ class AppendEventsActivity:
         """Append ``inp.events`` (already-stored ids are skipped, so retries are harmless)."""
         services = self._services
         ref = inp.ref.resolved(workflow_id)
-        session = await services.load_session(ref)
-        stored = {event.id for event in session.events}
-        events, unstage = await stored_form(services.sessions, ref, inp.events, stored)
+        loaded = await services.load_session(ref)
+        events, unstage = await stored_form(services.sessions, ref, inp.events, loaded.stored.ids)
         await append_to_session(services.sessions, ref, events, unstage)

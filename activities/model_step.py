@@ -9,6 +9,7 @@ it directly; :meth:`run` is the activity.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Container, Sequence
 
 from google.genai import types
 from temporalio import activity
@@ -31,7 +32,7 @@ from adk_temporal.flow.messages import (
     SessionRef,
     ToolOptions,
 )
-from adk_temporal.history import build_contents
+from adk_temporal.history import copy_contents
 from adk_temporal.models import LlmRequest, LlmResponse
 from adk_temporal.tools import FunctionTool
 
@@ -146,26 +147,28 @@ class ModelStepActivity:
         services.check_app(ref)
         registry = services.agents
         workflow_agent = not isinstance(registry[ref.agent_name], Agent)
-        session = await services.load_session(ref)
-        stored = {e.id for e in session.events}
+        loaded = await services.load_session(ref)
+        session, stored = loaded.session, loaded.stored
         if workflow_agent:
-            new, unstage = await stored_form(services.sessions, ref, inp.pending_events, stored)
+            new, unstage = await stored_form(services.sessions, ref, inp.pending_events, stored.ids)
             await append_to_session(services.sessions, ref, new, unstage)
             return DelegateStep(kind="delegate", tree=describe_tree(registry, ref.agent_name))
         tree = describe_tree(registry, ref.agent_name) if inp.describe else None
         agent = registry.llm_agent(ref.agent_name)
         tools = registry.tools(agent.name)
-        recorded = next((e for e in session.events if e.id == inp.model_event_id), None)
+        recorded = stored.ids.get(inp.model_event_id)
         if recorded is not None:
             return _result(recorded, tools, tree)
-        resolved, unstage = await stored_form(services.sessions, ref, inp.pending_events, stored)
-        new = [e for e in resolved if e.id not in stored]
+        resolved, unstage = await stored_form(
+            services.sessions, ref, inp.pending_events, stored.ids
+        )
+        new = [e for e in resolved if e.id not in stored.ids]
         # The model and the callbacks see the pending events as if already stored.
         session.events.extend(new)
         for event in new:
             session.state.update(event.actions.state_delta)
         session.state.update(inp.temp_state)
-        ictx = services.invocation_context(ref, session, agent, workflow_id=workflow_id)
+        ictx = services.invocation_context(ref, loaded, agent, workflow_id=workflow_id)
         actions = EventActions()
         # One key per step and callback site: a fixed key would make a save in step 2 look
         # like a retry of step 1's save of the same name.
@@ -179,14 +182,16 @@ class ModelStepActivity:
                 await self._append(ref, [*new, event], unstage)
                 return EndedStep(kind="ended", text=event.text(), actions=actions, tree=tree)
 
+        contents = stored.contents(
+            session.events,
+            agent_name=agent.name,
+            branch=ref.branch,
+            isolation_scope=ref.isolation_scope,
+        )
         request = LlmRequest(
+            # The worker keeps the contents for the next step; a callback may change them.
+            contents=copy_contents(contents) if agent.before_model_callback else contents,
             model=agent.model,
-            contents=build_contents(
-                session.events,
-                agent_name=agent.name,
-                branch=ref.branch,
-                isolation_scope=ref.isolation_scope,
-            ),
             system_instruction=agent.system_instruction(ReadonlyContext(ictx)) or None,
             tools=[t.declaration() for t in tools],
             generation_config=agent.generate_content_config,
@@ -197,7 +202,7 @@ class ModelStepActivity:
         # choose the same ids: whether one is stored first is timing, so ids there are
         # always generated. At the top level steps never overlap.
         nested = bool(ref.branch or ref.isolation_scope)
-        taken = {c.id for e in session.events for c in e.function_calls() if c.id}
+        taken = (stored.call_ids, {c.id for e in new for c in e.function_calls() if c.id})
         content = _with_call_ids(response.content, inp.model_event_id, taken, always=nested)
         event = self._event(inp, ref, agent, content, actions)
         event.error_code = response.error_code
@@ -269,7 +274,11 @@ class ModelStepActivity:
 
 
 def _with_call_ids(
-    content: types.Content | None, model_event_id: str, taken: set[str], *, always: bool
+    content: types.Content | None,
+    model_event_id: str,
+    taken: Sequence[Container[str]],
+    *,
+    always: bool,
 ) -> types.Content | None:
     """Give every function call an id unique in the session; stable across retries.
 
@@ -284,7 +293,7 @@ def _with_call_ids(
     parts = []
     for index, part in enumerate(content.parts):
         call = part.function_call
-        if call is not None and (always or not call.id or call.id in taken):
+        if call is not None and (always or not call.id or any(call.id in t for t in taken)):
             call = call.model_copy(
                 update={"id": ADK_ID_PREFIX + _derived_id(model_event_id, f"call/{index}")}
             )

@@ -32,12 +32,13 @@ from adk_temporal.flow.messages import (
     SessionRef,
     StagedResponse,
 )
+from adk_temporal.history import USER_AUTHOR
 from adk_temporal.memory import MemoryService
 from adk_temporal.merge import merge_function_response_events
 from adk_temporal.models import ModelRegistry
 from adk_temporal.sessions import Session, SessionService
 
-from .session_cache import SessionEventsCache
+from .session_cache import LoadedSession, SessionEventsCache
 
 __all__ = [
     "FAILURE_MESSAGE_LIMIT",
@@ -81,21 +82,27 @@ class WorkerServices:
     def invocation_context(
         self,
         ref: SessionRef,
-        session: Session,
+        loaded: LoadedSession,
         agent: Agent,
         *,
         workflow_id: str,
         resume_inputs: Mapping[str, Any] | None = None,
         expired_inputs: Sequence[str] = (),
+        session: Session | None = None,
     ) -> InvocationContext:
-        """The context a step runs an agent's callbacks or tools in."""
+        """The context a step runs an agent's callbacks or tools in.
+
+        ``session`` replaces ``loaded.session`` when the step changed a copy of it; its
+        events are what ``loaded`` stored plus any the step sees as if stored.
+        """
+        session = session or loaded.session
         return InvocationContext(
             session=session,
             agent=agent,
             invocation_id=ref.invocation_id,
             branch=ref.branch,
             isolation_scope=ref.isolation_scope,
-            user_content=user_content(session, ref),
+            user_content=user_content(loaded, ref, session.events),
             artifact_service=self.artifacts,
             memory_service=self.memory,
             resume_inputs=resume_inputs,
@@ -103,34 +110,45 @@ class WorkerServices:
             workflow_id=workflow_id,
         )
 
-    async def load_session(self, ref: SessionRef) -> Session:
+    async def load_session(self, ref: SessionRef) -> LoadedSession:
         """The stored session with its events (created on the invocation's first step)."""
         app_name, user_id, session_id = ref.app_name, ref.user_id, ref.session_id
         cache = self.events_cache
         try:
-            return await cache.get(
+            return await cache.load(
                 self.sessions, app_name=app_name, user_id=user_id, session_id=session_id
             )
         except SessionNotFoundError:
             await self.sessions.get_or_create(
                 app_name=app_name, user_id=user_id, session_id=session_id
             )
-            return await cache.get(
+            return await cache.load(
                 self.sessions, app_name=app_name, user_id=user_id, session_id=session_id
             )
 
 
-def user_content(session: Session, ref: SessionRef) -> types.Content | None:
-    """The user message that started this invocation (or this scoped agent call)."""
-    for event in session.events:
-        if (
-            event.invocation_id == ref.invocation_id
-            and event.author == "user"
-            and event.isolation_scope == ref.isolation_scope
-        ):
-            # A copy: the event may be the worker's cached one, shared with later steps.
-            return event.content.model_copy(deep=True) if event.content else None
-    return None
+def user_content(
+    loaded: LoadedSession, ref: SessionRef, events: Sequence[Event]
+) -> types.Content | None:
+    """The user message that started this invocation (or this scoped agent call).
+
+    ``events`` are the session's events as the step sees them: the stored ones, whose
+    index answers at once, then those not stored yet, at the end (the message of an
+    invocation's first step is stored with that step's reply).
+    """
+    event = loaded.stored.user_message(ref.invocation_id, ref.isolation_scope)
+    if event is None:
+        for unstored in reversed(events):
+            if unstored.id in loaded.stored.ids:
+                break
+            if (
+                unstored.invocation_id == ref.invocation_id
+                and unstored.author == USER_AUTHOR
+                and unstored.isolation_scope == ref.isolation_scope
+            ):
+                event = unstored
+    # A copy: the event may be the worker's cached one, shared with later steps.
+    return event.content.model_copy(deep=True) if event is not None and event.content else None
 
 
 P = ParamSpec("P")

@@ -108,13 +108,16 @@ class ToolCallActivity:
         ref = inp.ref.resolved(workflow_id)
         agent = services.agents.llm_agent(ref.agent_name)
         tools = services.agents.tools(agent.name)
-        stored = await services.load_session(ref)
+        loaded = await services.load_session(ref)
         # The tool sees the state as of the step, not the events: a copy it may write to.
-        session = stored.model_copy(update={"state": {**stored.state, **inp.temp_state}})
+        session = loaded.session.model_copy(
+            update={"state": {**loaded.session.state, **inp.temp_state}}
+        )
         ictx = services.invocation_context(
             ref,
-            session,
+            loaded,
             agent,
+            session=session,
             workflow_id=workflow_id,
             resume_inputs=inp.resume_inputs,
             expired_inputs=inp.expired_inputs,

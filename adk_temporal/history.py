@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from google.genai import types
@@ -33,7 +34,13 @@ from .events import (
     Event,
 )
 
-__all__ = ["USER_AUTHOR", "build_contents", "is_branch_visible"]
+__all__ = [
+    "USER_AUTHOR",
+    "ContentsBuilder",
+    "build_contents",
+    "copy_contents",
+    "is_branch_visible",
+]
 
 USER_AUTHOR = "user"
 """Author of the events a user writes: messages and answers to confirmation/input requests."""
@@ -89,32 +96,6 @@ def _is_runtime_part(part: types.Part) -> bool:
     )
 
 
-def _keep_final_responses(
-    visible: list[tuple[Event, list[types.Part]]],
-) -> list[tuple[Event, list[types.Part]]]:
-    """Send each call's last response once, at the position of its first response."""
-    final: dict[str, types.Part] = {}
-    for _, parts in visible:
-        for part in parts:
-            response = part.function_response
-            if response is not None and response.id:
-                final[response.id] = part
-    sent: set[str] = set()
-    result: list[tuple[Event, list[types.Part]]] = []
-    for event, parts in visible:
-        kept: list[types.Part] = []
-        for part in parts:
-            response = part.function_response
-            if response is None or not response.id:
-                kept.append(part)
-            elif response.id not in sent:
-                sent.add(response.id)
-                kept.append(final[response.id])
-        if kept:
-            result.append((event, kept))
-    return result
-
-
 def _as_json(value: Any) -> str:
     # Other agents' results may hold values JSON cannot encode; their text is context only.
     return json.dumps(value, ensure_ascii=False, default=str)
@@ -145,7 +126,7 @@ def _as_context(author: str, parts: list[types.Part]) -> types.Content:
         elif part.text:
             told.append(types.Part(text=f"[{author}] said: {part.text}"))
         else:
-            told.append(_copy_part(part))
+            told.append(part)
     return types.Content(role="user", parts=told)
 
 
@@ -153,8 +134,8 @@ def _copy_part(part: types.Part) -> types.Part:
     """A copy of ``part`` the caller may change freely without touching the event.
 
     Cheaper than ``model_copy(deep=True)``, which walks every one of genai's dozens of unset
-    fields: the part and its call/response are copied shallowly, their JSON values deeply,
-    and runtime-generated (``adk-``) ids are blanked on the way.
+    fields: the part and the objects it holds are copied shallowly, JSON values deeply, and
+    runtime-generated (``adk-``) ids are blanked on the way.
     """
     update: dict[str, Any] = {}
     call, response = part.function_call, part.function_response
@@ -166,7 +147,22 @@ def _copy_part(part: types.Part) -> types.Part:
         update["function_response"] = response.model_copy(
             update={"response": copy.deepcopy(response.response), "id": _model_id(response.id)}
         )
+    for name in ("inline_data", "file_data", "executable_code", "code_execution_result"):
+        held = getattr(part, name)
+        if held is not None:
+            update[name] = held.model_copy()
     return part.model_copy(update=update)
+
+
+def _without_runtime_ids(part: types.Part) -> types.Part:
+    """``part`` as the model sees it: runtime-generated ids blanked, the rest shared."""
+    call, response = part.function_call, part.function_response
+    update: dict[str, Any] = {}
+    if call is not None and _model_id(call.id) != call.id:
+        update["function_call"] = call.model_copy(update={"id": None})
+    if response is not None and _model_id(response.id) != response.id:
+        update["function_response"] = response.model_copy(update={"id": None})
+    return part.model_copy(update=update) if update else part
 
 
 def _model_id(call_id: str | None) -> str | None:
@@ -179,9 +175,121 @@ def _own_content(event: Event, parts: list[types.Part]) -> types.Content:
     if not role:
         answers = any(p.function_response is not None for p in parts)
         role = "user" if event.author == USER_AUTHOR or answers else "model"
-    # The parts are already valid; re-validating every step's whole history costs more than
-    # the copy itself.
-    return types.Content.model_construct(role=role, parts=[_copy_part(p) for p in parts])
+    # Stored parts are shared, not copied: they never change, and whoever may change the
+    # contents copies them first (copy_contents). The parts are already valid;
+    # re-validating them would cost more than building the content.
+    return types.Content.model_construct(role=role, parts=[_without_runtime_ids(p) for p in parts])
+
+
+def copy_contents(contents: Sequence[types.Content]) -> list[types.Content]:
+    """Copies of ``contents`` that may be changed without touching the events they came from.
+
+    Cheaper than a deep ``model_copy``: what a part holds by value (text, bytes) is shared,
+    what it holds in objects (calls, responses, blobs, file references) is copied.
+    """
+    return [
+        types.Content.model_construct(
+            role=content.role, parts=[_copy_part(p) for p in content.parts or []]
+        )
+        for content in contents
+    ]
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One visible event: the parts kept of it, and where its content is in the result."""
+
+    event: Event
+    parts: list[types.Part]
+    index: int | None
+
+
+class ContentsBuilder:
+    """The contents one agent sees, built event by event as its session grows.
+
+    Stored events never change, so each is converted once, when first seen: a step costs
+    what its new events cost, not what the session holds. A call's later response replaces
+    its earlier one in place (rule 5), which rebuilds only the content of the event that
+    held the earlier one.
+
+    :meth:`contents` shares its Content objects between calls: copy them
+    (:func:`copy_contents`) before handing them to code that may change them.
+
+    Args:
+        agent_name: The agent the contents are for; events by any other author except
+            ``user`` become user-role context.
+        branch: The invocation branch.
+        isolation_scope: The invocation's isolation scope.
+    """
+
+    def __init__(self, *, agent_name: str, branch: str = "", isolation_scope: str = "") -> None:
+        self._agent_name = agent_name
+        self._branch = branch
+        self._isolation_scope = isolation_scope
+        self._contents: list[types.Content] = []
+        self._first_response: dict[str, tuple[_Entry, int]] = {}
+        self._seen = 0
+        self._last_id: str | None = None
+
+    def follows(self, events: Sequence[Event]) -> bool:
+        """Whether ``events`` continue the events this builder has seen.
+
+        Sessions only grow, so the builder has seen a prefix of ``events`` when the last
+        event it saw is at the same position. Events seen but never stored (a step that
+        failed before its append) and then overtaken by others' appends fail this.
+        """
+        return self._seen == 0 or (
+            len(events) >= self._seen and events[self._seen - 1].id == self._last_id
+        )
+
+    def extend(self, events: Sequence[Event]) -> None:
+        """Take in the events after those already seen (``events`` must :meth:`follow`)."""
+        for event in events[self._seen :]:
+            self._add(event)
+        if events:
+            self._seen = len(events)
+            self._last_id = events[-1].id
+
+    def contents(self) -> list[types.Content]:
+        """One content per visible event, in event order (shared objects; see the class)."""
+        return list(self._contents)
+
+    def _add(self, event: Event) -> None:
+        if not is_branch_visible(self._branch, event.branch):
+            return
+        if event.isolation_scope != self._isolation_scope:
+            return
+        kept: list[types.Part] = []
+        entry = _Entry(event, kept, None)
+        for part in event.parts():
+            if _is_empty_part(part) or _is_runtime_part(part):
+                continue
+            response = part.function_response
+            if response is not None and response.id:
+                first = self._first_response.get(response.id)
+                if first is not None:
+                    self._replace(*first, part)
+                    continue
+                self._first_response[response.id] = (entry, len(kept))
+            kept.append(part)
+        if kept:
+            content = self._content(entry)
+            if content.parts:
+                entry.index = len(self._contents)
+                self._contents.append(content)
+
+    def _replace(self, entry: _Entry, position: int, part: types.Part) -> None:
+        entry.parts[position] = part
+        # No index: the entry is the event being added (it answers one call twice). An
+        # earlier entry holding a response always has one, as responses are never dropped.
+        if entry.index is not None:
+            self._contents[entry.index] = self._content(entry)
+
+    def _content(self, entry: _Entry) -> types.Content:
+        author = entry.event.author
+        if author in (self._agent_name, USER_AUTHOR):
+            return _own_content(entry.event, entry.parts)
+        return _as_context(author, entry.parts)
 
 
 def build_contents(
@@ -201,27 +309,8 @@ def build_contents(
         isolation_scope: The invocation's isolation scope.
 
     Returns:
-        One content per remaining event, in event order.
+        One content per remaining event, in event order, free to change.
     """
-    visible: list[tuple[Event, list[types.Part]]] = []
-    for event in events:
-        parts = [p for p in event.parts() if not _is_empty_part(p)]
-        if not parts:
-            continue
-        if not is_branch_visible(branch, event.branch):
-            continue
-        if event.isolation_scope != isolation_scope:
-            continue
-        parts = [p for p in parts if not _is_runtime_part(p)]
-        if parts:
-            visible.append((event, parts))
-
-    contents: list[types.Content] = []
-    for event, parts in _keep_final_responses(visible):
-        if event.author in (agent_name, USER_AUTHOR):
-            content = _own_content(event, parts)
-        else:
-            content = _as_context(event.author, parts)
-        if content.parts:
-            contents.append(content)
-    return contents
+    builder = ContentsBuilder(agent_name=agent_name, branch=branch, isolation_scope=isolation_scope)
+    builder.extend(events)
+    return copy_contents(builder.contents())

@@ -7,7 +7,8 @@ measured is Temporal plus this runtime. ``BareWorkflow`` (``_bare.py``) is the b
 each figure is compared with, measured in the same run.
 
 Run as a script this module is a worker process (``python benchmarks/_common.py --address
-... --task-queue ... --data-dir ...``), for benchmarks that read a worker's CPU time.
+... --task-queue ... --data-dir ...``), for benchmarks that read a worker's CPU time or start
+it with another environment.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import asyncio
 import functools
 import itertools
 import json
+import math
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -26,7 +29,7 @@ import tempfile
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +37,7 @@ from typing import Any
 
 import temporalio
 from _bare import BARE_ACTIVITIES, BareInput, BareWorkflow, tool_result
+from google.genai import types
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import History, HistoryEvent
 from temporalio.client import Client
@@ -43,7 +47,7 @@ from adk_temporal.agents import Agent
 from adk_temporal.app import App
 from adk_temporal.client import AdkClient
 from adk_temporal.devserver import DevServer
-from adk_temporal.models import ModelRegistry, ScriptedCall, ScriptedModel, ScriptedRule
+from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry
 from adk_temporal.plugin import AdkPlugin, adk_data_converter
 from adk_temporal.sessions import SqliteSessionService
 
@@ -56,6 +60,7 @@ __all__ = [
     "USER",
     "TurnRun",
     "WorkerProcess",
+    "activity_seconds",
     "agent_name",
     "bench_app",
     "breakdown",
@@ -66,13 +71,17 @@ __all__ = [
     "in_process_worker",
     "machine_info",
     "median",
+    "percentile",
     "print_table",
+    "ratios",
     "run_adk_turn",
     "run_bare",
     "run_events",
     "scratch_dir",
     "span_seconds",
     "split_turns",
+    "spread",
+    "spread_cell",
     "step_seconds",
     "write_results",
 ]
@@ -121,19 +130,46 @@ def lookup(topic: str) -> dict[str, str]:
     return tool_result(topic)
 
 
-def _model(tools: int, name: str) -> ScriptedModel:
-    return ScriptedModel(
-        [
-            ScriptedRule(
-                r"look up (?P<topic>\S+)",
-                [ScriptedCall("lookup", {"topic": f"{{topic}}-{i}"}) for i in range(1, tools + 1)],
-            )
-        ],
-        name=name,
-        # A short answer, as a model would give: the generic summary would echo the 1 KB
-        # results into the final text and measure the model, not the runtime.
-        summaries={"lookup": "Found {topic}."},
-    )
+class InstantModel:
+    """An instant model that reads only the request's last content.
+
+    "<verb> X" from the user makes the agent's calls (``ids`` from the topic, unique in the
+    session); the calls' responses get a short answer naming their topics, as a model would
+    give (echoing the ~1 KB results would measure the model, not the runtime). Reading only
+    the last content keeps the model's own cost the same at turn 1 and turn 1,000, so what
+    grows with a session is the runtime's.
+    """
+
+    def __init__(self, name: str, pattern: str, calls: Sequence[tuple[str, str]], answer: str):
+        self.name = name
+        self._pattern = re.compile(pattern)
+        self._calls = calls
+        self._answer = answer
+
+    async def generate(self, request: LlmRequest) -> LlmResponse:
+        """Calls for a matching user message, an answer for function responses."""
+        last = request.contents[-1].parts or [] if request.contents else []
+        topics = [
+            str((p.function_response.response or {}).get("topic"))
+            for p in last
+            if p.function_response is not None
+        ]
+        if topics:
+            parts = [types.Part(text=" ".join(self._answer.format(topic=t) for t in topics))]
+        else:
+            match = self._pattern.search("".join(p.text or "" for p in last))
+            topic = match.group("topic") if match else "nothing"
+            parts = [
+                types.Part(
+                    function_call=types.FunctionCall(
+                        id=f"call-{topic}{suffix}",
+                        name=tool,
+                        args={"topic": f"{topic}{suffix}"},
+                    )
+                )
+                for tool, suffix in self._calls
+            ]
+        return LlmResponse(content=types.Content(role="model", parts=parts), finish_reason="STOP")
 
 
 LARGE_RESULT_BYTES = 1_000_000
@@ -154,22 +190,27 @@ def bench_app(tool_counts: Sequence[int] = (1, 2)) -> App:
     models = ModelRegistry()
     agents = []
     for k in tool_counts:
-        model = f"scripted:bench-k{k}"
-        models.register(model, functools.partial(_model, k))
-        agents.append(Agent(agent_name(k), model, tools=[lookup]))
+        calls = [("lookup", f"-{i}") for i in range(1, k + 1)]
+        models.register(
+            f"instant:bench-k{k}",
+            functools.partial(
+                InstantModel,
+                pattern=r"look up (?P<topic>\S+)",
+                calls=calls,
+                answer="Found {topic}.",
+            ),
+        )
+        agents.append(Agent(agent_name(k), f"instant:bench-k{k}", tools=[lookup]))
     models.register(
-        "scripted:bench-large",
-        lambda name: ScriptedModel(
-            [
-                ScriptedRule(
-                    r"fetch (?P<topic>\S+)", [ScriptedCall("fetch_large", {"topic": "{topic}"})]
-                )
-            ],
-            name=name,
-            summaries={"fetch_large": "Fetched {topic}."},
+        "instant:bench-large",
+        functools.partial(
+            InstantModel,
+            pattern=r"fetch (?P<topic>\S+)",
+            calls=[("fetch_large", "")],
+            answer="Fetched {topic}.",
         ),
     )
-    agents.append(Agent(LARGE_AGENT, "scripted:bench-large", tools=[fetch_large]))
+    agents.append(Agent(LARGE_AGENT, "instant:bench-large", tools=[fetch_large]))
     return App(agents=agents, models=models)
 
 
@@ -220,10 +261,16 @@ async def in_process_worker(client: Client, data_dir: Path) -> AsyncIterator[str
 
 
 class WorkerProcess:
-    """A worker in a child process (this module run as a script), to read its CPU time."""
+    """A worker in a child process (this module run as a script), to read its CPU time.
 
-    def __init__(self, address: str, data_dir: Path) -> None:
+    ``env`` replaces the child's environment (default: this process's), so a benchmark can
+    choose how it finds bytecode; ``startup_seconds`` is the time from spawning it until it
+    printed "ready" (imports, connecting, starting the worker).
+    """
+
+    def __init__(self, address: str, data_dir: Path, env: Mapping[str, str] | None = None) -> None:
         self.task_queue = f"bench-{uuid.uuid4().hex[:8]}"
+        self.startup_seconds = float("nan")
         self._args = [
             sys.executable,
             __file__,
@@ -234,17 +281,20 @@ class WorkerProcess:
             "--data-dir",
             str(data_dir),
         ]
+        self._env = None if env is None else dict(env)
         self._process: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> WorkerProcess:
+        began = time.perf_counter()
         self._process = subprocess.Popen(
-            self._args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            self._args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=self._env
         )
         assert self._process.stdout is not None
         line = self._process.stdout.readline()
         if line.strip() != "ready":
             self._process.kill()
             raise RuntimeError(f"benchmark worker did not start: {line!r}")
+        self.startup_seconds = time.perf_counter() - began
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -410,12 +460,78 @@ def step_seconds(events: Sequence[HistoryEvent]) -> list[float]:
     return steps
 
 
+def activity_seconds(events: Sequence[HistoryEvent], activity_type: str) -> list[float]:
+    """Server-side run time of each ``activity_type`` activity: started → completed.
+
+    Unlike a step this leaves out scheduling and the workflow tasks around the activity, so
+    it isolates what the activity itself does on the worker.
+    """
+    type_of: dict[int, str] = {}
+    started_at: dict[int, int] = {}
+    seconds: list[float] = []
+    for event in events:
+        at = event.event_time.ToNanoseconds()
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            scheduled = event.activity_task_scheduled_event_attributes
+            type_of[event.event_id] = scheduled.activity_type.name
+        elif event.HasField("activity_task_started_event_attributes"):
+            started = event.activity_task_started_event_attributes
+            if type_of.get(started.scheduled_event_id) == activity_type:
+                started_at[event.event_id] = at
+        elif event.HasField("activity_task_completed_event_attributes"):
+            completed = event.activity_task_completed_event_attributes
+            if completed.started_event_id in started_at:
+                seconds.append((at - started_at[completed.started_event_id]) / 1e9)
+    return seconds
+
+
 # ------------------------------------------------------------------------- reporting
 
 
 def median(values: Sequence[float]) -> float:
     """The median, or NaN for no values."""
     return statistics.median(values) if values else float("nan")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0–100), interpolating between ranks; NaN for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    """How repeated measurements spread: min, p10, median, p90 and max."""
+    return {
+        "min": percentile(values, 0),
+        "p10": percentile(values, 10),
+        "median": percentile(values, 50),
+        "p90": percentile(values, 90),
+        "max": percentile(values, 100),
+    }
+
+
+def spread_cell(
+    values: Sequence[float], scale: float = 1.0, low: float = 0, high: float = 100
+) -> str:
+    """A table cell ``median [low–high]`` of ``values`` times ``scale``; the tails are
+    percentiles (min and max by default), so a single figure never hides its noise."""
+
+    def figure(q: float) -> str:
+        value = percentile(values, q) * scale
+        # Three significant digits, but never an exponent: 3320 ms, not 3.32e+03.
+        return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+    return f"{figure(50)} [{figure(low)}–{figure(high)}]"
+
+
+def ratios(numerators: Sequence[float], denominators: Sequence[float]) -> list[float]:
+    """Element-wise ratios of paired measurements (e.g. ours and bare of the same round)."""
+    return [n / d for n, d in zip(numerators, denominators, strict=True)]
 
 
 def machine_info() -> dict[str, Any]:

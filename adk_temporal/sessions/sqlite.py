@@ -326,16 +326,23 @@ class SqliteSessionService(SessionService):
                     (session_pk,),
                 ).fetchone()
                 last_stored = sequence
+                # One query for the idempotency check of the whole batch, not one per event.
+                earlier = dict(
+                    conn.execute(
+                        "SELECT event_id, event_json FROM events WHERE session_pk = ? AND "
+                        f"event_id IN ({', '.join('?' * len(prepared))})",
+                        (session_pk, *(event.id for event in prepared)),
+                    ).fetchall()
+                    if prepared
+                    else ()
+                )
                 result: builtins.list[Event] = []
                 for event in prepared:
-                    earlier = conn.execute(
-                        "SELECT event_json FROM events WHERE session_pk = ? AND event_id = ?",
-                        (session_pk, event.id),
-                    ).fetchone()
-                    if earlier is not None:
-                        result.append(Event.model_validate_json(earlier[0]))
+                    if event.id in earlier:
+                        result.append(Event.model_validate_json(earlier[event.id]))
                         continue
                     sequence += 1
+                    data = event.model_dump_json()
                     conn.execute(
                         "INSERT INTO events (session_pk, sequence, event_id, author, "
                         "invocation_id, timestamp, event_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -346,9 +353,11 @@ class SqliteSessionService(SessionService):
                             event.author,
                             event.invocation_id,
                             event.timestamp,
-                            event.model_dump_json(),
+                            data,
                         ),
                     )
+                    # A later event of this batch with the same id is answered as a retry.
+                    earlier[event.id] = data
                     apply_state_delta(
                         event.actions.state_delta,
                         app=scopes.app,
@@ -390,6 +399,10 @@ class SqliteSessionService(SessionService):
         )
         try:
             conn.execute("PRAGMA journal_mode = WAL")
+            # Every commit syncs the WAL to disk, so a step the store acknowledged survives a
+            # power cut. Said explicitly: builds may default WAL databases to NORMAL, which
+            # keeps the file consistent but may lose the last commits.
+            conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
             with _transaction(conn, write=True):
                 for statement in _SCHEMA:

@@ -147,6 +147,47 @@ async def test_callbacks_shape_the_run_and_their_deltas_reach_events(
     assert state["model_calls"] == 2
 
 
+class _RecordingModel:
+    """Answers every request with "ok" and keeps the texts of the contents it was sent."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.seen: list[list[str]] = []
+
+    async def generate(self, request: LlmRequest) -> LlmResponse:
+        """Record the request's texts, answer "ok"."""
+        self.seen.append([p.text or "" for c in request.contents for p in c.parts or []])
+        return LlmResponse(content=types.Content(role="model", parts=[types.Part(text="ok")]))
+
+
+async def test_a_callback_changing_the_request_changes_only_that_request(
+    run_local: LocalFactory,
+) -> None:
+    """The worker reuses the contents it built for the next step; what a before-model
+    callback does to its request stays in that request."""
+    model = _RecordingModel("recording")
+
+    def before_model(ctx: CallbackContext, request: LlmRequest) -> None:
+        first = request.contents[0].parts
+        assert first is not None
+        first[0].text = "tampered"
+        request.contents.append(types.Content(role="user", parts=[types.Part(text="injected")]))
+
+    models = ModelRegistry()
+    models.register("recording", lambda name: model)
+    agent = Agent("cb", "recording", before_model_callback=before_model)
+    session_id = _session()
+    async with run_local([agent], models=models) as rt:
+        for message in ("hello", "again"):
+            await (await rt.adk.start(APP, USER, session_id, "cb", message)).result()
+        stored = [e.text() for e in await _events(rt, session_id)]
+    assert model.seen == [
+        ["tampered", "injected"],
+        ["tampered", "ok", "again", "injected"],
+    ]
+    assert stored == ["hello", "ok", "again", "ok"]
+
+
 async def test_before_agent_content_ends_the_invocation_without_a_model_call(
     run_local: LocalFactory,
 ) -> None:

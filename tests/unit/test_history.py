@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -9,7 +10,12 @@ from google.genai import types
 
 from adk_temporal.confirmation import build_confirmation_request_event
 from adk_temporal.events import Event, InputRequest, ToolConfirmation
-from adk_temporal.history import build_contents, is_branch_visible
+from adk_temporal.history import (
+    ContentsBuilder,
+    build_contents,
+    copy_contents,
+    is_branch_visible,
+)
 from adk_temporal.resume import build_input_request_event
 
 AGENT = "weather_agent"
@@ -231,3 +237,98 @@ def test_ctx_i7_missing_role_is_inferred() -> None:
         Event(author=AGENT, content=types.Content(parts=[types.Part(function_response=fr)])),
     ]
     assert [c.role for c in build_contents(events, agent_name=AGENT)] == ["user", "model", "user"]
+
+
+def _random_event(rng: random.Random, i: int) -> Event:
+    """An event mixing what build_contents treats specially: runtime calls, adk- ids,
+    repeated responses, thoughts, blobs, other authors, branches and scopes."""
+    parts: list[types.Part] = []
+    for _ in range(rng.randint(0, 3)):
+        kind = rng.random()
+        call_id = rng.choice(["a", "b", "adk-c", None])
+        if kind < 0.3:
+            parts.append(types.Part(text=rng.choice(["hi", "", "yo"]), thought=rng.random() < 0.1))
+        elif kind < 0.55:
+            name = rng.choice(["t", "adk_request_confirmation"])
+            call = types.FunctionCall(id=call_id, name=name, args={"x": i})
+            parts.append(types.Part(function_call=call))
+        elif kind < 0.9:
+            name = rng.choice(["t", "adk_request_input"])
+            response = types.FunctionResponse(id=call_id, name=name, response={"r": i})
+            parts.append(types.Part(function_response=response))
+        else:
+            parts.append(types.Part(inline_data=types.Blob(data=b"x", mime_type="text/plain")))
+    return Event(
+        author=rng.choice(["user", AGENT, "other"]),
+        branch=rng.choice(["", "p", "p.a", "q"]),
+        isolation_scope=rng.choice(["", "s"]),
+        content=types.Content(role=rng.choice([None, "user", "model"]), parts=parts),
+    )
+
+
+@pytest.mark.parametrize("seed", range(64))
+def test_contents_built_step_by_step_equal_contents_built_at_once(seed: int) -> None:
+    """A builder extended as a session grows gives what one pass over the whole session
+    gives, whatever lands between steps (a later response replaces an earlier one)."""
+    rng = random.Random(seed)
+    events = [_random_event(rng, i) for i in range(rng.randint(1, 30))]
+    scope = {"branch": rng.choice(["", "p.a", "q"]), "isolation_scope": rng.choice(["", "s"])}
+    builder = ContentsBuilder(agent_name=AGENT, **scope)
+    seen = 0
+    while seen < len(events):
+        seen = min(len(events), seen + rng.randint(1, 5))
+        assert builder.follows(events[:seen])
+        builder.extend(events[:seen])
+    once = build_contents(events, agent_name=AGENT, **scope)
+    assert [c.model_dump() for c in builder.contents()] == [c.model_dump() for c in once]
+
+
+def test_a_step_converts_only_its_new_events() -> None:
+    """Contents of events already seen are the same objects at the next step, except the
+    one whose placeholder response a final response replaced."""
+    events = [
+        text_event("q", author="user"),
+        call_event("c1", "get_weather", {"city": "Paris"}),
+        response_event("c1", "get_weather", {"status": "waiting"}),
+        text_event("meanwhile", author="other"),
+    ]
+    builder = ContentsBuilder(agent_name=AGENT)
+    builder.extend(events)
+    before = builder.contents()
+    events.append(response_event("c1", "get_weather", {"sky": "sun"}))
+    builder.extend(events)
+    after = builder.contents()
+    assert len(after) == 4
+    assert [a is b for a, b in zip(before, after, strict=True)] == [True, True, False, True]
+    assert after[2].parts is not None and after[2].parts[0].function_response is not None
+    assert after[2].parts[0].function_response.response == {"sky": "sun"}
+
+
+def test_events_overtaken_by_others_do_not_follow() -> None:
+    """Events a failed step saw but never stored, overtaken by another branch's append."""
+    stored = [text_event("q", author="user", id="e1")]
+    unstored = text_event("lost", id="e2")
+    builder = ContentsBuilder(agent_name=AGENT)
+    builder.extend([*stored, unstored])
+    assert not builder.follows([*stored, text_event("other branch", id="e3"), unstored])
+    assert builder.follows([*stored, unstored, text_event("next", id="e4")])
+
+
+def test_copied_contents_share_nothing_changeable_with_the_events() -> None:
+    """What copy_contents returns may be changed without touching the stored events."""
+    events = [
+        call_event("c1", "get_weather", {"city": "Paris"}),
+        response_event("c1", "get_weather", {"sky": "sun"}),
+    ]
+    before = [e.model_dump() for e in events]
+    builder = ContentsBuilder(agent_name=AGENT)
+    builder.extend(events)
+    for content in copy_contents(builder.contents()):
+        for part in content.parts or []:
+            if part.function_call is not None and part.function_call.args is not None:
+                part.function_call.args["city"] = "Rome"
+            if part.function_response is not None and part.function_response.response:
+                part.function_response.response["sky"] = "rain"
+        content.parts = []
+    assert [e.model_dump() for e in events] == before
+    assert [len(c.parts or []) for c in builder.contents()] == [1, 1]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
+
+from google.genai import types
 
 from adk_temporal.activities.session_cache import SessionEventsCache
 from adk_temporal.events import Event
@@ -78,3 +81,55 @@ async def test_least_recently_used_sessions_are_evicted() -> None:
     await cache.get(store, app_name="a", user_id="u", session_id="s2")
     await cache.get(store, app_name="a", user_id="u", session_id="s1")
     assert store.reads == [0, 0, 0]
+
+
+async def test_concurrent_reads_add_each_new_event_once() -> None:
+    """Parallel tool steps read one session at once: each new event is indexed once."""
+    store = CountingSessions()
+    await store.create(**IDS)
+    await store.append_events(**IDS, events=_events("e1"))
+    cache = SessionEventsCache()
+    await cache.get(store, **IDS)
+    await store.append_events(**IDS, events=_events("e2", "e3"))
+    loads = await asyncio.gather(*(cache.load(store, **IDS) for _ in range(3)))
+    assert {id(loaded.stored) for loaded in loads} == {id(loads[0].stored)}
+    assert [e.id for e in loads[0].stored.events] == ["e1", "e2", "e3"]
+    assert [[e.id for e in loaded.session.events] for loaded in loads] == [["e1", "e2", "e3"]] * 3
+
+
+async def test_indexes_follow_the_stored_events() -> None:
+    """Event ids, call ids and each invocation's first user message are indexed as read."""
+    store = CountingSessions()
+    await store.create(**IDS)
+    call = types.FunctionCall(id="call-1", name="t", args={})
+    await store.append_events(
+        **IDS,
+        events=[
+            Event(id="m1", author="user", invocation_id="i1", content=_text("first")),
+            Event(id="m2", author="user", invocation_id="i1", content=_text("second")),
+            Event(
+                id="c1",
+                author="agent",
+                invocation_id="i1",
+                content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+            ),
+        ],
+    )
+    cache = SessionEventsCache()
+    stored = (await cache.load(store, **IDS)).stored
+    await store.append_events(
+        **IDS,
+        events=[Event(id="m3", author="user", invocation_id="i2", isolation_scope="s")],
+    )
+    await cache.load(store, **IDS)
+    assert set(stored.ids) == {"m1", "m2", "c1", "m3"}
+    assert set(stored.call_ids) == {"call-1"}
+    first = stored.user_message("i1", "")
+    assert first is not None and first.id == "m1"
+    later = stored.user_message("i2", "s")
+    assert later is not None and later.id == "m3"
+    assert stored.user_message("i2", "") is None
+
+
+def _text(text: str) -> types.Content:
+    return types.Content(role="user", parts=[types.Part(text=text)])
