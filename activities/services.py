@@ -112,19 +112,13 @@ class WorkerServices:
 
     async def load_session(self, ref: SessionRef) -> LoadedSession:
         """The stored session with its events (created on the invocation's first step)."""
-        app_name, user_id, session_id = ref.app_name, ref.user_id, ref.session_id
-        cache = self.events_cache
-        try:
-            return await cache.load(
-                self.sessions, app_name=app_name, user_id=user_id, session_id=session_id
-            )
-        except SessionNotFoundError:
-            await self.sessions.get_or_create(
-                app_name=app_name, user_id=user_id, session_id=session_id
-            )
-            return await cache.load(
-                self.sessions, app_name=app_name, user_id=user_id, session_id=session_id
-            )
+        return await self.events_cache.load(
+            self.sessions,
+            app_name=ref.app_name,
+            user_id=ref.user_id,
+            session_id=ref.session_id,
+            create=True,
+        )
 
 
 def user_content(
@@ -216,9 +210,11 @@ async def heartbeating() -> AsyncIterator[None]:
         return
 
     async def beat() -> None:
+        # The first beat waits too: each one is a call to the server that records it, and
+        # most steps end long before it is due, so they cost the server nothing extra.
         while True:
-            activity.heartbeat()
             await asyncio.sleep(max(timeout.total_seconds() / 3, 0.05))
+            activity.heartbeat()
 
     task = asyncio.create_task(beat())
     try:

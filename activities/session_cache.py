@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from google.genai import types
 
+from adk_temporal.errors import SessionNotFoundError
 from adk_temporal.events import Event
 from adk_temporal.history import USER_AUTHOR, ContentsBuilder
 from adk_temporal.sessions import Session, SessionService
@@ -131,12 +132,25 @@ class SessionEventsCache:
         ).session
 
     async def load(
-        self, sessions: SessionService, *, app_name: str, user_id: str, session_id: str
+        self,
+        sessions: SessionService,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        create: bool = False,
     ) -> LoadedSession:
         """The session and the indexes of its events, reading from the store only what is new.
 
+        Args:
+            sessions: The store.
+            app_name: The session's app.
+            user_id: The session's user.
+            session_id: The session.
+            create: Create the session when it does not exist (an invocation's first step).
+
         Raises:
-            SessionNotFoundError: No such session.
+            SessionNotFoundError: No such session, and ``create`` is false.
         """
         key = (app_name, user_id, session_id)
         # Shared, not taken out: the parallel tool steps of one model step read the same
@@ -147,16 +161,26 @@ class SessionEventsCache:
             known = len(stored.events) - 1
             # Re-read the last known event too: if it is not where it was, the session was
             # replaced and the cached events are not its events.
-            fresh = await sessions.get(
-                app_name=app_name, user_id=user_id, session_id=session_id, after_sequence=known
-            )
-            if fresh.events and fresh.events[0].id == stored.events[known].id:
+            try:
+                fresh = await sessions.get(
+                    app_name=app_name,
+                    user_id=user_id,
+                    session_id=session_id,
+                    after_sequence=known,
+                )
+            except SessionNotFoundError:
+                if not create:
+                    raise
+                fresh = None  # deleted since: created anew below
+            if fresh is not None and fresh.events and fresh.events[0].id == stored.events[known].id:
                 # A concurrent read of the same session may have added some of them already.
                 stored.extend(fresh.events[len(stored.events) - known :])
                 return LoadedSession(
                     fresh.model_copy(update={"events": list(stored.events)}), stored
                 )
-        session = await sessions.get(app_name=app_name, user_id=user_id, session_id=session_id)
+        # One call for a new session, not a failed read, a create and a read.
+        read = sessions.get_or_create if create else sessions.get
+        session = await read(app_name=app_name, user_id=user_id, session_id=session_id)
         stored = StoredEvents()
         stored.extend(session.events)
         self._sessions[key] = stored

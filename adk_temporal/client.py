@@ -395,6 +395,10 @@ class AdkClient:
                 ),
                 static_summary=f"{agent} · {app_name}/{user_id}/{session_id}",
                 result_type=InvocationResult,
+                # A worker polling this task queue on this very client (the demo, a process
+                # serving and starting) gets the first workflow task in the start's reply,
+                # one round trip sooner; without one the SDK does not ask for it.
+                request_eager_start=True,
             )
         except WorkflowAlreadyStartedError as err:
             raise SessionBusyError(

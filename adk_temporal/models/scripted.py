@@ -171,12 +171,12 @@ class ScriptedModel:
             function calls, or the fallback text.
         """
         contents = request.contents
-        first_call = 1 + sum(
-            1 for c in contents for p in c.parts or () if p.function_call is not None
-        )
-        model_turns = sum(1 for c in contents if c.role == "model")
-        if model_turns < len(self._script):
-            return _scripted_reply(self._script[model_turns], first_call)
+        # Counting over the whole conversation only when the answer needs it keeps text
+        # replies as cheap at turn 1,000 as at turn 1.
+        if self._script:
+            model_turns = sum(1 for c in contents if c.role == "model")
+            if model_turns < len(self._script):
+                return _scripted_reply(self._script[model_turns], _first_call(contents))
         last = contents[-1] if contents else None
         responses = [p.function_response for p in _parts(last) if p.function_response]
         if responses:
@@ -187,7 +187,8 @@ class ScriptedModel:
                 calls = rule.match(text)
                 if calls is not None:
                     return _calls_reply(
-                        [types.FunctionCall(name=n, args=a) for n, a in calls], first_call
+                        [types.FunctionCall(name=n, args=a) for n, a in calls],
+                        _first_call(contents),
                     )
         return _text_reply(self._fallback_text)
 
@@ -214,6 +215,11 @@ class ScriptedModel:
             except (KeyError, IndexError, TypeError, ValueError):
                 pass  # The response lacks a field the template names: use the generic text.
         return f"{name} returned {json.dumps(data, ensure_ascii=False, default=str)}."
+
+
+def _first_call(contents: Sequence[types.Content]) -> int:
+    """The number the next call id gets: one more than the calls so far."""
+    return 1 + sum(1 for c in contents for p in c.parts or () if p.function_call is not None)
 
 
 def _parts(content: types.Content | None) -> list[types.Part]:

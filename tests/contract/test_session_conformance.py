@@ -735,6 +735,14 @@ async def test_sqlite_data_survives_closing_and_reopening(tmp_path: Path) -> Non
         ]
 
 
+async def test_sqlite_syncs_every_commit_to_disk(tmp_path: Path) -> None:
+    """The connection commits with synchronous=FULL (2): an acknowledged append survives a
+    power cut, whatever default the SQLite build has for WAL databases."""
+    async with SqliteSessionService(tmp_path / "s.db") as service:
+        level = await service._run(lambda conn: conn.execute("PRAGMA synchronous").fetchone()[0])
+    assert level == 2
+
+
 async def test_sqlite_refuses_calls_after_close(tmp_path: Path) -> None:
     """A closed SqliteSessionService raises RuntimeError naming its file; close is idempotent."""
     service = SqliteSessionService(tmp_path / "s.db")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from google.genai import types
 
 from adk_temporal.activities.session_cache import SessionEventsCache
+from adk_temporal.errors import SessionNotFoundError
 from adk_temporal.events import Event
 from adk_temporal.sessions import InMemorySessionService, Session
 
@@ -133,3 +135,29 @@ async def test_indexes_follow_the_stored_events() -> None:
 
 def _text(text: str) -> types.Content:
     return types.Content(role="user", parts=[types.Part(text=text)])
+
+
+async def test_a_missing_session_is_created_on_request_only() -> None:
+    """create=True makes a missing session (the first step's load); without it the read
+    fails and nothing is created."""
+    store = CountingSessions()
+    cache = SessionEventsCache()
+    with pytest.raises(SessionNotFoundError):
+        await cache.load(store, **IDS)
+    loaded = await cache.load(store, **IDS, create=True)
+    assert loaded.session.events == [] and loaded.session.id == IDS["session_id"]
+    assert (await store.get(**IDS)).id == IDS["session_id"]
+
+
+async def test_a_session_deleted_while_cached_is_created_anew_on_request() -> None:
+    """The cached events of a deleted session are dropped; create=True makes it again."""
+    store = CountingSessions()
+    await store.create(**IDS)
+    await store.append_events(**IDS, events=_events("e1"))
+    cache = SessionEventsCache()
+    await cache.load(store, **IDS)
+    await store.delete(**IDS)
+    with pytest.raises(SessionNotFoundError):
+        await cache.load(store, **IDS)
+    loaded = await cache.load(store, **IDS, create=True)
+    assert loaded.session.events == [] and loaded.stored.events == []
