@@ -35,6 +35,7 @@ AdkError
 │   ├── ModelRequestError (a 4xx from the model API)
 │   ├── UnknownAgentError (LookupError)
 │   ├── UnknownAppError (LookupError: a worker serves another app)
+│   ├── UnmatchedFunctionResponseError (LookupError: a response answers no call in history)
 │   └── UnknownModelError (LookupError)
 ├── ToolError (a tool's failure for the model to see; never retried)
 └── AdkRunError
@@ -77,6 +78,7 @@ __all__ = [
     "UnknownAppError",
     "UnknownModelError",
     "UnknownRequestIdError",
+    "UnmatchedFunctionResponseError",
     "VersionConflictError",
 ]
 
@@ -202,6 +204,10 @@ class UnknownAgentError(AdkRequestError, LookupError):
 
 class UnknownAppError(AdkRequestError, LookupError):
     """An invocation of one app reached a worker that serves another."""
+
+
+class UnmatchedFunctionResponseError(AdkRequestError, LookupError):
+    """The session's latest function response answers a call that is nowhere in history."""
 
 
 class UnknownModelError(AdkRequestError, LookupError):

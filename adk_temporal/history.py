@@ -10,7 +10,9 @@
    ``adk_request_input``, ``adk_request_credential``) — the model never asked for them;
 5. collapse resumed calls: when a call has a placeholder response and a later one, only the
    final response is sent, in the placeholder's place, so it stays next to its call;
-6. events by other agents become user-role context (``[author] said: ...``);
+6. events by other agents become user-role context: ``For context:``, then one part per
+   part (``[author] said: ...``, calls and results as compact JSON, ``null`` for none),
+   thoughts left out;
 7. blank function-call and function-response ids starting with ``adk-``.
 
 Branch and scope decide only what the model sees; they never partition session state.
@@ -27,6 +29,7 @@ from typing import Any
 
 from google.genai import types
 
+from .errors import UnmatchedFunctionResponseError
 from .events import (
     ADK_ID_PREFIX,
     REQUEST_CONFIRMATION_FUNCTION_NAME,
@@ -35,6 +38,7 @@ from .events import (
 )
 
 __all__ = [
+    "CONTEXT_HEADER",
     "USER_AUTHOR",
     "ContentsBuilder",
     "build_contents",
@@ -96,37 +100,46 @@ def _is_runtime_part(part: types.Part) -> bool:
     )
 
 
+CONTEXT_HEADER = "For context:"
+"""The first part of another agent's event retold to this agent (ADK's exact text)."""
+
+
 def _as_json(value: Any) -> str:
-    # Other agents' results may hold values JSON cannot encode; their text is context only.
-    return json.dumps(value, ensure_ascii=False, default=str)
+    """Compact JSON, as ADK writes arguments and results into retold events; ``null`` for none.
+
+    Other agents' results may hold values JSON cannot encode; their text is context only.
+    """
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def _as_context(author: str, parts: list[types.Part]) -> types.Content:
-    """Another agent's event, retold to this agent as user-role context."""
+    """Another agent's event, retold to this agent as user-role context.
+
+    ``For context:``, then one part per original part; thoughts are left out, and an event
+    of thoughts only is not retold (no parts).
+    """
     told: list[types.Part] = []
     for part in parts:
         if part.thought:
             continue
         if part.function_call is not None:
             call = part.function_call
-            told.append(
-                types.Part(
-                    text=f"[{author}] called tool `{call.name}` with parameters: "
-                    f"{_as_json(call.args or {})}"
-                )
-            )
+            text = f"[{author}] called tool `{call.name}` with parameters: {_as_json(call.args)}"
+            told.append(types.Part(text=text))
         elif part.function_response is not None:
             response = part.function_response
             told.append(
                 types.Part(
                     text=f"[{author}] `{response.name}` tool returned result: "
-                    f"{_as_json(response.response or {})}"
+                    f"{_as_json(response.response)}"
                 )
             )
         elif part.text:
             told.append(types.Part(text=f"[{author}] said: {part.text}"))
         else:
             told.append(part)
+    if told:
+        told.insert(0, types.Part(text=CONTEXT_HEADER))
     return types.Content(role="user", parts=told)
 
 
@@ -202,6 +215,10 @@ class _Entry:
     event: Event
     parts: list[types.Part]
     index: int | None
+    call_ids: frozenset[str] = frozenset()
+    """Ids of the calls it makes (own and user events only: others' are retold as text)."""
+    response_ids: frozenset[str] = frozenset()
+    """Ids of the calls it answers (likewise)."""
 
 
 class ContentsBuilder:
@@ -227,7 +244,13 @@ class ContentsBuilder:
         self._branch = branch
         self._isolation_scope = isolation_scope
         self._contents: list[types.Content] = []
+        self._entries: list[_Entry] = []
+        """The entries with a content, ``_entries[i]`` holding ``_contents[i]``."""
         self._first_response: dict[str, tuple[_Entry, int]] = {}
+        self._call_at: dict[str, int] = {}
+        """Where each call id's call is in ``_contents``."""
+        self._latest: tuple[_Entry | None, _Entry | None] = (None, None)
+        """The last two visible events (before last, last), kept or collapsed away."""
         self._seen = 0
         self._last_id: str | None = None
 
@@ -251,8 +274,40 @@ class ContentsBuilder:
             self._last_id = events[-1].id
 
     def contents(self) -> list[types.Content]:
-        """One content per visible event, in event order (shared objects; see the class)."""
-        return list(self._contents)
+        """One content per visible event, in event order (shared objects; see the class).
+
+        When the latest event answers a call further back than the event before it (a
+        long-running call answered later), the contents end with that call and, in one
+        content, the responses to its calls: what the model said in between is dropped.
+
+        Raises:
+            UnmatchedFunctionResponseError: The latest event answers a call that is nowhere
+                in this agent's history.
+        """
+        before, latest = self._latest
+        answered = latest.response_ids if latest is not None else frozenset()
+        if not answered or (before is not None and answered & before.call_ids):
+            return list(self._contents)
+        found = [self._call_at[i] for i in answered if i in self._call_at]
+        if not found:
+            raise UnmatchedFunctionResponseError(
+                f"the latest function response answers call {', '.join(sorted(answered))}, "
+                f"which is nowhere in the history of agent {self._agent_name!r}"
+            )
+        at = max(found)
+        calls = self._entries[at].call_ids
+        responses = [
+            part
+            for entry, content in zip(
+                self._entries[at + 1 :], self._contents[at + 1 :], strict=True
+            )
+            if entry.response_ids & calls
+            for part in content.parts or []
+        ]
+        return [
+            *self._contents[: at + 1],
+            types.Content.model_construct(role="user", parts=responses),
+        ]
 
     def _add(self, event: Event) -> None:
         if not is_branch_visible(self._branch, event.branch):
@@ -261,22 +316,38 @@ class ContentsBuilder:
             return
         kept: list[types.Part] = []
         entry = _Entry(event, kept, None)
+        own = event.author in (self._agent_name, USER_AUTHOR)
+        calls: set[str] = set()
+        answers: set[str] = set()
         for part in event.parts():
             if _is_empty_part(part) or _is_runtime_part(part):
                 continue
-            response = part.function_response
+            call, response = part.function_call, part.function_response
+            if own and call is not None and call.id:
+                calls.add(call.id)
             if response is not None and response.id:
+                if own:
+                    answers.add(response.id)
                 first = self._first_response.get(response.id)
                 if first is not None:
                     self._replace(*first, part)
                     continue
                 self._first_response[response.id] = (entry, len(kept))
             kept.append(part)
-        if kept:
-            content = self._content(entry)
-            if content.parts:
-                entry.index = len(self._contents)
-                self._contents.append(content)
+        if not (kept or answers):
+            return
+        entry.call_ids, entry.response_ids = frozenset(calls), frozenset(answers)
+        # The latest event counts even when its responses all went to earlier places.
+        self._latest = (self._latest[1], entry)
+        if not kept:
+            return
+        content = self._content(entry)
+        if content.parts:
+            entry.index = len(self._contents)
+            self._contents.append(content)
+            self._entries.append(entry)
+            for call_id in entry.call_ids:
+                self._call_at[call_id] = entry.index
 
     def _replace(self, entry: _Entry, position: int, part: types.Part) -> None:
         entry.parts[position] = part

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from google.genai import types
 
 from adk_temporal.confirmation import build_confirmation_request_event
+from adk_temporal.errors import UnmatchedFunctionResponseError
 from adk_temporal.events import Event, InputRequest, ToolConfirmation
 from adk_temporal.history import (
     ContentsBuilder,
@@ -156,22 +158,51 @@ def test_ctx_i4_runtime_request_calls_and_answers_are_dropped() -> None:
 
 
 def test_ctx_i5_other_agents_become_user_context() -> None:
-    """Other agents' text, calls and results are retold as user-role context with exact texts."""
+    """Other agents' text, calls and results are retold as user-role context with ADK's
+    exact texts: "For context:" first, compact JSON."""
     events = [
         text_event("It rains.", author="forecaster"),
-        call_event("c9", "get_weather", {"city": "Hangzhou"}, author="forecaster"),
+        call_event("c9", "get_weather", {"city": "Hangzhou", "days": [1, 2]}, author="forecaster"),
         response_event("c9", "get_weather", {"sky": "rain"}, author="forecaster"),
         text_event("Thanks", author=AGENT),
     ]
     contents = build_contents(events, agent_name=AGENT)
     assert [c.role for c in contents] == ["user", "user", "user", "model"]
-    assert texts(contents) == [
-        "[forecaster] said: It rains.",
-        '[forecaster] called tool `get_weather` with parameters: {"city": "Hangzhou"}',
-        '[forecaster] `get_weather` tool returned result: {"sky": "rain"}',
-        "Thanks",
+    assert [[p.text for p in c.parts or []] for c in contents] == [
+        ["For context:", "[forecaster] said: It rains."],
+        [
+            "For context:",
+            "[forecaster] called tool `get_weather` with parameters: "
+            '{"city":"Hangzhou","days":[1,2]}',
+        ],
+        ["For context:", '[forecaster] `get_weather` tool returned result: {"sky":"rain"}'],
+        ["Thanks"],
     ]
     assert all(p.function_call is None for c in contents for p in c.parts or [])
+
+
+def test_ctx_i5_one_event_retells_each_part_and_null_for_none() -> None:
+    """Several parts of one event make one content; a call without arguments and a response
+    without a result read null; a blob is passed on as it is."""
+    blob = types.Part(inline_data=types.Blob(data=b"png", mime_type="image/png"))
+    parts = [
+        types.Part(text="Two things.", thought=True),
+        types.Part(text="Two things."),
+        types.Part(function_call=types.FunctionCall(id="c1", name="now")),
+        types.Part(function_response=types.FunctionResponse(id="c1", name="now")),
+        blob,
+    ]
+    event = Event(author="clock", content=types.Content(role="model", parts=parts))
+    [content] = build_contents([event], agent_name=AGENT)
+    assert content.role == "user"
+    assert [p.text for p in content.parts or []] == [
+        "For context:",
+        "[clock] said: Two things.",
+        "[clock] called tool `now` with parameters: null",
+        "[clock] `now` tool returned result: null",
+        None,
+    ]
+    assert content.parts is not None and content.parts[-1].inline_data == blob.inline_data
 
 
 def test_ctx_i5_other_agents_thoughts_are_not_retold() -> None:
@@ -204,6 +235,7 @@ def test_ctx_i7_only_final_response_is_sent() -> None:
         response_event("call-1", "buy_report", {"status": "waiting"}),
         text_event("yes, buy it"),
         response_event("call-1", "buy_report", {"report": "done"}),
+        text_event("Bought.", author=AGENT),
     ]
     contents = build_contents(events, agent_name=AGENT)
     responses = [
@@ -211,8 +243,68 @@ def test_ctx_i7_only_final_response_is_sent() -> None:
     ]
     assert [r.response for r in responses] == [{"report": "done"}]
     assert contents[1].parts is not None and contents[1].parts[0].function_response is not None
-    assert texts(contents)[2] == "yes, buy it"
-    assert len(contents) == 3
+    assert texts(contents)[2:] == ["yes, buy it", "Bought."]
+    assert len(contents) == 4
+
+
+def test_ctx_i8_a_late_response_follows_its_call_and_what_came_between_is_dropped() -> None:
+    """The latest event answers a call further back: the model sees that call, then the
+    final response; the model's and the user's words in between are dropped (ADK's
+    rearrangement for long-running calls)."""
+    events = [
+        text_event("Render the video."),
+        call_event("call-1", "render", {"id": 7}),
+        response_event("call-1", "render", {"status": "started"}),
+        text_event("Rendering has started.", author=AGENT),
+        text_event("How long will it take?"),
+        text_event("A few minutes.", author=AGENT),
+        response_event("call-1", "render", {"status": "done", "url": "v.mp4"}),
+    ]
+    contents = build_contents(events, agent_name=AGENT)
+    assert texts(contents)[:1] == ["Render the video."]
+    assert [c.role for c in contents] == ["user", "model", "user"]
+    [call] = contents[1].parts or []
+    assert call.function_call is not None and call.function_call.name == "render"
+    [answer] = contents[2].parts or []
+    assert answer.function_response is not None
+    assert answer.function_response.response == {"status": "done", "url": "v.mp4"}
+
+
+def test_ctx_i8_responses_to_one_call_event_merge_into_one_content() -> None:
+    """Several calls in one event, answered in separate events with text between: one
+    content holds their responses, in the order they came, with the text parts of those
+    response events."""
+    calls = [
+        types.Part(text="Starting both."),
+        types.Part(function_call=types.FunctionCall(id="a", name="job", args={"n": 1})),
+        types.Part(function_call=types.FunctionCall(id="b", name="job", args={"n": 2})),
+    ]
+    first = types.FunctionResponse(id="a", name="job", response={"done": 1})
+    second = types.FunctionResponse(id="b", name="job", response={"done": 2})
+    events = [
+        Event(author=AGENT, content=types.Content(role="model", parts=calls)),
+        Event(
+            author=AGENT,
+            content=types.Content(
+                role="user", parts=[types.Part(function_response=first), types.Part(text="1/2")]
+            ),
+        ),
+        text_event("One is done.", author=AGENT),
+        response_event("b", "job", {"done": 2}),
+    ]
+    contents = build_contents(events, agent_name=AGENT)
+    assert len(contents) == 2
+    assert contents[0].parts is not None and len(contents[0].parts) == 3
+    merged = contents[1].parts or []
+    assert [p.function_response for p in merged if p.function_response] == [first, second]
+    assert [p.text for p in merged if p.text] == ["1/2"]
+
+
+def test_ctx_i8_a_response_without_its_call_is_an_error_naming_the_id() -> None:
+    """The latest response answers a call that is nowhere in history."""
+    events = [text_event("hi"), response_event("ghost-7", "render", {"status": "done"})]
+    with pytest.raises(UnmatchedFunctionResponseError, match="ghost-7"):
+        build_contents(events, agent_name=AGENT)
 
 
 def test_ctx_i7_input_events_are_not_mutated() -> None:
@@ -230,10 +322,11 @@ def test_ctx_i7_input_events_are_not_mutated() -> None:
 
 def test_ctx_i7_missing_role_is_inferred() -> None:
     """Contents without a role get "user" for user events and responses, else "model"."""
+    fc = types.FunctionCall(id="c", name="t", args={})
     fr = types.FunctionResponse(id="c", name="t", response={})
     events = [
         Event(author="user", content=types.Content(parts=[types.Part(text="q")])),
-        Event(author=AGENT, content=types.Content(parts=[types.Part(text="a")])),
+        Event(author=AGENT, content=types.Content(parts=[types.Part(function_call=fc)])),
         Event(author=AGENT, content=types.Content(parts=[types.Part(function_response=fr)])),
     ]
     assert [c.role for c in build_contents(events, agent_name=AGENT)] == ["user", "model", "user"]
@@ -279,8 +372,17 @@ def test_contents_built_step_by_step_equal_contents_built_at_once(seed: int) -> 
         seen = min(len(events), seen + rng.randint(1, 5))
         assert builder.follows(events[:seen])
         builder.extend(events[:seen])
-    once = build_contents(events, agent_name=AGENT, **scope)
-    assert [c.model_dump() for c in builder.contents()] == [c.model_dump() for c in once]
+    assert _outcome(builder.contents) == _outcome(
+        lambda: build_contents(events, agent_name=AGENT, **scope)
+    )
+
+
+def _outcome(build: Callable[[], list[types.Content]]) -> list[dict[str, Any]] | str:
+    """The contents as plain data, or the error building them raised."""
+    try:
+        return [c.model_dump() for c in build()]
+    except UnmatchedFunctionResponseError as err:
+        return str(err)
 
 
 def test_a_step_converts_only_its_new_events() -> None:
@@ -295,11 +397,14 @@ def test_a_step_converts_only_its_new_events() -> None:
     builder = ContentsBuilder(agent_name=AGENT)
     builder.extend(events)
     before = builder.contents()
-    events.append(response_event("c1", "get_weather", {"sky": "sun"}))
+    events += [
+        response_event("c1", "get_weather", {"sky": "sun"}),
+        text_event("Sunny.", author=AGENT),
+    ]
     builder.extend(events)
     after = builder.contents()
-    assert len(after) == 4
-    assert [a is b for a, b in zip(before, after, strict=True)] == [True, True, False, True]
+    assert len(after) == 5
+    assert [a is b for a, b in zip(before, after[:4], strict=True)] == [True, True, False, True]
     assert after[2].parts is not None and after[2].parts[0].function_response is not None
     assert after[2].parts[0].function_response.response == {"sky": "sun"}
 
