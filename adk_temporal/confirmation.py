@@ -14,9 +14,12 @@ The protocol, in session order:
 
 **Call binding** **[better]**: ``callDigest`` is :func:`call_digest` of the original call's
 name and args. A reply that names an original call (``originalFunctionCall``) or a digest
-(``callDigest``) differing from the request's is refused: :func:`check_reply_digest` raises
-:class:`~adk_temporal.errors.ConfirmationMismatchError` (the runtime's answer to a signal or
-update) and :func:`resume_set` skips the reply, leaving the request open.
+(``callDigest``) differing from the request's is refused, and so is a reply or a request
+without ``callDigest``: omitting it may not skip the binding. :func:`check_reply_digest`
+raises :class:`~adk_temporal.errors.ConfirmationMismatchError` (the runtime's answer to a
+signal or update) and :func:`resume_set` skips the reply, leaving the request open. A signal
+addressed by confirmation id is bound by the runtime, which writes the request's digest into
+the reply event it appends.
 """
 
 from __future__ import annotations
@@ -160,13 +163,14 @@ def build_confirmation_request_event(
     branch: str = "",
     isolation_scope: str = "",
     timestamp: float = 0.0,
-) -> Event:
-    """The event that asks a human to approve the calls of one step.
+) -> Event | None:
+    """The event that asks a human to approve the calls of one step, if any asked.
 
     Args:
         function_calls: The model's calls of the step, in the model's order.
         requested: The step's merged ``requested_tool_confirmations`` (by function-call id).
-        confirmation_ids: One ``adk-`` id per requesting call, in the model's call order;
+        confirmation_ids: One ``adk-`` id per requesting call of ``function_calls``, in the
+            model's call order;
             the workflow generates them (``workflow.uuid4()``) so a replay reuses them.
         event_id: The event id, decided by the workflow.
         invocation_id: The invocation the event belongs to.
@@ -177,17 +181,17 @@ def build_confirmation_request_event(
 
     Returns:
         An event with one ``adk_request_confirmation`` call per requesting call and those
-        ids in ``long_running_tool_ids``.
+        ids in ``long_running_tool_ids``; ``None`` when no call of the step asked (nothing
+        requested, or only ids the step did not make, which are ignored as in ADK).
 
     Raises:
-        ValueError: A requested id matches none of ``function_calls``, the number of
-            ``confirmation_ids`` differs from the number of requesting calls, or an id
-            lacks the ``adk-`` prefix (which keeps it out of model history).
+        ValueError: The number of ``confirmation_ids`` differs from the number of
+            requesting calls, or an id lacks the ``adk-`` prefix (which keeps it out of
+            model history).
     """
     requesting = [c for c in function_calls if c.id in requested]
-    unknown = sorted(set(requested) - {c.id for c in requesting})
-    if unknown:
-        raise ValueError(f"confirmation requested for unknown function call ids: {unknown}")
+    if not requesting and not confirmation_ids:
+        return None
     if len(confirmation_ids) != len(requesting):
         raise ValueError(
             f"expected {len(requesting)} confirmation ids (one per requesting call), "
@@ -264,29 +268,39 @@ def _original_call(request: types.FunctionCall) -> types.FunctionCall:
 def check_reply_digest(request: types.FunctionCall, reply: Mapping[str, Any] | None) -> None:
     """Refuse a reply that is not about the call the request asked about.
 
-    A reply without ``callDigest`` or ``originalFunctionCall`` claims nothing and passes;
-    the binding is then the confirmation id alone.
+    Both sides must carry ``callDigest``: a request or reply without one is refused, so
+    the binding to the call's arguments cannot be skipped by leaving the digest out.
 
     Args:
         request: The ``adk_request_confirmation`` call being answered.
         reply: The reply object, in either format of :func:`parse_confirmation_reply`.
 
     Raises:
-        ConfirmationMismatchError: The request has no usable original call or its own
-            ``callDigest`` does not match it, or the reply's ``callDigest`` or
-            ``originalFunctionCall`` names a different call.
+        ConfirmationMismatchError: The request has no usable original call, or its own
+            ``callDigest`` is missing or does not match it, or the reply's ``callDigest`` is
+            missing, or it or the reply's ``originalFunctionCall`` names a different call.
     """
     original = _original_call(request)
     expected = call_digest(original.name, original.args)
     stored = (request.args or {}).get("callDigest")
-    if stored is not None and stored != expected:
+    if stored is None:
+        raise ConfirmationMismatchError(
+            f"confirmation request {request.id!r} carries no callDigest, so no reply can be "
+            f"bound to the arguments of {original.name}()"
+        )
+    if stored != expected:
         raise ConfirmationMismatchError(
             f"confirmation request {request.id!r} is inconsistent: its callDigest does not "
             f"match its originalFunctionCall {original.name}()"
         )
     body = _reply_body(reply)
     claimed = body.get("callDigest")
-    if claimed is not None and claimed != expected:
+    if claimed is None:
+        raise ConfirmationMismatchError(
+            f"reply to confirmation {request.id!r} carries no callDigest; it must name the "
+            f"digest {expected!r} of {original.name}() it approves or rejects"
+        )
+    if claimed != expected:
         raise ConfirmationMismatchError(
             f"reply to confirmation {request.id!r} approves a different call: callDigest "
             f"{claimed!r} does not match {expected!r} of {original.name}()"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -71,6 +72,9 @@ _TOOL_FAILURES_REACH_THE_MODEL = "tool-failures-reach-the-model"
 
 _RECORD_CANCELLATION = "record-cancellation"
 """Behaviour change: a cancelled invocation closes its requests and stores an event."""
+
+_FOREIGN_CONFIRMATIONS = "foreign-confirmations-do-not-pause"
+"""Behaviour change: confirmations for calls a step did not make do not pause it."""
 
 
 @dataclass
@@ -147,10 +151,12 @@ class _Responses:
     event: MergedResponses
     actions: EventActions
 
-    def has_requests(self) -> bool:
-        """True when a call asked for a confirmation or an input."""
+    def has_requests(self, call_ids: Collection[str]) -> bool:
+        """True when one of the step's calls (``call_ids``) asked for a confirmation, or a
+        call asked for an input."""
         actions = self.actions
-        return bool(actions.requested_tool_confirmations or actions.requested_inputs)
+        confirmations = actions.requested_tool_confirmations
+        return bool(actions.requested_inputs) or any(i in call_ids for i in confirmations)
 
 
 class InvocationFlow:
@@ -434,7 +440,7 @@ class InvocationFlow:
         """
         step_actions = [response.actions] if response is not None else []
         waiting = self.book.open_ids() if response is None else []
-        while response is None or response.has_requests():
+        while response is None or self._asks(response, by_id):
             if response is not None:
                 events, waiting = self._open_requests(frame, response.actions, by_id)
                 await self._append(frame, [*pending, *events])
@@ -665,6 +671,15 @@ class InvocationFlow:
 
     # --------------------------------------------------------------- pausing
 
+    def _asks(self, response: _Responses, by_id: Mapping[str, PlannedCall]) -> bool:
+        """True when the step pauses for answers to what its calls asked."""
+        if response.has_requests(by_id):
+            return True
+        # Confirmations only for calls the step did not make build no request event in ADK,
+        # and the step goes on; runs recorded before this waited on an empty request.
+        foreign = bool(response.actions.requested_tool_confirmations)
+        return foreign and not self._exec.patched(_FOREIGN_CONFIRMATIONS)
+
     def _open_requests(
         self, frame: _Frame, actions: EventActions, by_id: dict[str, PlannedCall]
     ) -> tuple[list[Event], list[str]]:
@@ -717,15 +732,15 @@ class InvocationFlow:
         }
         events: list[Event] = []
         if requesting:
-            events.append(
-                build_confirmation_request_event(
-                    [c.to_function_call() for c in by_id.values()],
-                    actions.requested_tool_confirmations,
-                    confirmation_ids,
-                    event_id=self._exec.new_id(),
-                    **common,
-                )
+            request_event = build_confirmation_request_event(
+                [c.to_function_call() for c in by_id.values()],
+                actions.requested_tool_confirmations,
+                confirmation_ids,
+                event_id=self._exec.new_id(),
+                **common,
             )
+            if request_event is not None:
+                events.append(request_event)
         if actions.requested_inputs:
             events.append(
                 build_input_request_event(
@@ -763,6 +778,7 @@ class InvocationFlow:
                 response = {"confirmed": answer.confirmed, "payload": answer.payload}
                 if expired:
                     response = {"confirmed": False, "expired": True}
+                response["callDigest"] = pending.call_digest
                 answers.confirmations[pending.function_call_id] = ToolConfirmation(
                     hint=pending.hint,
                     confirmed=answer.confirmed,

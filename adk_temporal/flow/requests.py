@@ -103,15 +103,19 @@ def _reason(problem: AdkRequestError) -> str:
 
 
 def _digest_problem(pending: PendingRequest, answer: ConfirmInput) -> AdkRequestError | None:
-    """The call-binding rule of :mod:`adk_temporal.confirmation`, applied to a signal."""
+    """The call-binding rule of :mod:`adk_temporal.confirmation`, applied to a signal.
+
+    A signal without a digest is addressed by confirmation id alone; the runtime binds it by
+    writing the pending request's digest into the reply event."""
+    if answer.call_digest is None:
+        return None
     request = confirmation_request_call(
         pending.id,
         types.FunctionCall(id=pending.function_call_id, name=pending.tool, args=pending.args),
         ToolConfirmation(hint=pending.hint, payload=pending.payload),
     )
-    reply = {} if answer.call_digest is None else {"callDigest": answer.call_digest}
     try:
-        check_reply_digest(request, reply)
+        check_reply_digest(request, {"callDigest": answer.call_digest})
     except ConfirmationMismatchError as err:
         return err
     return None

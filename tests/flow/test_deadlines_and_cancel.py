@@ -17,7 +17,7 @@ from google.genai import types
 from adk_temporal.agents import Agent
 from adk_temporal.context import ToolContext
 from adk_temporal.errors import UnknownRequestIdError
-from adk_temporal.events import Event
+from adk_temporal.events import Event, ToolConfirmation
 from adk_temporal.models import ModelRegistry, ScriptedModel
 
 from .conftest import LocalFactory, LocalRuntime
@@ -34,6 +34,9 @@ def _registry(script: list[Any]) -> ModelRegistry:
 
 async def _events(rt: LocalRuntime, session_id: str) -> list[Event]:
     return (await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)).events
+
+
+REQUEST = "adk_request_confirmation"
 
 
 def _responses(events: list[Event], name: str) -> list[dict[str, Any]]:
@@ -77,7 +80,12 @@ async def test_an_unanswered_confirmation_expires_as_a_rejection(run_local: Loca
         events = await _events(rt, session_id)
     assert result.status == "completed"
     assert _responses(events, "approve_later")[-1] == {"confirmed": False, "expired": True}
-    assert _responses(events, "adk_request_confirmation") == [{"confirmed": False, "expired": True}]
+    [request] = [c for e in events for c in e.function_calls() if c.name == REQUEST]
+    assert _responses(events, REQUEST)[0] == {
+        "confirmed": False,
+        "expired": True,
+        "callDigest": (request.args or {})["callDigest"],
+    }
 
 
 async def test_an_unanswered_input_expires_as_missing(run_local: LocalFactory) -> None:
@@ -160,3 +168,26 @@ async def test_a_cancelled_tool_sees_cancelled_error(run_local: LocalFactory) ->
     assert seen == ["cancelled"]
     assert result.status == "cancelled"
     assert events[-1].error_code == "Cancelled"
+
+
+async def approve_someone_else(ctx: ToolContext) -> dict[str, Any]:
+    """Record a confirmation for a call this step did not make."""
+    ctx.actions.requested_tool_confirmations["call-elsewhere"] = ToolConfirmation(hint="?")
+    return {"status": "done"}
+
+
+async def test_ctx_f6_confirmation_for_a_call_the_step_did_not_make_does_not_pause(
+    run_local: LocalFactory,
+) -> None:
+    """No request event is built for a foreign call id: the step goes on to the model."""
+    call = types.FunctionCall(name="approve_someone_else", args={})
+    agent = Agent("dl", "scripted:dl", tools=[approve_someone_else])
+    session_id = f"s-{uuid.uuid4().hex[:8]}"
+    async with run_local([agent], models=_registry([call, "finished"])) as rt:
+        run = await rt.adk.start(APP, USER, session_id, "dl", "go")
+        result = await run.result()
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    assert not [c for e in events for c in e.function_calls() if c.name == REQUEST]
+    assert _responses(events, "approve_someone_else") == [{"status": "done"}]
+    assert events[-1].text() == "finished"

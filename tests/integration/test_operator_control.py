@@ -55,6 +55,9 @@ async def _events(rt: Runtime, session_id: str) -> list[Event]:
     return (await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)).events
 
 
+REQUEST = "adk_request_confirmation"
+
+
 def _responses(events: list[Event], name: str) -> list[dict[str, Any]]:
     return [
         dict(r.response or {}) for e in events for r in e.function_responses() if r.name == name
@@ -236,9 +239,11 @@ async def test_an_expired_confirmation_rejects_even_across_a_worker_restart(
         events = await _events(rt, session_id)
     assert result.status == "completed"
     assert _responses(events, "buy_soon")[-1] == {"bought": False, "expired": True}
-    assert _responses(events, "adk_request_confirmation")[0] == {
+    request = next(c for e in events for c in e.function_calls() if c.name == REQUEST)
+    assert _responses(events, REQUEST)[0] == {
         "confirmed": False,
         "expired": True,
+        "callDigest": (request.args or {})["callDigest"],
     }
 
 

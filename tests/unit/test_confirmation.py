@@ -50,9 +50,11 @@ def request_event(
 ) -> Event:
     """The confirmation-request event for ``calls`` with confirmation ``ids``."""
     requested = {c.id or "": ToolConfirmation(hint=hint) for c in calls}
-    return build_confirmation_request_event(
+    event = build_confirmation_request_event(
         calls, requested, ids, event_id="ev-req", invocation_id="e-1", author=author
     )
+    assert event is not None
+    return event
 
 
 def reply_event(*replies: tuple[str, dict[str, Any] | None]) -> Event:
@@ -66,6 +68,11 @@ def reply_event(*replies: tuple[str, dict[str, Any] | None]) -> Event:
         for cid, body in replies
     ]
     return Event(author="user", content=types.Content(role="user", parts=parts))
+
+
+def signed(call: types.FunctionCall, body: dict[str, Any]) -> dict[str, Any]:
+    """A reply ``body`` bound to ``call`` by its digest, as every accepted reply must be."""
+    return {**body, "callDigest": call_digest(call.name, call.args)}
 
 
 WAITING = {"status": "waiting for approval"}
@@ -107,6 +114,7 @@ def test_ctx_f5_request_event_carries_original_call_and_digest() -> None:
         branch="root",
         timestamp=12.5,
     )
+    assert event is not None
     (call,) = event.function_calls()
     assert call.id == "adk-c1"
     assert call.name == "adk_request_confirmation"
@@ -131,6 +139,7 @@ def test_ctx_f6_request_calls_follow_model_call_order() -> None:
         invocation_id="e-1",
         author=AGENT,
     )
+    assert event is not None
     calls = event.function_calls()
     assert [c.id for c in calls] == ["adk-a", "adk-b"]
     assert [(c.args or {})["originalFunctionCall"]["id"] for c in calls] == ["call-1", "call-3"]
@@ -140,7 +149,6 @@ def test_ctx_f6_request_calls_follow_model_call_order() -> None:
 @pytest.mark.parametrize(
     ("requested", "ids", "message"),
     [
-        ({"call-9": ToolConfirmation()}, ["adk-a"], r"unknown function call ids: \['call-9'\]"),
         ({"call-1": ToolConfirmation()}, ["adk-a", "adk-b"], "expected 1 confirmation ids"),
         ({"call-1": ToolConfirmation()}, ["c-a"], "must start with 'adk-'"),
     ],
@@ -148,11 +156,36 @@ def test_ctx_f6_request_calls_follow_model_call_order() -> None:
 def test_ctx_f6_request_event_refuses_bad_ids(
     requested: dict[str, ToolConfirmation], ids: list[str], message: str
 ) -> None:
-    """Unknown call ids, a wrong number of confirmation ids or unprefixed ids are refused."""
+    """A wrong number of confirmation ids or unprefixed ids are refused."""
     with pytest.raises(ValueError, match=message):
         build_confirmation_request_event(
             [BUY], requested, ids, event_id="ev", invocation_id="e", author=AGENT
         )
+
+
+@pytest.mark.parametrize(
+    "requested",
+    [{}, {"call-9": ToolConfirmation()}],
+    ids=["nothing-requested", "unknown-call-id"],
+)
+def test_ctx_f6_no_requesting_call_builds_no_event(requested: dict[str, ToolConfirmation]) -> None:
+    """Nothing requested, or only for calls the step did not make: no event, no error."""
+    event = build_confirmation_request_event(
+        [BUY], requested, [], event_id="ev", invocation_id="e", author=AGENT
+    )
+    assert event is None
+
+
+def test_ctx_f6_unknown_call_ids_are_ignored_beside_known_ones() -> None:
+    """A request for a call the step did not make is left out; the step's own calls ask."""
+    requested = {"call-9": ToolConfirmation(), "call-1": ToolConfirmation(hint="Buy?")}
+    event = build_confirmation_request_event(
+        [BUY], requested, ["adk-a"], event_id="ev", invocation_id="e", author=AGENT
+    )
+    assert event is not None
+    assert [(c.args or {})["originalFunctionCall"]["id"] for c in event.function_calls()] == [
+        "call-1"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -188,7 +221,7 @@ def test_ctx_f15_approved_call_resumes_with_same_id_and_decision() -> None:
         model_event(BUY),
         response_event(("call-1", WAITING)),
         request_event([BUY], ["adk-c1"]),
-        reply_event(("adk-c1", {"confirmed": True, "payload": {"price": 2}})),
+        reply_event(("adk-c1", signed(BUY, {"confirmed": True, "payload": {"price": 2}}))),
     ]
     assert resume_set(events, AGENT) == [
         ConfirmedCall(BUY, ToolConfirmation(confirmed=True, payload={"price": 2}))
@@ -197,7 +230,8 @@ def test_ctx_f15_approved_call_resumes_with_same_id_and_decision() -> None:
 
 def test_ctx_f15_rejected_call_is_dispatched_with_confirmed_false() -> None:
     """A rejection is dispatched too, so the tool or gate answers the model with an error."""
-    events = [model_event(BUY), request_event([BUY], ["adk-c1"]), reply_event(("adk-c1", {}))]
+    reply = reply_event(("adk-c1", signed(BUY, {"confirmed": False})))
+    events = [model_event(BUY), request_event([BUY], ["adk-c1"]), reply]
     [(call, decision)] = resume_set(events, AGENT)
     assert call.id == "call-1"
     assert decision.confirmed is False
@@ -209,7 +243,7 @@ def test_ctx_f7_conflicting_confirmation_fails_closed() -> None:
         model_event(BUY, SEND),
         request_event([BUY], ["adk-c1"]),
         request_event([SEND], ["adk-c1"]),
-        reply_event(("adk-c1", YES)),
+        reply_event(("adk-c1", signed(BUY, YES))),
     ]
     assert resume_set(events, AGENT) == []
 
@@ -220,7 +254,7 @@ def test_ctx_f7_repeated_identical_request_is_not_a_conflict() -> None:
         model_event(BUY),
         request_event([BUY], ["adk-c1"]),
         request_event([BUY], ["adk-c1"]),
-        reply_event(("adk-c1", YES)),
+        reply_event(("adk-c1", signed(BUY, YES))),
     ]
     assert [c.call.id for c in resume_set(events, AGENT)] == ["call-1"]
 
@@ -230,7 +264,7 @@ def test_ctx_f8_other_agents_requests_are_skipped() -> None:
     events = [
         model_event(BUY, author="other_agent"),
         request_event([BUY], ["adk-c1"], author="other_agent"),
-        reply_event(("adk-c1", YES)),
+        reply_event(("adk-c1", signed(BUY, YES))),
     ]
     assert resume_set(events, AGENT) == []
     assert [c.call.id for c in resume_set(events, "other_agent")] == ["call-1"]
@@ -241,7 +275,7 @@ def test_ctx_f8_id_claimed_by_several_authors_fails_closed() -> None:
     events = [
         request_event([BUY], ["adk-c1"], author="other_agent"),
         request_event([BUY], ["adk-c1"]),
-        reply_event(("adk-c1", YES)),
+        reply_event(("adk-c1", signed(BUY, YES))),
     ]
     assert resume_set(events, AGENT) == []
 
@@ -252,7 +286,7 @@ def test_ctx_f9_already_answered_call_is_not_rerun() -> None:
         model_event(BUY, SEND),
         request_event([BUY, SEND], ["adk-c1", "adk-c3"]),
         response_event(("call-1", {"report": "done"})),
-        reply_event(("adk-c1", YES), ("adk-c3", YES)),
+        reply_event(("adk-c1", signed(BUY, YES)), ("adk-c3", signed(SEND, YES))),
     ]
     assert [c.call.id for c in resume_set(events, AGENT)] == ["call-3"]
 
@@ -264,8 +298,8 @@ def test_ctx_f10_several_confirmations_dispatch_once() -> None:
         request_event([BUY], ["adk-old"], hint="first"),
         request_event([BUY], ["adk-new"], hint="again"),
         reply_event(
-            ("adk-new", {"confirmed": True, "payload": "new"}),
-            ("adk-old", {"confirmed": True, "payload": "old"}),
+            ("adk-new", signed(BUY, {"confirmed": True, "payload": "new"})),
+            ("adk-old", signed(BUY, {"confirmed": True, "payload": "old"})),
         ),
     ]
     assert resume_set(events, AGENT) == [
@@ -279,7 +313,11 @@ def test_ctx_f11_dispatch_keeps_request_order() -> None:
         model_event(BUY, WEATHER, SEND),
         request_event([BUY, SEND], ["adk-c1", "adk-c3"]),
         request_event([WEATHER], ["adk-c2"]),
-        reply_event(("adk-c2", YES), ("adk-c3", YES), ("adk-c1", YES)),
+        reply_event(
+            ("adk-c2", signed(WEATHER, YES)),
+            ("adk-c3", signed(SEND, YES)),
+            ("adk-c1", signed(BUY, YES)),
+        ),
     ]
     assert [c.call.id for c in resume_set(events, AGENT)] == ["call-1", "call-3", "call-2"]
 
@@ -288,11 +326,11 @@ def test_ctx_f11_only_latest_user_event_counts() -> None:
     """Replies in an older user event, or requests made after the reply, are not resumed."""
     events = [
         request_event([BUY], ["adk-c1"]),
-        reply_event(("adk-c1", YES)),
+        reply_event(("adk-c1", signed(BUY, YES))),
         Event(author="user", content=types.Content(role="user", parts=[types.Part(text="hi")])),
     ]
     assert resume_set(events, AGENT) == []
-    late = [reply_event(("adk-c1", YES)), request_event([BUY], ["adk-c1"])]
+    late = [reply_event(("adk-c1", signed(BUY, YES))), request_event([BUY], ["adk-c1"])]
     assert resume_set(late, AGENT) == []
 
 
@@ -303,7 +341,7 @@ def test_ctx_f12_reply_for_different_call_is_refused() -> None:
     with pytest.raises(ConfirmationMismatchError, match="callDigest 'abc' does not match"):
         check_reply_digest(request, {"confirmed": True, "callDigest": "abc"})
     with pytest.raises(ConfirmationMismatchError, match="names a different originalFunctionCall"):
-        check_reply_digest(request, {"confirmed": True, "originalFunctionCall": forged_call})
+        check_reply_digest(request, signed(BUY, {"originalFunctionCall": forged_call}))
     with pytest.raises(ConfirmationMismatchError, match="approves a different call"):
         check_reply_digest(
             request, {"response": json.dumps({"confirmed": True, "callDigest": "abc"})}
@@ -311,14 +349,45 @@ def test_ctx_f12_reply_for_different_call_is_refused() -> None:
 
 
 def test_ctx_f12_matching_reply_passes_digest_check() -> None:
-    """A reply carrying the request's own digest or original call, or no claim, is accepted."""
+    """A reply carrying the request's own digest, with or without its original call, passes."""
     request = request_event([BUY], ["adk-c1"]).function_calls()[0]
     digest = call_digest("buy_report", BUY.args)
     original = {"id": "call-1", "name": "buy_report", "args": dict(BUY.args or {})}
     check_reply_digest(request, {"confirmed": True, "callDigest": digest})
-    check_reply_digest(request, {"confirmed": True, "originalFunctionCall": original})
-    check_reply_digest(request, {"confirmed": True})
-    check_reply_digest(request, None)
+    check_reply_digest(
+        request, {"confirmed": True, "callDigest": digest, "originalFunctionCall": original}
+    )
+    check_reply_digest(
+        request, {"response": json.dumps({"confirmed": False, "callDigest": digest})}
+    )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [None, {}, {"confirmed": True}, {"response": json.dumps({"confirmed": True})}],
+    ids=["none", "empty", "no-digest", "json-string-no-digest"],
+)
+def test_ctx_f12_reply_without_digest_is_refused(reply: dict[str, Any] | None) -> None:
+    """Leaving the digest out of a reply does not skip the binding: the reply is refused."""
+    request = request_event([BUY], ["adk-c1"]).function_calls()[0]
+    with pytest.raises(ConfirmationMismatchError, match="carries no callDigest"):
+        check_reply_digest(request, reply)
+    events = [model_event(BUY), request_event([BUY], ["adk-c1"]), reply_event(("adk-c1", reply))]
+    assert resume_set(events, AGENT) == []
+
+
+def test_ctx_f12_request_without_digest_is_refused() -> None:
+    """A request event without a digest binds nothing, so no reply to it is accepted."""
+    request = request_event([BUY], ["adk-c1"]).function_calls()[0]
+    args = {k: v for k, v in (request.args or {}).items() if k != "callDigest"}
+    bare = request.model_copy(update={"args": args})
+    with pytest.raises(ConfirmationMismatchError, match="'adk-c1' carries no callDigest"):
+        check_reply_digest(bare, signed(BUY, YES))
+    event = Event(
+        author=AGENT, content=types.Content(role="model", parts=[types.Part(function_call=bare)])
+    )
+    reply = reply_event(("adk-c1", signed(BUY, YES)))
+    assert resume_set([model_event(BUY), event, reply], AGENT) == []
 
 
 def test_ctx_f12_tampered_request_is_refused() -> None:
@@ -328,7 +397,7 @@ def test_ctx_f12_tampered_request_is_refused() -> None:
     args["originalFunctionCall"] = {**args["originalFunctionCall"], "args": {"price": 0}}
     tampered = request.model_copy(update={"args": args})
     with pytest.raises(ConfirmationMismatchError, match="'adk-c1' is inconsistent"):
-        check_reply_digest(tampered, {"confirmed": True})
+        check_reply_digest(tampered, signed(BUY, YES))
 
 
 def test_ctx_f12_resume_set_skips_mismatched_reply() -> None:
@@ -338,7 +407,7 @@ def test_ctx_f12_resume_set_skips_mismatched_reply() -> None:
         request_event([BUY, SEND], ["adk-c1", "adk-c3"]),
         reply_event(
             ("adk-c1", {"confirmed": True, "callDigest": call_digest("buy_report", {})}),
-            ("adk-c3", YES),
+            ("adk-c3", signed(SEND, YES)),
         ),
     ]
     assert [c.call.id for c in resume_set(events, AGENT)] == ["call-3"]
@@ -350,10 +419,10 @@ def test_ctx_f16_reentered_tool_may_request_again() -> None:
         model_event(BUY),
         response_event(("call-1", WAITING)),
         request_event([BUY], ["adk-c1"]),
-        reply_event(("adk-c1", YES)),
+        reply_event(("adk-c1", signed(BUY, YES))),
         response_event(("call-1", WAITING)),
         request_event([BUY], ["adk-c2"]),
-        reply_event(("adk-c2", {"confirmed": True, "payload": "second"})),
+        reply_event(("adk-c2", signed(BUY, {"confirmed": True, "payload": "second"}))),
     ]
     assert resume_set(events, AGENT) == [
         ConfirmedCall(BUY, ToolConfirmation(confirmed=True, payload="second"))

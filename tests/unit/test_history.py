@@ -137,6 +137,7 @@ def test_ctx_i4_runtime_request_calls_and_answers_are_dropped() -> None:
         invocation_id="e",
         author=AGENT,
     )
+    assert confirmation is not None
     input_request = build_input_request_event(
         [InputRequest(interrupt_id="call-1/input-1", function_call_id="call-1")],
         event_id="ev2",
