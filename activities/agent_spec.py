@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from adk_temporal.agents import Agent, AgentRegistry, BaseAgent, ParallelAgent, SequentialAgent
+from adk_temporal.agents import (
+    Agent,
+    AgentRegistry,
+    BaseAgent,
+    LoopAgent,
+    ParallelAgent,
+    SequentialAgent,
+)
 from adk_temporal.flow.messages import AgentSpec
 
 __all__ = ["describe", "describe_tree"]
@@ -18,9 +25,11 @@ __all__ = ["describe", "describe_tree"]
 
 def describe(registry: AgentRegistry, agent: BaseAgent) -> AgentSpec:
     """The spec of ``agent`` and everything below it."""
-    kind: Literal["llm", "sequential", "parallel"]
+    kind: Literal["llm", "sequential", "parallel", "loop"]
     if isinstance(agent, Agent):
         kind = "llm"
+    elif isinstance(agent, LoopAgent):
+        kind = "loop"
     elif isinstance(agent, ParallelAgent):
         kind = "parallel"
     elif isinstance(agent, SequentialAgent):
@@ -33,6 +42,7 @@ def describe(registry: AgentRegistry, agent: BaseAgent) -> AgentSpec:
         kind=kind,
         sub_agents=[describe(registry, sub) for sub in agent.sub_agents],
         parent=parent.name if parent else None,
+        max_iterations=agent.max_iterations if isinstance(agent, LoopAgent) else None,
     )
 
 

@@ -26,6 +26,9 @@ __all__ = [
     "BeforeModelCallback",
     "BeforeToolCallback",
     "Instruction",
+    "LoopAgent",
+    "ParallelAgent",
+    "SequentialAgent",
 ]
 
 _Maybe: TypeAlias = Any  # a value or an awaitable of it; callbacks may be sync or async
@@ -161,6 +164,42 @@ class SequentialAgent(BaseAgent):
     A sub-agent that escalates (``ctx.actions.escalate = True``) or ends the invocation
     stops the sequence.
     """
+
+
+class LoopAgent(BaseAgent):
+    """Runs its sub-agents in order, again and again, in the same invocation.
+
+    The loop ends when a sub-agent escalates (``ctx.actions.escalate = True``; the
+    escalation stops at the loop, so an enclosing sequence goes on), when a tool ends the
+    invocation, or after ``max_iterations`` passes. A long loop hands over to a fresh
+    workflow run (continue-as-new) between steps, carrying its iteration.
+
+    Args:
+        name: Unique name.
+        sub_agents: The agents of one pass, in order.
+        max_iterations: Passes at most; ``None`` loops until an escalation (or the
+            invocation's step limit).
+        description: One line other agents (and the UI) see.
+
+    Raises:
+        ValueError: ``max_iterations`` is less than 1.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        sub_agents: Iterable[BaseAgent] = (),
+        max_iterations: int | None = None,
+        *,
+        description: str = "",
+    ) -> None:
+        super().__init__(name, description=description, sub_agents=sub_agents)
+        if max_iterations is not None and max_iterations < 1:
+            raise ValueError(
+                f"loop agent {name!r}: max_iterations must be at least 1 or None, "
+                f"got {max_iterations}"
+            )
+        self.max_iterations = max_iterations
 
 
 class ParallelAgent(BaseAgent):

@@ -6,17 +6,21 @@ storage — so an id accepted anywhere works everywhere, and distinct ``(app, us
 triples never share a workflow id ``adk/{app}/{user}/{session}``.
 
 An id is non-empty, at most :data:`MAX_ID_BYTES` bytes of UTF-8, contains no ``/``, ``\\``
-or NUL, and is not ``.`` or ``..``; a session id is not ``user`` (that name stands for the
-user scope in artifact stores). An artifact file name follows the same rules but may be up
-to :data:`MAX_FILE_NAME_BYTES` bytes, the usual file-system limit of one path component.
+or NUL, does not start with a drive prefix (``C:``), and is not ``.`` or ``..``; a session
+id is not ``user`` (that name stands for the user scope in artifact stores). An artifact
+file name follows the same rules but may be up to :data:`MAX_FILE_NAME_BYTES` bytes, the
+usual file-system limit of one path component.
 """
 
 from __future__ import annotations
+
+import re
 
 from .errors import InvalidIdError
 
 __all__ = [
     "DEFAULT_TASK_QUEUE",
+    "DRIVE_PREFIX",
     "MAX_FILE_NAME_BYTES",
     "MAX_ID_BYTES",
     "USER_SCOPE",
@@ -34,6 +38,9 @@ MAX_ID_BYTES = 128
 
 MAX_FILE_NAME_BYTES = 255
 """The longest artifact file name, in bytes of UTF-8 (one file-system path component)."""
+
+DRIVE_PREFIX = re.compile(r"[A-Za-z]:")
+"""A Windows drive prefix (``C:``): ``Path(root) / "C:x"`` drops ``root`` on Windows."""
 
 USER_SCOPE = "user"
 """The storage segment standing for the user scope; no session may be called this."""
@@ -56,6 +63,8 @@ def id_problem(field: str, value: str) -> str | None:
         return f"{field} cannot contain path separators or NUL ({field}={value!r})"
     if value in (".", ".."):
         return f"{field} cannot be '.' or '..' ({field}={value!r})"
+    if DRIVE_PREFIX.match(value):
+        return f"{field} cannot start with a drive prefix like 'C:' ({field}={value!r})"
     if field == "session_id" and value == USER_SCOPE:
         return (
             f"session_id cannot be {USER_SCOPE!r}: it would alias the user scope; "

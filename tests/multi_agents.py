@@ -6,10 +6,18 @@ from typing import Any
 
 from google.genai import types
 
-from adk_temporal.agents import Agent, AgentTool, BaseAgent, ParallelAgent, SequentialAgent
+from adk_temporal.agents import (
+    Agent,
+    AgentTool,
+    BaseAgent,
+    LoopAgent,
+    ParallelAgent,
+    SequentialAgent,
+)
 from adk_temporal.context import ToolContext
 from adk_temporal.examples.weather import buy_weather_report, get_weather
 from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry, ScriptedModel
+from adk_temporal.tools import tool
 
 __all__ = ["RecordingModel", "multi_agent_app", "recorded"]
 
@@ -50,6 +58,21 @@ def escalate(ctx: ToolContext) -> dict[str, Any]:
     return {"result": "escalated"}
 
 
+def count_pass(ctx: ToolContext) -> dict[str, Any]:
+    """Count one pass of a loop in state ``passes``."""
+    passes = int(ctx.state.get("passes", 0)) + 1
+    ctx.state["passes"] = passes
+    return {"passes": passes}
+
+
+@tool(require_confirmation=True)
+def stamp(ctx: ToolContext) -> dict[str, Any]:
+    """Stamp the document, once approved; counts stamps in state ``stamps``."""
+    stamps = int(ctx.state.get("stamps", 0)) + 1
+    ctx.state["stamps"] = stamps
+    return {"stamps": stamps}
+
+
 def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
     """Agents and scripted models of every multi-agent scenario, and their registry.
 
@@ -60,6 +83,10 @@ def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
     - ``pipeline`` runs ``drafter`` then ``reviewer`` in sequence.
     - ``caller`` asks ``researcher`` through an AgentTool.
     - ``escalator`` transfers to its sub-agent ``checker``, which escalates back.
+    - ``editing`` runs the loop ``refine`` (``polisher`` counts a pass, ``judge`` escalates
+      on the second pass), then ``summarizer``.
+    - ``ticking`` loops ``ticker`` (counts a pass) three times, its limit.
+    - ``stamping`` loops ``stamper`` twice; each pass asks for approval to stamp.
     """
     scripts: dict[str, list[Any]] = {
         "coordinator": [_call("transfer_to_agent", agent_name="forecaster"), "Coordinator: done."],
@@ -77,6 +104,11 @@ def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
         "researcher": ["Bergen is the rainiest city."],
         "escalator": [_call("transfer_to_agent", agent_name="checker"), "Escalator: checked."],
         "checker": [_call("escalate")],
+        "polisher": [_call("count_pass"), "polished once", _call("count_pass"), "polished twice"],
+        "judge": ["not yet", _call("escalate")],
+        "summarizer": ["summary: polished twice, judged good"],
+        "ticker": [x for n in (1, 2, 3) for x in (_call("count_pass"), f"tick {n}")],
+        "stamper": [_call("stamp"), "stamped 1", _call("stamp"), "stamped 2"],
     }
     models = ModelRegistry()
     for name, script in scripts.items():
@@ -102,7 +134,16 @@ def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
     pipeline = SequentialAgent("pipeline", sub_agents=[llm("drafter"), llm("reviewer")])
     caller = llm("caller", tools=[AgentTool(llm("researcher"))])
     escalator = llm("escalator", sub_agents=[llm("checker", tools=[escalate])])
-    return [coordinator, fanout, mixed, pipeline, caller, escalator], models
+    refine = LoopAgent(
+        "refine",
+        sub_agents=[llm("polisher", tools=[count_pass]), llm("judge", tools=[escalate])],
+        max_iterations=5,
+    )
+    editing = SequentialAgent("editing", sub_agents=[refine, llm("summarizer")])
+    ticking = LoopAgent("ticking", sub_agents=[llm("ticker", tools=[count_pass])], max_iterations=3)
+    stamping = LoopAgent("stamping", sub_agents=[llm("stamper", tools=[stamp])], max_iterations=2)
+    agents: list[BaseAgent] = [coordinator, fanout, mixed, pipeline, caller, escalator]
+    return [*agents, editing, ticking, stamping], models
 
 
 def recorded(models: ModelRegistry, agent: str) -> list[LlmRequest]:

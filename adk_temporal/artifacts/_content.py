@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from google.genai import types
 
-__all__ = ["DEFAULT_BINARY_MIME_TYPE", "TEXT_MIME_TYPE", "decode_part", "encode_part"]
+__all__ = [
+    "DEFAULT_BINARY_MIME_TYPE",
+    "TEXT_MIME_TYPE",
+    "StoredContent",
+    "decode_part",
+    "encode_part",
+]
 
 TEXT_MIME_TYPE = "text/plain"
 """Mime type recorded for a part saved as ``part.text``."""
@@ -13,34 +21,59 @@ DEFAULT_BINARY_MIME_TYPE = "application/octet-stream"
 """Mime type recorded for inline data that names none."""
 
 
-def encode_part(part: types.Part) -> tuple[bytes, str, bool]:
-    """Split a validated part into its bytes, mime type and whether it was text.
+@dataclass(frozen=True)
+class StoredContent:
+    """A part as a backend stores it: bytes plus what is needed to rebuild the part.
+
+    Attributes:
+        data: The text as UTF-8, or the inline data.
+        mime_type: ``text/plain`` for text, else the inline data's (or the binary default).
+        is_text: Whether the part was saved as ``part.text``.
+        display_name: The inline data's display name; always ``None`` for text.
+    """
+
+    data: bytes
+    mime_type: str
+    is_text: bool
+    display_name: str | None = None
+
+
+def encode_part(part: types.Part) -> StoredContent:
+    """Split a validated part into what a backend stores.
 
     Inline data wins over text when a part carries both, as in ADK-Go.
 
     Args:
-        part: A part with inline data or non-empty text.
+        part: A part with inline data (its ``data`` set) or non-empty text.
 
     Returns:
-        ``(data, mime_type, is_text)``.
+        The bytes, mime type, text flag and display name.
     """
     if part.inline_data is not None:
         blob = part.inline_data
-        return blob.data or b"", blob.mime_type or DEFAULT_BINARY_MIME_TYPE, False
-    return (part.text or "").encode("utf-8"), TEXT_MIME_TYPE, True
+        return StoredContent(
+            data=blob.data or b"",
+            mime_type=blob.mime_type or DEFAULT_BINARY_MIME_TYPE,
+            is_text=False,
+            display_name=blob.display_name,
+        )
+    return StoredContent(
+        data=(part.text or "").encode("utf-8"), mime_type=TEXT_MIME_TYPE, is_text=True
+    )
 
 
-def decode_part(data: bytes, mime_type: str, is_text: bool) -> types.Part:
-    """Rebuild a part from stored bytes.
+def decode_part(content: StoredContent) -> types.Part:
+    """Rebuild the part that :func:`encode_part` split.
 
     Args:
-        data: The stored bytes.
-        mime_type: The stored mime type.
-        is_text: Whether the part was saved as ``part.text``.
+        content: What the backend stored.
 
     Returns:
-        A text part for text, otherwise an inline-data part with the mime type.
+        A text part for text, otherwise an inline-data part with the mime type and display name.
     """
-    if is_text:
-        return types.Part(text=data.decode("utf-8"))
-    return types.Part(inline_data=types.Blob(data=data, mime_type=mime_type))
+    if content.is_text:
+        return types.Part(text=content.data.decode("utf-8"))
+    blob = types.Blob(
+        data=content.data, mime_type=content.mime_type, display_name=content.display_name
+    )
+    return types.Part(inline_data=blob)

@@ -9,6 +9,7 @@ from google.genai import types
 from adk_temporal.artifacts.requests import (
     ArtifactVersion,
     GetArtifactVersionRequest,
+    ListArtifactVersionsRequest,
     ListRequest,
     LoadRequest,
     SaveRequest,
@@ -168,3 +169,19 @@ class ArtifactsFacade:
             version=version,
         )
         return (await self._service.get_artifact_version(request)).artifact_version
+
+    async def list_artifact_versions(self, name: str) -> builtins.list[ArtifactVersion]:
+        """Describe every version of ``name`` without loading them, oldest first.
+
+        Args:
+            name: The file name.
+
+        Returns:
+            The metadata of each version, ascending by version number.
+
+        Raises:
+            InvalidArtifactRequestError: The name is invalid.
+            ArtifactNotFoundError: The name has no versions.
+        """
+        request = ListArtifactVersionsRequest(**self._identity.model_dump(), file_name=name)
+        return (await self._service.list_artifact_versions(request)).artifact_versions

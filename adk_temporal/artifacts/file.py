@@ -46,13 +46,15 @@ from pathlib import Path
 from google.genai import types
 from pydantic import AwareDatetime, BaseModel, Field
 
-from adk_temporal.artifacts._content import decode_part, encode_part
+from adk_temporal.artifacts._content import StoredContent, decode_part, encode_part
 from adk_temporal.artifacts.requests import (
     USER_SCOPE,
     ArtifactVersion,
     DeleteRequest,
     GetArtifactVersionRequest,
     GetArtifactVersionResponse,
+    ListArtifactVersionsRequest,
+    ListArtifactVersionsResponse,
     ListRequest,
     ListResponse,
     LoadRequest,
@@ -89,6 +91,8 @@ class _Sidecar(BaseModel):
     custom_metadata: dict[str, str]
     create_time: AwareDatetime
     idempotency_key: str | None
+    # Defaulted: sidecars written before display names were kept have none.
+    display_name: str | None = None
 
     def data_name(self) -> str:
         """The name of the version's data file."""
@@ -169,14 +173,19 @@ class FileArtifactService:
         validate_request(request)
         directory = self._name_dir(request)
         sidecar = await asyncio.to_thread(self._resolve, directory, request)
-        return GetArtifactVersionResponse(
-            artifact_version=ArtifactVersion(
-                version=sidecar.version,
-                canonical_uri=(directory / sidecar.data_name()).as_uri(),
-                custom_metadata=sidecar.custom_metadata,
-                create_time=sidecar.create_time,
-                mime_type=sidecar.mime_type,
-            )
+        return GetArtifactVersionResponse(artifact_version=_describe(directory, sidecar))
+
+    async def list_artifact_versions(
+        self, request: ListArtifactVersionsRequest
+    ) -> ListArtifactVersionsResponse:
+        """Describe every version; see :meth:`ArtifactService.list_artifact_versions`."""
+        validate_request(request)
+        directory = self._name_dir(request)
+        sidecars = await asyncio.to_thread(_read_sidecars, directory)
+        if not sidecars:
+            raise not_found_error(request)
+        return ListArtifactVersionsResponse(
+            artifact_versions=[_describe(directory, sidecar) for sidecar in sidecars]
         )
 
     def _name_dir(
@@ -185,7 +194,8 @@ class FileArtifactService:
         | LoadRequest
         | DeleteRequest
         | VersionsRequest
-        | GetArtifactVersionRequest,
+        | GetArtifactVersionRequest
+        | ListArtifactVersionsRequest,
     ) -> Path:
         scope = scope_segment(request.session_id, request.file_name)
         return self._root / request.app_name / request.user_id / scope / request.file_name
@@ -200,19 +210,20 @@ class FileArtifactService:
                 sidecar = _read_sidecar(directory, version)
                 if sidecar is not None and sidecar.idempotency_key == request.idempotency_key:
                     return version
-        data, mime_type, is_text = encode_part(request.part)
+        content = encode_part(request.part)
 
         def commit(version: int) -> bool:
             sidecar = _Sidecar(
                 version=version,
                 token=uuid.uuid4().hex,
-                mime_type=mime_type,
-                is_text=is_text,
+                mime_type=content.mime_type,
+                is_text=content.is_text,
+                display_name=content.display_name,
                 custom_metadata=dict(request.custom_metadata or {}),
                 create_time=self._clock(),
                 idempotency_key=request.idempotency_key,
             )
-            return self._commit(directory, sidecar, data)
+            return self._commit(directory, sidecar, content.data)
 
         if request.version:
             if not commit(request.version):
@@ -315,7 +326,14 @@ class FileArtifactService:
         except FileNotFoundError:
             # Deleted between reading the sidecar and the data.
             raise not_found_error(request, sidecar.version) from None
-        return decode_part(data, sidecar.mime_type, sidecar.is_text)
+        return decode_part(
+            StoredContent(
+                data=data,
+                mime_type=sidecar.mime_type,
+                is_text=sidecar.is_text,
+                display_name=sidecar.display_name,
+            )
+        )
 
     def _resolve(
         self, directory: Path, request: LoadRequest | GetArtifactVersionRequest
@@ -362,6 +380,24 @@ def _committed(directory: Path) -> list[int]:
     except FileNotFoundError:
         return []
     return sorted(int(m.group(1)) for name in names if (m := _SIDECAR.fullmatch(name)))
+
+
+def _read_sidecars(directory: Path) -> list[_Sidecar]:
+    """The sidecars of the committed versions in ``directory``, ascending by version."""
+    # A version deleted between the listing and its read is left out, as if listed later.
+    found = (_read_sidecar(directory, version) for version in _committed(directory))
+    return [sidecar for sidecar in found if sidecar is not None]
+
+
+def _describe(directory: Path, sidecar: _Sidecar) -> ArtifactVersion:
+    """A version's metadata; its canonical URI is the ``file://`` URI of its data file."""
+    return ArtifactVersion(
+        version=sidecar.version,
+        canonical_uri=(directory / sidecar.data_name()).as_uri(),
+        custom_metadata=sidecar.custom_metadata,
+        create_time=sidecar.create_time,
+        mime_type=sidecar.mime_type,
+    )
 
 
 def _read_sidecar(directory: Path, version: int) -> _Sidecar | None:

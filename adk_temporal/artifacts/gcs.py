@@ -39,16 +39,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from google.api_core.exceptions import NotFound, PreconditionFailed
-from google.genai import types
 
-from adk_temporal.artifacts._content import DEFAULT_BINARY_MIME_TYPE, encode_part
+from adk_temporal.artifacts._content import (
+    DEFAULT_BINARY_MIME_TYPE,
+    StoredContent,
+    decode_part,
+    encode_part,
+)
 from adk_temporal.artifacts.requests import (
+    DISPLAY_NAME_METADATA_KEY,
     IDEMPOTENCY_METADATA_KEY,
+    RESERVED_METADATA_KEYS,
+    TEXT_PART_METADATA_KEY,
     USER_SCOPE,
     ArtifactVersion,
     DeleteRequest,
     GetArtifactVersionRequest,
     GetArtifactVersionResponse,
+    ListArtifactVersionsRequest,
+    ListArtifactVersionsResponse,
     ListRequest,
     ListResponse,
     LoadRequest,
@@ -121,8 +130,10 @@ class GcsStats:
 class GcsArtifactService:
     """Artifacts as objects in one GCS bucket.
 
-    Every blocking client call runs in a worker thread (``asyncio.to_thread``). Loads return
-    an inline-data part built from the object's bytes and content type, also for text.
+    Every blocking client call runs in a worker thread (``asyncio.to_thread``). Text is
+    written as ``text/plain`` and inline data with its content type, as ADK-Go writes them;
+    reserved object metadata marks text and keeps a display name, so loads return the part
+    as it was saved. Objects without those marks (written by ADK-Go) load as inline data.
 
     Args:
         bucket_name: The bucket holding the artifacts; it must exist.
@@ -173,10 +184,15 @@ class GcsArtifactService:
         """
         validate_request(request)
         assert request.part is not None  # guaranteed by validate_request
-        data, content_type, _ = encode_part(request.part)
+        content = encode_part(request.part)
+        data, content_type = content.data, content.mime_type
         metadata = dict(request.custom_metadata or {})
         if request.idempotency_key is not None:
             metadata[IDEMPOTENCY_METADATA_KEY] = request.idempotency_key
+        if content.is_text:
+            metadata[TEXT_PART_METADATA_KEY] = "true"
+        if content.display_name is not None:
+            metadata[DISPLAY_NAME_METADATA_KEY] = content.display_name
         prefix = _prefix(request)
         self.stats.saves += 1
         if request.version:
@@ -266,7 +282,7 @@ class GcsArtifactService:
         return None if blob is None else dict(blob.metadata or {})
 
     async def load(self, request: LoadRequest) -> LoadResponse:
-        """Return a stored part as inline data; see :meth:`ArtifactService.load`."""
+        """Return a stored part as it was saved; see :meth:`ArtifactService.load`."""
         validate_request(request)
         blob = await self._resolve(request)
         try:
@@ -274,8 +290,14 @@ class GcsArtifactService:
         except NotFound:
             # Deleted between finding the object and reading it.
             raise not_found_error(request, _version_of(blob)) from None
-        mime_type = blob.content_type or DEFAULT_BINARY_MIME_TYPE
-        return LoadResponse(part=types.Part(inline_data=types.Blob(data=data, mime_type=mime_type)))
+        metadata = blob.metadata or {}
+        content = StoredContent(
+            data=data,
+            mime_type=blob.content_type or DEFAULT_BINARY_MIME_TYPE,
+            is_text=metadata.get(TEXT_PART_METADATA_KEY) == "true",
+            display_name=metadata.get(DISPLAY_NAME_METADATA_KEY),
+        )
+        return LoadResponse(part=decode_part(content))
 
     async def delete(self, request: DeleteRequest) -> None:
         """Delete one or every version; see :meth:`ArtifactService.delete`."""
@@ -315,15 +337,29 @@ class GcsArtifactService:
         """
         validate_request(request)
         blob = await self._resolve(request)
-        metadata = {k: v for k, v in (blob.metadata or {}).items() if k != IDEMPOTENCY_METADATA_KEY}
-        return GetArtifactVersionResponse(
-            artifact_version=ArtifactVersion(
-                version=_version_of(blob),
-                canonical_uri=f"gs://{self._bucket_name}/{blob.name}",
-                custom_metadata=metadata,
-                create_time=blob.time_created,
-                mime_type=blob.content_type or DEFAULT_BINARY_MIME_TYPE,
-            )
+        return GetArtifactVersionResponse(artifact_version=self._describe(blob))
+
+    async def list_artifact_versions(
+        self, request: ListArtifactVersionsRequest
+    ) -> ListArtifactVersionsResponse:
+        """Describe every version; see :meth:`ArtifactService.list_artifact_versions`."""
+        validate_request(request)
+        blobs = await self._list_versions(_prefix(request))
+        if not blobs:
+            raise not_found_error(request)
+        return ListArtifactVersionsResponse(
+            artifact_versions=[self._describe(blobs[version]) for version in sorted(blobs)]
+        )
+
+    def _describe(self, blob: storage.Blob) -> ArtifactVersion:
+        """A version's metadata from its object: ``gs://`` URI, creation time, content type."""
+        metadata = blob.metadata or {}
+        return ArtifactVersion(
+            version=_version_of(blob),
+            canonical_uri=f"gs://{self._bucket_name}/{blob.name}",
+            custom_metadata={k: v for k, v in metadata.items() if k not in RESERVED_METADATA_KEYS},
+            create_time=blob.time_created,
+            mime_type=blob.content_type or DEFAULT_BINARY_MIME_TYPE,
         )
 
     async def _try_create(
@@ -393,7 +429,8 @@ def _prefix(
     | LoadRequest
     | DeleteRequest
     | VersionsRequest
-    | GetArtifactVersionRequest,
+    | GetArtifactVersionRequest
+    | ListArtifactVersionsRequest,
 ) -> str:
     scope = scope_segment(request.session_id, request.file_name)
     return f"{request.app_name}/{request.user_id}/{scope}/{request.file_name}/"

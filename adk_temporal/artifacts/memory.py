@@ -16,6 +16,8 @@ from adk_temporal.artifacts.requests import (
     DeleteRequest,
     GetArtifactVersionRequest,
     GetArtifactVersionResponse,
+    ListArtifactVersionsRequest,
+    ListArtifactVersionsResponse,
     ListRequest,
     ListResponse,
     LoadRequest,
@@ -73,7 +75,7 @@ class InMemoryArtifactService:
         """Store a new version; see :meth:`ArtifactService.save`."""
         validate_request(request)
         assert request.part is not None  # guaranteed by validate_request
-        _, mime_type, _ = encode_part(request.part)
+        mime_type = encode_part(request.part).mime_type
         with self._lock:
             names = self._scopes.setdefault(_scope(request), {})
             versions = names.setdefault(request.file_name, {})
@@ -146,14 +148,19 @@ class InMemoryArtifactService:
         validate_request(request)
         with self._lock:
             version, stored = self._find(request, request.version)
-        return GetArtifactVersionResponse(
-            artifact_version=ArtifactVersion(
-                version=version,
-                canonical_uri="",
-                custom_metadata=dict(stored.custom_metadata),
-                create_time=stored.create_time,
-                mime_type=stored.mime_type,
-            )
+        return GetArtifactVersionResponse(artifact_version=_describe(version, stored))
+
+    async def list_artifact_versions(
+        self, request: ListArtifactVersionsRequest
+    ) -> ListArtifactVersionsResponse:
+        """Describe every version; see :meth:`ArtifactService.list_artifact_versions`."""
+        validate_request(request)
+        with self._lock:
+            versions = dict(self._scopes.get(_scope(request), {}).get(request.file_name, {}))
+        if not versions:
+            raise not_found_error(request)
+        return ListArtifactVersionsResponse(
+            artifact_versions=[_describe(v, versions[v]) for v in sorted(versions)]
         )
 
     def _find(
@@ -170,12 +177,23 @@ class InMemoryArtifactService:
         return version, stored
 
 
+def _describe(version: int, stored: _Stored) -> ArtifactVersion:
+    return ArtifactVersion(
+        version=version,
+        canonical_uri="",
+        custom_metadata=dict(stored.custom_metadata),
+        create_time=stored.create_time,
+        mime_type=stored.mime_type,
+    )
+
+
 def _scope(
     request: SaveRequest
     | LoadRequest
     | DeleteRequest
     | VersionsRequest
-    | GetArtifactVersionRequest,
+    | GetArtifactVersionRequest
+    | ListArtifactVersionsRequest,
 ) -> _Scope:
     return (
         request.app_name,

@@ -19,10 +19,19 @@ from adk_temporal.errors import (
     InvalidArtifactRequestError,
     VersionConflictError,
 )
-from adk_temporal.ids import MAX_FILE_NAME_BYTES, USER_SCOPE, id_problem, size_problem
+from adk_temporal.ids import (
+    DRIVE_PREFIX,
+    MAX_FILE_NAME_BYTES,
+    USER_SCOPE,
+    id_problem,
+    size_problem,
+)
 
 __all__ = [
+    "DISPLAY_NAME_METADATA_KEY",
     "IDEMPOTENCY_METADATA_KEY",
+    "RESERVED_METADATA_KEYS",
+    "TEXT_PART_METADATA_KEY",
     "USER_SCOPE",
     "USER_SCOPE_PREFIX",
     "ArtifactRequest",
@@ -30,6 +39,8 @@ __all__ = [
     "DeleteRequest",
     "GetArtifactVersionRequest",
     "GetArtifactVersionResponse",
+    "ListArtifactVersionsRequest",
+    "ListArtifactVersionsResponse",
     "ListRequest",
     "ListResponse",
     "LoadRequest",
@@ -49,6 +60,19 @@ USER_SCOPE_PREFIX = "user:"
 
 IDEMPOTENCY_METADATA_KEY = "adk-idempotency-key"
 """Reserved metadata key holding a save's idempotency key; refused in ``custom_metadata``."""
+
+TEXT_PART_METADATA_KEY = "adk-text-part"
+"""Reserved metadata key marking a version saved as ``part.text``; refused in custom metadata."""
+
+DISPLAY_NAME_METADATA_KEY = "adk-display-name"
+"""Reserved metadata key holding ``inline_data.display_name``; refused in ``custom_metadata``."""
+
+RESERVED_METADATA_KEYS = (
+    IDEMPOTENCY_METADATA_KEY,
+    TEXT_PART_METADATA_KEY,
+    DISPLAY_NAME_METADATA_KEY,
+)
+"""Metadata keys backends store beside ``custom_metadata`` and never return in it."""
 
 # SPEC §2.2: missing fields are reported in this order.
 _REQUIRED_FIELDS = ("app_name", "user_id", "session_id", "file_name", "part")
@@ -125,6 +149,14 @@ class GetArtifactVersionRequest(ArtifactRequest):
     version: int = 0
 
 
+class ListArtifactVersionsRequest(ArtifactRequest):
+    """Describe every version of ``file_name`` without their content."""
+
+    kind: ClassVar[str] = "list artifact versions"
+
+    file_name: str = ""
+
+
 class SaveResponse(BaseModel):
     """The version a save created (or found, for an idempotent retry)."""
 
@@ -174,6 +206,12 @@ class GetArtifactVersionResponse(BaseModel):
     artifact_version: ArtifactVersion
 
 
+class ListArtifactVersionsResponse(BaseModel):
+    """Every version of a name, described, oldest (lowest number) first."""
+
+    artifact_versions: list[ArtifactVersion] = Field(default_factory=list)
+
+
 def scope_segment(session_id: str, file_name: str) -> str:
     """The storage segment a name lives under: its session id, or the user scope.
 
@@ -211,7 +249,8 @@ def validate_request(request: ArtifactRequest) -> None:
 
 def _first_problem(request: ArtifactRequest) -> str | None:
     for name in _IDENTITY_FIELDS:
-        problem = id_problem(name, getattr(request, name))
+        value = getattr(request, name)
+        problem = id_problem(name, value)
         if problem is not None:
             return problem
     file_name: str | None = getattr(request, "file_name", None)
@@ -222,6 +261,8 @@ def _first_problem(request: ArtifactRequest) -> str | None:
             return f"filename cannot contain NUL (file_name={file_name!r})"
         if file_name in (".", ".."):
             return f"filename cannot be '.' or '..' (file_name={file_name!r})"
+        if DRIVE_PREFIX.match(file_name):
+            return f"filename cannot start with a drive prefix like 'C:' (file_name={file_name!r})"
         # Over the limit, the file backend would fail with an OSError naming a worker path.
         problem = size_problem("file_name", file_name, MAX_FILE_NAME_BYTES)
         if problem is not None:
@@ -239,16 +280,23 @@ def _save_problem(request: SaveRequest) -> str | None:
     # Go treats an empty string as "no text"; zero-length inline data is still content.
     if part is not None and part.inline_data is None and not part.text:
         return "part.inline_data or part.text has to be set"
-    if request.custom_metadata and IDEMPOTENCY_METADATA_KEY in request.custom_metadata:
-        return (
-            f"custom_metadata key {IDEMPOTENCY_METADATA_KEY!r} is reserved; "
-            "pass idempotency_key instead"
-        )
+    # Stored as b"", it would load back as data the caller never gave.
+    if part is not None and part.inline_data is not None and part.inline_data.data is None:
+        return "part.inline_data.data has to be set (b'' is valid zero-length data)"
+    custom = request.custom_metadata or {}
+    for key in RESERVED_METADATA_KEYS:
+        if key in custom:
+            fix = "pass idempotency_key instead" if key == IDEMPOTENCY_METADATA_KEY else "rename it"
+            return f"custom_metadata key {key!r} is reserved; {fix}"
     return None
 
 
 def not_found_error(
-    request: LoadRequest | VersionsRequest | GetArtifactVersionRequest, version: int = 0
+    request: LoadRequest
+    | VersionsRequest
+    | GetArtifactVersionRequest
+    | ListArtifactVersionsRequest,
+    version: int = 0,
 ) -> ArtifactNotFoundError:
     """The not-found error every backend raises, with one message format.
 

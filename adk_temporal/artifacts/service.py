@@ -8,6 +8,8 @@ from adk_temporal.artifacts.requests import (
     DeleteRequest,
     GetArtifactVersionRequest,
     GetArtifactVersionResponse,
+    ListArtifactVersionsRequest,
+    ListArtifactVersionsResponse,
     ListRequest,
     ListResponse,
     LoadRequest,
@@ -45,7 +47,8 @@ class ArtifactService(Protocol):
         for a new name, or after every version was deleted; deleting the latest makes its
         number reusable). A positive ``version`` is saved exactly. If ``idempotency_key``
         matches one of the latest :data:`IDEMPOTENCY_WINDOW` versions of the name, that
-        version is returned and nothing is written. Zero-length inline data is valid content.
+        version is returned and nothing is written. Zero-length inline data is valid content;
+        inline data whose ``data`` is ``None`` is refused.
 
         Args:
             request: What to save and where.
@@ -64,8 +67,8 @@ class ArtifactService(Protocol):
         """Return the content of a version; ``version=0`` means the latest.
 
         Edge cases: the returned part is the caller's own copy; mutating it does not change
-        the store. Backends that keep only bytes return an inline-data part with the stored
-        mime type even for text that was saved as ``part.text``.
+        the store. It is the part as saved, on every backend: text as ``part.text``, inline
+        data with its mime type and display name.
 
         Args:
             request: Which version to load.
@@ -141,5 +144,25 @@ class ArtifactService(Protocol):
         Raises:
             InvalidArtifactRequestError: The request failed validation.
             ArtifactNotFoundError: The name has no versions, or not the requested one.
+        """
+        ...
+
+    async def list_artifact_versions(
+        self, request: ListArtifactVersionsRequest
+    ) -> ListArtifactVersionsResponse:
+        """Describe every version of a name without loading content, oldest first.
+
+        Edge cases: each entry is what :meth:`get_artifact_version` returns for that version;
+        the order is ascending by version number, as :meth:`versions` lists them.
+
+        Args:
+            request: Which name.
+
+        Returns:
+            One :class:`ArtifactVersion` per existing version, ascending.
+
+        Raises:
+            InvalidArtifactRequestError: The request failed validation.
+            ArtifactNotFoundError: The name has no versions.
         """
         ...

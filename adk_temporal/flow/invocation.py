@@ -62,6 +62,7 @@ from .messages import (
     StagedResponse,
     ToolCallInput,
     ToolCallResult,
+    WorkflowPosition,
 )
 from .requests import RequestBook
 
@@ -73,6 +74,9 @@ _TOOL_FAILURES_REACH_THE_MODEL = "tool-failures-reach-the-model"
 _RECORD_CANCELLATION = "record-cancellation"
 """Behaviour change: a cancelled invocation closes its requests and stores an event."""
 
+_CARRY_POSITIONS = "carry-sequence-positions"
+"""Behaviour change: a run inside sequential and loop agents may hand over too."""
+
 _FOREIGN_CONFIRMATIONS = "foreign-confirmations-do-not-pause"
 """Behaviour change: confirmations for calls a step did not make do not pause it."""
 
@@ -81,15 +85,16 @@ _FOREIGN_CONFIRMATIONS = "foreign-confirmations-do-not-pause"
 class _Frame:
     """Where an agent runs, and what its run recorded.
 
-    ``depth`` counts the workflow agents and agent tools around the agent: only the top
-    level (depth 0) may hand the invocation over to a fresh run, because a nested run's
-    position cannot be carried.
+    ``outer`` lists the sequential and loop agents around the agent, with where each
+    stood, outermost first: the invocation may hand over to a fresh run from such a
+    position, since the next run can re-enter it. It is ``None`` inside a parallel branch
+    or an agent tool, whose concurrent or nested position cannot be carried.
     """
 
     agent: str
     branch: str = ""
     isolation_scope: str = ""
-    depth: int = 0
+    outer: tuple[WorkflowPosition, ...] | None = ()
     actions: list[EventActions] = field(default_factory=list)
 
     def moved(self, agent: str, *, branch: str | None = None) -> _Frame:
@@ -98,18 +103,25 @@ class _Frame:
             agent,
             self.branch if branch is None else branch,
             self.isolation_scope,
-            self.depth,
+            self.outer,
         )
 
     def nested(
-        self, agent: str, *, branch: str | None = None, isolation_scope: str | None = None
+        self,
+        agent: str,
+        *,
+        position: WorkflowPosition | None = None,
+        branch: str | None = None,
+        isolation_scope: str | None = None,
     ) -> _Frame:
-        """A frame for ``agent`` one level down, collecting its own actions."""
+        """A frame for ``agent`` one level down, collecting its own actions: inside a
+        sequence or loop at ``position``, else in a branch or scope that is not carried."""
+        carried = position is not None and self.outer is not None
         return _Frame(
             agent,
             self.branch if branch is None else branch,
             self.isolation_scope if isolation_scope is None else isolation_scope,
-            self.depth + 1,
+            (*(self.outer or ()), position) if carried and position is not None else None,
         )
 
 
@@ -255,9 +267,7 @@ class InvocationFlow:
         self._exec.status_changed()
         try:
             if carry is not None:
-                outcome = await self._llm(
-                    frame.moved(agent=carry.agent), pending, entry=carry.entry_agent, carry=carry
-                )
+                outcome = await self._resume(carry)
             else:
                 outcome = await self._run_named(frame, pending)
         except StepFailedError as err:
@@ -290,22 +300,71 @@ class InvocationFlow:
         """Run ``spec`` (any kind) in ``frame`` (whose agent is ``spec``), from ``pending``."""
         if spec.kind == "llm":
             return await self._llm(frame, pending, entry=spec.name)
-        if spec.kind == "sequential":
-            return await self._sequential(spec, frame, pending)
-        return await self._parallel(spec, frame, pending)
+        if spec.kind == "parallel":
+            return await self._parallel(spec, frame, pending)
+        return await self._sequence(spec, frame, pending)
 
-    async def _sequential(
-        self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]
+    async def _sequence(
+        self,
+        spec: AgentSpec,
+        frame: _Frame,
+        pending: list[PendingEvent],
+        *,
+        resumed: tuple[WorkflowPosition, _Outcome] | None = None,
     ) -> _Outcome:
-        outcome = _Outcome()
-        for sub in spec.sub_agents:
-            child = frame.nested(agent=sub.name)
-            outcome = await self._run_agent(sub, child, pending)
-            frame.actions += child.actions
-            pending = []
+        """Run a sequential agent's sub-agents once, or a loop agent's until it ends.
+
+        ``resumed`` is where a carried run re-entered this agent, and how the sub-agent it
+        was running ended; the sequence goes on after it.
+        """
+        iteration, index, outcome = 0, 0, _Outcome()
+        if resumed is not None:
+            at, outcome = resumed
+            iteration, index = at.iteration, at.index + 1
             if outcome.ended or outcome.escalated or outcome.error is not None:
+                return self._leave(spec, outcome)
+        while spec.sub_agents:
+            while index < len(spec.sub_agents):
+                sub = spec.sub_agents[index]
+                at = WorkflowPosition(agent=spec.name, iteration=iteration, index=index)
+                child = frame.nested(sub.name, position=at)
+                outcome = await self._run_agent(sub, child, pending)
+                frame.actions += child.actions
+                pending = []
+                if outcome.ended or outcome.escalated or outcome.error is not None:
+                    return self._leave(spec, outcome)
+                index += 1
+            iteration, index = iteration + 1, 0
+            if spec.kind != "loop" or iteration == spec.max_iterations:
                 break
         return outcome
+
+    @staticmethod
+    def _leave(spec: AgentSpec, outcome: _Outcome) -> _Outcome:
+        """How a sequence that stopped early ends: a loop takes its sub-agent's escalation
+        as its own end, as ADK's loop agent does, so an enclosing sequence goes on."""
+        if spec.kind == "loop" and outcome.escalated:
+            return dataclasses.replace(outcome, escalated=False)
+        return outcome
+
+    async def _resume(self, carry: InvocationCarry) -> _Outcome:
+        """Re-enter the sequences and loops a handed-over run stood in, innermost first."""
+        positions = carry.positions
+        frame = _Frame(positions[0].agent if positions else carry.agent)
+
+        async def enter(frame: _Frame, depth: int) -> _Outcome:
+            if depth == len(positions):
+                moved = frame.moved(agent=carry.agent)
+                return await self._llm(moved, [], entry=carry.entry_agent, carry=carry)
+            at = positions[depth]
+            spec = self._known(at.agent)
+            assert spec is not None, f"carried position in unknown agent {at.agent!r}"
+            child = frame.nested(spec.sub_agents[at.index].name, position=at)
+            inner = await enter(child, depth + 1)
+            frame.actions += child.actions
+            return await self._sequence(spec, frame, [], resumed=(at, inner))
+
+        return await enter(frame, 0)
 
     async def _parallel(
         self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]
@@ -368,7 +427,7 @@ class InvocationFlow:
                 message = f"step limit of {self._max_steps} model steps reached"
                 await self._record_error(frame, "StepLimitExceeded", message, pending)
                 return _Outcome(error=message)
-            if frame.depth == 0 and self._exec.should_hand_over():
+            if self._may_hand_over(frame):
                 await self._append(frame, pending)
                 await self._hand_over(frame, entry, {}, ended=False)
             describe = self._known(frame.agent) is None
@@ -445,7 +504,7 @@ class InvocationFlow:
                 events, waiting = self._open_requests(frame, response.actions, by_id)
                 await self._append(frame, [*pending, *events])
                 pending = []
-                if frame.depth == 0 and self._exec.should_hand_over():
+                if self._may_hand_over(frame):
                     await self._hand_over(frame, frame.agent, by_id, ended=ended)
             answers = await self._wait_for_answers(frame, waiting)
             assert answers.reply is not None
@@ -458,6 +517,13 @@ class InvocationFlow:
         return pending, ended, merge_actions(step_actions)
 
     # ----------------------------------------------------------- handing over
+
+    def _may_hand_over(self, frame: _Frame) -> bool:
+        """True when the run should hand over now and ``frame``'s position can be carried."""
+        if frame.outer is None or not self._exec.should_hand_over():
+            return False
+        # Runs recorded before positions were carried never handed over inside a sequence.
+        return not frame.outer or self._exec.patched(_CARRY_POSITIONS)
 
     async def _hand_over(
         self, frame: _Frame, entry: str, paused: dict[str, PlannedCall], *, ended: bool
@@ -482,6 +548,7 @@ class InvocationFlow:
                 paused_calls=list(paused.values()),
                 open_requests=carried,
                 ended=ended,
+                positions=list(frame.outer or ()),
             )
 
         await self._exec.hand_over(carry)

@@ -51,6 +51,7 @@ __all__ = [
     "ToolCallInput",
     "ToolCallResult",
     "ToolOptions",
+    "WorkflowPosition",
     "as_content",
     "call_summary",
     "stage_id",
@@ -198,9 +199,11 @@ class AgentSpec(BaseModel):
     """An agent's kind and sub-agents: all the flow needs to orchestrate it."""
 
     name: str
-    kind: Literal["llm", "sequential", "parallel"]
+    kind: Literal["llm", "sequential", "parallel", "loop"]
     sub_agents: list[AgentSpec] = Field(default_factory=list)
     parent: str | None = None
+    max_iterations: int | None = None
+    """A loop agent's limit on iterations; ``None`` loops until a sub-agent escalates."""
 
     def find(self, name: str) -> AgentSpec | None:
         """The agent called ``name`` in this tree, or ``None``."""
@@ -458,6 +461,14 @@ class CarriedRequest(BaseModel):
     answer: ConfirmInput | ResumeInput | None = None
 
 
+class WorkflowPosition(BaseModel):
+    """Where a sequential or loop agent stood: its iteration and the sub-agent running."""
+
+    agent: str
+    iteration: int = 0
+    index: int = 0
+
+
 class InvocationCarry(BaseModel):
     """What a run hands to the next across continue-as-new: ids, counters, open requests.
 
@@ -480,6 +491,8 @@ class InvocationCarry(BaseModel):
     paused_calls: list[PlannedCall] = Field(default_factory=list)
     open_requests: list[CarriedRequest] = Field(default_factory=list)
     ended: bool = False
+    positions: list[WorkflowPosition] = Field(default_factory=list)
+    """The sequential and loop agents around ``entry_agent``, outermost first."""
 
 
 class InvocationStatus(BaseModel):

@@ -47,8 +47,8 @@ class InMemorySessionService(SessionService):
     coroutines of one loop and for threads sharing the service.
 
     Args:
-        clock: Returns the current time in seconds; stamps ``last_update_time`` and events
-            appended without a timestamp.
+        clock: Returns the current time in seconds; stamps a new session's
+            ``last_update_time`` and events appended without a timestamp.
     """
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
@@ -174,7 +174,7 @@ class InMemorySessionService(SessionService):
                 )
                 stored.by_id[event.id] = event
                 stored.events.append(event)
-                stored.last_update_time = now
+                stored.last_update_time = event.timestamp
                 result.append(event)
             return [event.model_copy(deep=True) for event in result]
 

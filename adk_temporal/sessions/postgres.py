@@ -166,8 +166,8 @@ class PostgresSessionService(SessionService):
         max_connections: Connections the pool opens at most; further calls wait.
         pool_timeout: Seconds a call waits for a free connection before failing with
             ``psycopg_pool.PoolTimeout``.
-        clock: Returns the current time in seconds; stamps update times and events
-            appended without a timestamp.
+        clock: Returns the current time in seconds; stamps a new session's update time and
+            events appended without a timestamp.
 
     Raises:
         psycopg.ProgrammingError: ``dsn`` cannot be parsed.
@@ -378,6 +378,7 @@ class PostgresSessionService(SessionService):
             session_state: dict[str, Any] = json.loads(state_json)
             app_delta: dict[str, Any] = {}
             user_delta: dict[str, Any] = {}
+            update_time = 0.0
             for event in prepared:
                 earlier = stored.get(event.id)
                 if earlier is not None:
@@ -401,6 +402,7 @@ class PostgresSessionService(SessionService):
                 apply_state_delta(
                     event.actions.state_delta, app=app_delta, user=user_delta, session=session_state
                 )
+                update_time = event.timestamp
                 result.append(event)
             if new_rows:
                 async with conn.cursor() as insert:
@@ -413,7 +415,7 @@ class PostgresSessionService(SessionService):
                 await _update_shared_scopes(conn, app_name, user_id, app_delta, user_delta)
                 await conn.execute(
                     "UPDATE adk_sessions SET state = %s, update_time = %s WHERE pk = %s",
-                    (json.dumps(session_state), now, session_pk),
+                    (json.dumps(session_state), update_time, session_pk),
                 )
             return result
 

@@ -217,7 +217,9 @@ class SessionService(Protocol):
         scope (``app:`` keys to the app, ``user:`` keys to the user, the rest to the
         session, each key assigned as is); ``temp:`` keys are removed from the stored
         event's ``state_delta`` as well as from the state. An event with ``timestamp == 0``
-        is stamped with the service clock. The caller's events are never modified.
+        is stamped with the service clock. The session's ``last_update_time`` becomes the
+        timestamp of the last newly stored event, as in ADK, not the time of the call; a batch
+        that stores nothing new leaves it unchanged. The caller's events are never modified.
 
         Args:
             app_name: The app the session belongs to.

@@ -114,8 +114,8 @@ class SqliteSessionService(SessionService):
             for a private in-memory database.
         busy_timeout: Seconds a call waits for another process's write lock before
             failing with ``sqlite3.OperationalError``.
-        clock: Returns the current time in seconds; stamps update times and events
-            appended without a timestamp.
+        clock: Returns the current time in seconds; stamps a new session's update time and
+            events appended without a timestamp.
     """
 
     def __init__(
@@ -337,6 +337,7 @@ class SqliteSessionService(SessionService):
                     else ()
                 )
                 result: builtins.list[Event] = []
+                update_time = 0.0
                 for event in prepared:
                     if event.id in earlier:
                         result.append(Event.model_validate_json(earlier[event.id]))
@@ -358,6 +359,7 @@ class SqliteSessionService(SessionService):
                     )
                     # A later event of this batch with the same id is answered as a retry.
                     earlier[event.id] = data
+                    update_time = event.timestamp
                     apply_state_delta(
                         event.actions.state_delta,
                         app=scopes.app,
@@ -369,7 +371,7 @@ class SqliteSessionService(SessionService):
                     scopes.save(conn)
                     conn.execute(
                         "UPDATE sessions SET state = ?, update_time = ? WHERE pk = ?",
-                        (json.dumps(session_state), now, session_pk),
+                        (json.dumps(session_state), update_time, session_pk),
                     )
                 return result
 

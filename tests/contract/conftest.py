@@ -1,9 +1,9 @@
 """Backend fixtures for the artifact contract suite.
 
 ``artifact_service`` is parametrised over the three backends; tests that must know where a
-backend truly differs ask for a capability fixture (``canonical_uri_scheme``,
-``loads_text_as_text``) instead of branching on the backend's name. The GCS backend runs
-against one real fake-gcs-server process per test session, with a fresh bucket per test.
+backend truly differs ask for a capability fixture (``canonical_uri_scheme``) instead of
+branching on the backend's name. The GCS backend runs against one real fake-gcs-server
+process per test session, with a fresh bucket per test.
 """
 
 from __future__ import annotations
@@ -83,9 +83,3 @@ def artifact_service(reopen_artifact_service: Callable[[], ArtifactService]) -> 
 def canonical_uri_scheme(artifact_backend: str) -> str:
     """The scheme of the backend's canonical URIs; ``""`` when it has none."""
     return {"memory": "", "file": "file", "gcs": "gs"}[artifact_backend]
-
-
-@pytest.fixture
-def loads_text_as_text(artifact_backend: str) -> bool:
-    """Whether a part saved as text loads as text (GCS keeps only bytes + content type)."""
-    return artifact_backend != "gcs"

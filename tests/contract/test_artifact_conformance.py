@@ -18,6 +18,7 @@ from adk_temporal.artifacts import (
     DeleteRequest,
     GetArtifactVersionRequest,
     InvalidArtifactRequestError,
+    ListArtifactVersionsRequest,
     ListRequest,
     LoadRequest,
     SaveRequest,
@@ -109,6 +110,12 @@ async def describe(service: ArtifactService, file_name: str, version: int = 0) -
     return (await service.get_artifact_version(request)).artifact_version
 
 
+async def describe_all(service: ArtifactService, file_name: str) -> list[ArtifactVersion]:
+    """Every version's metadata in the default session, as list_artifact_versions gives it."""
+    request = ListArtifactVersionsRequest(**IDENTITY, file_name=file_name)
+    return (await service.list_artifact_versions(request)).artifact_versions
+
+
 async def delete(service: ArtifactService, file_name: str, version: int = 0) -> None:
     """Delete in the default session."""
     await service.delete(DeleteRequest(**IDENTITY, file_name=file_name, version=version))
@@ -156,19 +163,37 @@ async def test_inline_data_round_trips_with_its_mime_type(three_files: ArtifactS
     assert content(await load(three_files, "file2")) == (b"file2 bytes", "image/png")
 
 
-async def test_text_load_representation(
-    artifact_service: ArtifactService, loads_text_as_text: bool
+async def test_load_returns_text_as_text_on_every_backend(
+    reopen_artifact_service: Callable[[], ArtifactService],
 ) -> None:
-    """Text loads as text where the backend keeps it, else as text/plain inline data."""
-    await save(artifact_service, "notes.txt", text("héllo"))
-    part = await load(artifact_service, "notes.txt")
-    if loads_text_as_text:
-        assert part.text == "héllo" and part.inline_data is None
-    else:
-        assert part.text is None and part.inline_data is not None
-        assert part.inline_data.data == "héllo".encode() and part.inline_data.mime_type == (
-            "text/plain"
+    """A part saved as text loads as that text part on every backend, also after a restart."""
+    await save(reopen_artifact_service(), "notes.txt", text("héllo"))
+    assert await load(reopen_artifact_service(), "notes.txt") == text("héllo")
+
+
+async def test_inline_text_plain_data_loads_as_inline_data_not_text(
+    artifact_service: ArtifactService,
+) -> None:
+    """Inline data of type text/plain stays inline data: only part.text loads as text."""
+    await save(artifact_service, "notes.bin", inline("héllo".encode(), "text/plain"))
+    assert await load(artifact_service, "notes.bin") == inline("héllo".encode(), "text/plain")
+
+
+async def test_inline_data_display_name_round_trips(
+    reopen_artifact_service: Callable[[], ArtifactService],
+) -> None:
+    """inline_data.display_name survives save and load (and a restart); None stays None."""
+    named = types.Part(
+        inline_data=types.Blob(
+            data=b"%PDF", mime_type="application/pdf", display_name="Q3 報告.pdf"
         )
+    )
+    await save(reopen_artifact_service(), "report", named)
+    await save(reopen_artifact_service(), "report", inline(b"%PDF", "application/pdf"))
+    reopened = reopen_artifact_service()
+    assert await load(reopened, "report", 1) == named
+    unnamed = await load(reopened, "report", 2)
+    assert unnamed.inline_data is not None and unnamed.inline_data.display_name is None
 
 
 async def test_list_returns_every_saved_name(three_files: ArtifactService) -> None:
@@ -375,6 +400,46 @@ async def test_reopened_service_sees_saved_versions(
     assert content(await load(second, "f")) == (b"two", "text/plain")
     assert (await describe(second, "f")).custom_metadata == {"k": "v"}
     assert await save(second, "f", text("three")) == 3
+
+
+# --- list_artifact_versions ------------------------------------------------------------------
+
+
+async def test_list_artifact_versions_describes_every_version_oldest_first(
+    artifact_service: ArtifactService,
+) -> None:
+    """Each version's ArtifactVersion, ascending, equal to what get_artifact_version says."""
+    await save(artifact_service, "f", text("one"), custom_metadata={"n": "1"})
+    await save(artifact_service, "f", inline(b"\x89PNG", "image/png"))
+    await save(artifact_service, "f", text("three"), idempotency_key="k")
+    await delete(artifact_service, "f", 2)
+    await save(artifact_service, "f", text("five"), version=5)
+    listed = await describe_all(artifact_service, "f")
+    assert [v.version for v in listed] == [1, 3, 5]
+    assert listed == [await describe(artifact_service, "f", v) for v in (1, 3, 5)]
+    assert [v.custom_metadata for v in listed] == [{"n": "1"}, {}, {}]
+
+
+async def test_list_artifact_versions_follows_scope_and_mime_types(
+    artifact_service: ArtifactService,
+) -> None:
+    """A user: name lists from any session of the user; mime types are the saved ones."""
+    await save(artifact_service, "user:chart", inline(b"\x89PNG", "image/png"), session_id="s-9")
+    await save(artifact_service, "user:chart", text("caption"), session_id="s-8")
+    listed = await describe_all(artifact_service, "user:chart")
+    assert [(v.version, v.mime_type) for v in listed] == [(1, "image/png"), (2, "text/plain")]
+
+
+async def test_list_artifact_versions_of_a_missing_name_is_not_found(
+    artifact_service: ArtifactService,
+) -> None:
+    """Like versions: no versions (never saved, or all deleted) raises ArtifactNotFoundError."""
+    with pytest.raises(ArtifactNotFoundError, match=not_found("missing.txt")):
+        await describe_all(artifact_service, "missing.txt")
+    await save(artifact_service, "gone.txt", text("x"))
+    await delete(artifact_service, "gone.txt")
+    with pytest.raises(ArtifactNotFoundError, match=not_found("gone.txt")):
+        await describe_all(artifact_service, "gone.txt")
 
 
 # --- scope and listing -----------------------------------------------------------------------
@@ -588,6 +653,43 @@ VALIDATION_CASES: list[tuple[ArtifactRequest, str]] = [
                  custom_metadata={"adk-idempotency-key": "x"}),
      "invalid save request: custom_metadata key 'adk-idempotency-key' is reserved; "
      "pass idempotency_key instead"),
+    (SaveRequest(**IDENTITY, file_name="f", part=_OK_PART,
+                 custom_metadata={"adk-text-part": "true"}),
+     "invalid save request: custom_metadata key 'adk-text-part' is reserved; rename it"),
+    (SaveRequest(**IDENTITY, file_name="f", part=_OK_PART,
+                 custom_metadata={"adk-display-name": "x"}),
+     "invalid save request: custom_metadata key 'adk-display-name' is reserved; rename it"),
+    (SaveRequest(**IDENTITY, file_name="f", part=types.Part(inline_data=types.Blob())),
+     "invalid save request: part.inline_data.data has to be set "
+     "(b'' is valid zero-length data)"),
+    (SaveRequest(**IDENTITY, file_name="f",
+                 part=types.Part(text="x", inline_data=types.Blob(mime_type="image/png"))),
+     "invalid save request: part.inline_data.data has to be set "
+     "(b'' is valid zero-length data)"),
+    (SaveRequest(**IDENTITY, file_name="C:x", part=_OK_PART),
+     "invalid save request: filename cannot start with a drive prefix like 'C:' "
+     "(file_name='C:x')"),
+    (LoadRequest(**IDENTITY, file_name="c:foo"),
+     "invalid load request: filename cannot start with a drive prefix like 'C:' "
+     "(file_name='c:foo')"),
+    (ListArtifactVersionsRequest(**IDENTITY, file_name="Z:"),
+     "invalid list artifact versions request: filename cannot start with a drive prefix "
+     "like 'C:' (file_name='Z:')"),
+    (ListRequest(app_name="C:x", user_id=USER, session_id=SESSION),
+     "invalid list request: app_name cannot start with a drive prefix like 'C:' "
+     "(app_name='C:x')"),
+    (DeleteRequest(app_name=APP, user_id="c:foo", session_id=SESSION, file_name="f"),
+     "invalid delete request: user_id cannot start with a drive prefix like 'C:' "
+     "(user_id='c:foo')"),
+    (VersionsRequest(app_name=APP, user_id=USER, session_id="d:", file_name="f"),
+     "invalid versions request: session_id cannot start with a drive prefix like 'C:' "
+     "(session_id='d:')"),
+    (ListArtifactVersionsRequest(app_name=APP),
+     "invalid list artifact versions request: missing required fields: "
+     "user_id, session_id, file_name"),
+    (ListArtifactVersionsRequest(**IDENTITY, file_name="a/b"),
+     "invalid list artifact versions request: filename cannot contain path separators "
+     "(file_name='a/b')"),
 ]  # fmt: skip
 
 
@@ -602,6 +704,8 @@ async def _call(service: ArtifactService, request: ArtifactRequest) -> object:
         return await service.versions(request)
     if isinstance(request, GetArtifactVersionRequest):
         return await service.get_artifact_version(request)
+    if isinstance(request, ListArtifactVersionsRequest):
+        return await service.list_artifact_versions(request)
     assert isinstance(request, ListRequest)
     return await service.list(request)
 
@@ -631,12 +735,39 @@ async def test_refused_save_touches_nothing(artifact_service: ArtifactService) -
     assert await save(artifact_service, "f", text("x")) == 1
 
 
+async def test_inline_data_without_data_is_refused_and_nothing_is_stored(
+    artifact_service: ArtifactService,
+) -> None:
+    """inline_data whose data is None is refused by validation, naming the field; b"" is not."""
+    empty = types.Part(inline_data=types.Blob(mime_type="image/png"))
+    with pytest.raises(InvalidArtifactRequestError, match=r"part\.inline_data\.data has to be set"):
+        await save(artifact_service, "f", empty)
+    assert await names(artifact_service) == []
+    assert await save(artifact_service, "f", inline(b"", "image/png")) == 1
+
+
+@pytest.mark.parametrize("drive_name", ["C:x", "c:foo", "z:", "D:report.txt"])
+async def test_drive_prefixed_names_and_ids_are_refused_like_path_separators(
+    artifact_service: ArtifactService, drive_name: str
+) -> None:
+    """A Windows drive prefix (C:x) in a file name, app, user or session id stores nothing."""
+    for fields in (
+        {"file_name": drive_name},
+        {"file_name": "f", "app_name": drive_name},
+        {"file_name": "f", "user_id": drive_name},
+        {"file_name": "f", "session_id": drive_name},
+    ):
+        request = SaveRequest.model_validate({**IDENTITY, "part": text("x"), **fields})
+        with pytest.raises(InvalidArtifactRequestError):
+            await artifact_service.save(request)
+    assert await names(artifact_service) == []
+
+
 async def test_user_prefixed_names_without_separators_are_valid(
     artifact_service: ArtifactService,
 ) -> None:
     """user:profile.json passes validation, and unusual but safe names are accepted too."""
-    for name in ("user:profile.json", "...", "weird name (1).txt", "报告.txt"):
+    valid = ["user:profile.json", "...", "weird name (1).txt", "报告.txt", "ab:c", "1:x", "x.c:d"]
+    for name in valid:
         assert await save(artifact_service, name, text("x")) == 1
-    assert await names(artifact_service) == sorted(
-        ["user:profile.json", "...", "weird name (1).txt", "报告.txt"]
-    )
+    assert await names(artifact_service) == sorted(valid)

@@ -152,8 +152,35 @@ async def test_version_metadata_comes_from_the_object(
     assert described.canonical_uri != blob.media_link
     assert described.create_time == blob.time_created
     assert blob.content_type == "text/plain"
-    assert blob.metadata == {"a": "b", "adk-idempotency-key": "key-1"}
+    assert blob.metadata == {"a": "b", "adk-idempotency-key": "key-1", "adk-text-part": "true"}
     assert described.custom_metadata == {"a": "b"}
+
+
+async def test_text_and_display_name_marks_keep_objects_go_compatible(
+    gcs_client: storage.Client, gcs_bucket: str
+) -> None:
+    """Text keeps ADK-Go's text/plain object plus a mark; a text/plain object Go wrote is bytes."""
+    service = GcsArtifactService(gcs_bucket, client=gcs_client)
+    await service.save(text_save("notes.txt"))
+    chart = types.Blob(data=b"\x89PNG", mime_type="image/png", display_name="chart.png")
+    await service.save(
+        SaveRequest(**IDENTITY, file_name="chart", part=types.Part(inline_data=chart))
+    )
+    bucket = gcs_client.bucket(gcs_bucket)
+    notes = bucket.get_blob("weather/u-1/s-1/notes.txt/1")
+    assert (notes.content_type, notes.download_as_bytes()) == ("text/plain", b"hello")
+    assert notes.metadata == {"adk-text-part": "true"}
+    stored_chart = bucket.get_blob("weather/u-1/s-1/chart/1")
+    assert stored_chart.content_type == "image/png"
+    assert stored_chart.metadata == {"adk-display-name": "chart.png"}
+
+    # ADK-Go writes text as a text/plain object without the mark; it loads as Go loads it.
+    bucket.blob("weather/u-1/s-1/go-notes.txt/1").upload_from_string(
+        b"from go", content_type="text/plain"
+    )
+    loaded = await service.load(LoadRequest(**IDENTITY, file_name="go-notes.txt"))
+    assert loaded.part.text is None
+    assert loaded.part.inline_data == types.Blob(data=b"from go", mime_type="text/plain")
 
 
 def competitor(

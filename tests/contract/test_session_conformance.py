@@ -323,7 +323,9 @@ async def test_append_keeps_order_and_after_sequence_returns_the_tail(
         await service.get(app_name=APP, user_id=USER, session_id="s-1", after_sequence=-1)
 
 
-async def test_append_stamps_missing_timestamps_and_update_time(service: SessionService) -> None:
+async def test_append_stamps_missing_timestamps_and_keeps_given_ones(
+    service: SessionService,
+) -> None:
     """An event without a timestamp gets the service clock's; a given one is kept."""
     created = await service.create(app_name=APP, user_id=USER, session_id="s-1")
     stored = await service.append_events(
@@ -335,7 +337,31 @@ async def test_append_stamps_missing_timestamps_and_update_time(service: Session
     assert stored[0].timestamp > created.last_update_time
     assert stored[1].timestamp == 5.0
     session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
-    assert session.last_update_time == stored[0].timestamp
+    assert [event.timestamp for event in session.events] == [stored[0].timestamp, 5.0]
+
+
+async def test_last_update_time_is_the_last_appended_events_timestamp(
+    service: SessionService,
+) -> None:
+    """last_update_time is the last stored event's timestamp (as in ADK), not the append time."""
+    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    # Neither the service clock (~1000 s) nor the wall clock: only the events can give these.
+    await service.append_events(
+        app_name=APP,
+        user_id=USER,
+        session_id="s-1",
+        events=[_event("e-1", timestamp=50_000.0), _event("e-2", timestamp=40_000.0)],
+    )
+    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    assert session.last_update_time == 40_000.0
+    listed = await service.list(app_name=APP, user_id=USER)
+    assert [s.last_update_time for s in listed] == [40_000.0]
+
+    stamped = await service.append_events(
+        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-3")]
+    )
+    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    assert session.last_update_time == stamped[0].timestamp
 
 
 async def test_appending_the_same_event_twice_applies_its_delta_once(

@@ -177,3 +177,43 @@ async def test_escalation_returns_control_to_the_parent(run_local: LocalFactory)
     assert escalated.author == "checker"
     escalator_last = recorded(models, "escalator")[-1].contents
     assert "[checker] `escalate` tool returned result" in _texts(escalator_last)
+
+
+async def test_loop_agent_ends_at_its_limit(run_local: LocalFactory) -> None:
+    """ticking runs ticker three times, its max_iterations, and answers with the last pass."""
+    agents, models = multi_agent_app()
+    session_id = _session()
+    async with run_local(agents, models=models) as rt:
+        handle = await rt.adk.start(APP, USER, session_id, "ticking", "tick")
+        result = await handle.result()
+        events = await _events(rt, session_id)
+        state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
+    assert result.status == "completed"
+    assert result.final_text == "tick 3"
+    assert state["passes"] == 3
+    assert [e.text() for e in events if e.author == "ticker" and e.text()] == [
+        "tick 1",
+        "tick 2",
+        "tick 3",
+    ]
+
+
+async def test_loop_agent_ends_on_escalation_and_the_enclosing_sequence_goes_on(
+    run_local: LocalFactory,
+) -> None:
+    """judge escalates on the second pass: the loop ends there, and summarizer still runs."""
+    agents, models = multi_agent_app()
+    session_id = _session()
+    async with run_local(agents, models=models) as rt:
+        handle = await rt.adk.start(APP, USER, session_id, "editing", "polish it")
+        result = await handle.result()
+        events = await _events(rt, session_id)
+        state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
+    assert result.status == "completed"
+    assert result.final_text == "summary: polished twice, judged good"
+    assert state["passes"] == 2
+    authors = [e.author for e in events if e.author != "user"]
+    assert authors.count("summarizer") == 1
+    assert [e for e in events if e.actions.escalate][-1].author == "judge"
+    # The judge saw the polisher's passes retold as context.
+    assert "[polisher] said: polished twice" in _texts(recorded(models, "judge")[-1].contents)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from adk_temporal.activities.agent_spec import describe_tree
 from adk_temporal.agents import (
     TRANSFER_TOOL_NAME,
     Agent,
     AgentRegistry,
     AgentTool,
+    LoopAgent,
     ParallelAgent,
     SequentialAgent,
 )
@@ -115,3 +117,22 @@ def test_llm_agent_lookup_rejects_workflow_agents() -> None:
     assert registry.llm_agent("x").name == "x"
     with pytest.raises(UnknownAgentError, match="'seq' is a SequentialAgent, not an LLM agent"):
         registry.llm_agent("seq")
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_loop_agent_refuses_a_limit_below_one(limit: int) -> None:
+    """max_iterations below 1 is refused, naming the loop; None means until escalation."""
+    with pytest.raises(ValueError, match=r"loop agent 'loop': max_iterations must be at least 1"):
+        LoopAgent("loop", sub_agents=[Agent("a", "m")], max_iterations=limit)
+    assert LoopAgent("loop", sub_agents=[Agent("a", "m")]).max_iterations is None
+
+
+def test_loop_agent_spec_carries_kind_and_limit() -> None:
+    """The workflow learns a loop's kind and limit from the recorded tree."""
+    loop = LoopAgent("loop", sub_agents=[Agent("a", "m"), Agent("b", "m")], max_iterations=4)
+    spec = describe_tree(AgentRegistry([SequentialAgent("root", sub_agents=[loop])]), "a")
+    found = spec.find("loop")
+    assert found is not None
+    assert (found.kind, found.max_iterations) == ("loop", 4)
+    assert [s.name for s in found.sub_agents] == ["a", "b"]
+    assert found.parent == "root"

@@ -129,7 +129,7 @@ async def test_failed_save_raises_and_leaves_the_delta_unchanged() -> None:
 
 
 async def test_reads_never_touch_the_delta() -> None:
-    """load, list, versions and get_version leave artifact_delta as it was."""
+    """load, list, versions, get_version and list_artifact_versions leave the delta as it was."""
     service = InMemoryArtifactService()
     await facade(service).save("report.txt", text("v1"))
     actions = EventActions()
@@ -139,6 +139,7 @@ async def test_reads_never_touch_the_delta() -> None:
     assert await artifacts.list() == ["report.txt"]
     assert await artifacts.versions("report.txt") == [1]
     assert (await artifacts.get_version("report.txt")).version == 1
+    assert [v.version for v in await artifacts.list_artifact_versions("report.txt")] == [1]
     assert actions.artifact_delta == {}
 
 
@@ -179,6 +180,32 @@ async def test_get_version_of_a_missing_version_raises_not_found() -> None:
         await artifacts.load("missing")
 
 
+async def test_list_artifact_versions_describes_the_sessions_versions_oldest_first() -> None:
+    """list_artifact_versions gives each version's metadata in this session, ascending."""
+    service = InMemoryArtifactService()
+    mine = facade(service, session_id="s-1")
+    await mine.save("report.txt", text("v1"), custom_metadata={"draft": "yes"})
+    await mine.save(
+        "report.txt", types.Part(inline_data=types.Blob(data=b"%PDF", mime_type="application/pdf"))
+    )
+    await facade(service, session_id="s-2").save("report.txt", text("elsewhere"))
+    listed = await mine.list_artifact_versions("report.txt")
+    assert [(v.version, v.mime_type, v.custom_metadata) for v in listed] == [
+        (1, "text/plain", {"draft": "yes"}),
+        (2, "application/pdf", {}),
+    ]
+    assert listed == [await mine.get_version("report.txt", v) for v in (1, 2)]
+
+
+async def test_list_artifact_versions_of_a_missing_name_raises_not_found() -> None:
+    """Like versions(), a name with no versions raises ArtifactNotFoundError naming it."""
+    artifacts = facade(InMemoryArtifactService())
+    with pytest.raises(ArtifactNotFoundError, match=r"^artifact 'missing' not found"):
+        await artifacts.list_artifact_versions("missing")
+    with pytest.raises(InvalidArtifactRequestError, match=r"cannot contain path separators"):
+        await artifacts.list_artifact_versions("a/b")
+
+
 async def test_idempotency_keys_are_derived_per_name_and_ordinal() -> None:
     """Each save's key is "{facade key}/{name}/{n}", n counting that name's saves."""
     service = RecordingService()
@@ -217,7 +244,7 @@ async def test_different_keys_or_no_key_create_new_versions() -> None:
 
 
 async def test_service_property_exposes_the_full_contract() -> None:
-    """facade.service gives the six-operation service for deletes and other direct calls."""
+    """facade.service gives the whole service contract, for deletes and other direct calls."""
     service = InMemoryArtifactService()
     artifacts = facade(service)
     await artifacts.save("report.txt", text("x"))

@@ -25,6 +25,8 @@ def test_distinct_triples_never_share_a_workflow_id() -> None:
         ("a", "u", "s\0", "session_id cannot contain path separators or NUL"),
         (".", "u", "s", "app_name cannot be '.' or '..'"),
         ("a", "u", "user", "session_id cannot be 'user'"),
+        ("a", "C:x", "s", "user_id cannot start with a drive prefix like 'C:'"),
+        ("a", "u", "c:foo", "session_id cannot start with a drive prefix like 'C:'"),
         ("a" * 129, "u", "s", "app_name is 129 bytes long; the limit is 128"),
     ],
 )
