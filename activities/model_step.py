@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Container, Sequence
+from typing import Any
 
 from google.genai import types
 from temporalio import activity
@@ -17,6 +18,7 @@ from temporalio import activity
 from adk_temporal.agents import Agent, AgentTool
 from adk_temporal.asyncutil import maybe_await
 from adk_temporal.context import CallbackContext, ReadonlyContext
+from adk_temporal.errors import OutputSchemaError
 from adk_temporal.events import ADK_ID_PREFIX, Event, EventActions
 from adk_temporal.faults import fault_point
 from adk_temporal.flow.messages import (
@@ -32,9 +34,11 @@ from adk_temporal.flow.messages import (
     SessionRef,
     ToolOptions,
 )
-from adk_temporal.history import copy_contents
+from adk_temporal.history import build_contents, copy_contents, current_turn
 from adk_temporal.models import LlmRequest, LlmResponse
+from adk_temporal.output import record_output
 from adk_temporal.tools import FunctionTool
+from adk_temporal.usage import TokenUsage
 
 from .agent_spec import describe_tree
 from .services import (
@@ -45,6 +49,7 @@ from .services import (
     stored_form,
     translate_errors,
 )
+from .session_cache import StoredEvents
 
 __all__ = ["ModelStepActivity", "tool_options"]
 
@@ -85,25 +90,38 @@ def _result(
     event: Event, tools: list[FunctionTool], tree: AgentSpec | None
 ) -> CallsStep | FinalStep | ErrorStep:
     """What the flow needs from a recorded model event."""
+    # A model that reports no usage adds nothing to the payload.
+    usage = TokenUsage.of(event.usage_metadata) if event.usage_metadata else None
+    common: dict[str, Any] = {"actions": event.actions, "tree": tree, "usage": usage}
     if event.error_code or event.error_message:
         return ErrorStep(
             kind="error",
             error_code=event.error_code,
             error_message=event.error_message,
-            actions=event.actions,
-            tree=tree,
+            **common,
         )
     calls = event.function_calls()
     if not calls:
-        return FinalStep(kind="final", text=event.text(), actions=event.actions, tree=tree)
+        return FinalStep(kind="final", text=event.text(), **common)
     return CallsStep(
         kind="calls",
         function_calls=[
             _planned(c, next((t for t in tools if t.name == c.name), None)) for c in calls
         ],
-        actions=event.actions,
-        tree=tree,
+        **common,
     )
+
+
+def _contents(
+    agent: Agent, ref: SessionRef, events: Sequence[Event], stored: StoredEvents
+) -> list[types.Content]:
+    """What the model sees of the session: the history, or only the current turn."""
+    view = {"agent_name": agent.name, "branch": ref.branch, "isolation_scope": ref.isolation_scope}
+    if agent.include_contents == "none":
+        return build_contents(current_turn(events, **view), **view)
+    contents = stored.contents(events, **view)
+    # The worker keeps the contents for the next step; a callback may change them.
+    return copy_contents(contents) if agent.before_model_callback else contents
 
 
 def _planned(call: types.FunctionCall, tool: FunctionTool | None) -> PlannedCall:
@@ -182,19 +200,12 @@ class ModelStepActivity:
                 await self._append(ref, [*new, event], unstage)
                 return EndedStep(kind="ended", text=event.text(), actions=actions, tree=tree)
 
-        contents = stored.contents(
-            session.events,
-            agent_name=agent.name,
-            branch=ref.branch,
-            isolation_scope=ref.isolation_scope,
-        )
         request = LlmRequest(
-            # The worker keeps the contents for the next step; a callback may change them.
-            contents=copy_contents(contents) if agent.before_model_callback else contents,
+            contents=_contents(agent, ref, session.events, stored),
             model=agent.model,
             system_instruction=agent.system_instruction(ReadonlyContext(ictx)) or None,
             tools=[t.declaration() for t in tools],
-            generation_config=agent.generate_content_config,
+            generation_config=agent.request_config,
         )
         async with heartbeating():
             response = await self._generate(agent, cctx, request)
@@ -207,8 +218,16 @@ class ModelStepActivity:
         event = self._event(inp, ref, agent, content, actions)
         event.error_code = response.error_code
         event.error_message = response.error_message
+        event.usage_metadata = response.usage
         events = [event]
         result = _result(event, tools, tree)
+        if isinstance(result, FinalStep):
+            try:
+                record_output(agent, event)
+            except OutputSchemaError as err:
+                # The answer stays stored with the step; the invocation ends on the error.
+                event.error_code, event.error_message = type(err).__name__, str(err)
+                result = _result(event, tools, tree)
         if isinstance(result, FinalStep) and agent.after_agent_callback is not None:
             after_actions = EventActions()
             after = await maybe_await(

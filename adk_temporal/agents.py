@@ -7,9 +7,10 @@ only; the activities look it up to build the model request and run its tools and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from google.genai import types
+from pydantic import BaseModel
 
 from .context import CallbackContext, ReadonlyContext, ToolContext
 from .errors import UnknownAgentError
@@ -108,7 +109,20 @@ class Agent(BaseAgent):
         after_model_callback: See :data:`AfterModelCallback`.
         before_tool_callback: See :data:`BeforeToolCallback`.
         after_tool_callback: See :data:`AfterToolCallback`.
-        generate_content_config: Extra generation settings passed to the model.
+        generate_content_config: Generation settings passed to the model as they are.
+        output_key: The state key the agent's final text is written to (with the final
+            model event's state delta), as ADK does.
+        output_schema: A pydantic model the final answer must be JSON of: the model is asked
+            for JSON of its schema, the answer is validated, and the parsed value (a dict)
+            is what ``output_key`` stores. An answer that does not validate ends the
+            invocation with an ``OutputSchemaError``.
+        include_contents: ``"default"`` sends the session's history; ``"none"`` only the
+            current turn (from the latest message by the user or another agent).
+
+    Raises:
+        ValueError: Tool names repeat or take the reserved transfer name, or
+            ``include_contents`` is neither ``"default"`` nor ``"none"``.
+        TypeError: ``output_schema`` is not a pydantic model class.
     """
 
     def __init__(
@@ -127,8 +141,23 @@ class Agent(BaseAgent):
         before_tool_callback: BeforeToolCallback | None = None,
         after_tool_callback: AfterToolCallback | None = None,
         generate_content_config: types.GenerateContentConfig | None = None,
+        output_key: str | None = None,
+        output_schema: type[BaseModel] | None = None,
+        include_contents: Literal["default", "none"] = "default",
     ) -> None:
         super().__init__(name, description=description, sub_agents=sub_agents)
+        if include_contents not in ("default", "none"):
+            raise ValueError(
+                f"agent {name!r}: include_contents must be 'default' or 'none', "
+                f"got {include_contents!r}"
+            )
+        if output_schema is not None and not (
+            isinstance(output_schema, type) and issubclass(output_schema, BaseModel)
+        ):
+            raise TypeError(
+                f"agent {name!r}: output_schema must be a pydantic model class, "
+                f"got {output_schema!r}"
+            )
         self.model = model
         self.instruction = instruction
         self.tools: list[FunctionTool] = [as_tool(t) for t in tools]
@@ -145,6 +174,10 @@ class Agent(BaseAgent):
         self.before_tool_callback = before_tool_callback
         self.after_tool_callback = after_tool_callback
         self.generate_content_config = generate_content_config
+        self.output_key = output_key
+        self.output_schema = output_schema
+        self.include_contents = include_contents
+        self.request_config = _request_config(generate_content_config, output_schema)
 
     def tool(self, name: str) -> FunctionTool | None:
         """The tool called ``name``, or ``None`` (the transfer tool is the registry's)."""
@@ -156,6 +189,19 @@ class Agent(BaseAgent):
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, tools={len(self.tools)})"
+
+
+def _request_config(
+    config: types.GenerateContentConfig | None, schema: type[BaseModel] | None
+) -> types.GenerateContentConfig | None:
+    """The generation settings a model request carries: ``config``, asking for JSON of
+    ``schema`` when there is one (the agent's own config is left as given)."""
+    if schema is None:
+        return config
+    base = config.model_copy() if config is not None else types.GenerateContentConfig()
+    return base.model_copy(
+        update={"response_mime_type": "application/json", "response_schema": schema}
+    )
 
 
 class SequentialAgent(BaseAgent):

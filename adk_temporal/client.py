@@ -49,6 +49,7 @@ from .flow.requests import AnswerKind, parse_answer, refusal, refused
 from .following import follow_events
 from .ids import DEFAULT_TASK_QUEUE, workflow_id_for
 from .sessions import SessionService
+from .usage import check_token_budget
 from .workflows.messages import (
     ADK_AGENT,
     ADK_APP,
@@ -330,6 +331,7 @@ class AdkClient:
         *,
         invocation_id: str | None = None,
         max_steps: int = 25,
+        token_budget: int | None = None,
         continue_as_new_after_events: int | None = None,
         model_timeout_seconds: float = 120.0,
         tool_timeout_seconds: float = 300.0,
@@ -345,6 +347,8 @@ class AdkClient:
             message: The user's message, or ``None`` to continue without one.
             invocation_id: Keep an id chosen by the caller (``e-<uuid>`` otherwise).
             max_steps: The model-step limit of this invocation.
+            token_budget: The most model tokens (as the models report them) the invocation
+                may use; past it, it fails with ``TokenBudgetExceeded``.
             continue_as_new_after_events: Continue as a new run once a run's history has
                 this many events (Temporal's own suggestion is honoured regardless).
             model_timeout_seconds: Start-to-close timeout of each model step; also how long
@@ -360,8 +364,10 @@ class AdkClient:
             BudgetExceededError: The message is over the ``message_bytes`` budget (nothing
                 is started).
             SessionBusyError: An invocation is already running in this session.
+            ValueError: ``token_budget`` is less than 1 (nothing is started).
         """
         workflow_id = workflow_id_for(app_name, user_id, session_id)
+        check_token_budget(token_budget)
         inp = InvocationInput(
             app_name=app_name,
             user_id=user_id,
@@ -372,6 +378,7 @@ class AdkClient:
             answer_address=self.client.service_client.config.target_host,
             invocation_id=invocation_id,
             max_steps=max_steps,
+            token_budget=token_budget,
             continue_as_new_after_events=continue_as_new_after_events,
             model_timeout_seconds=model_timeout_seconds,
             tool_timeout_seconds=tool_timeout_seconds,

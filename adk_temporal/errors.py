@@ -42,6 +42,8 @@ AdkError
     ├── ArtifactNotFoundError (FileNotFoundError)
     ├── VersionConflictError
     ├── ModelUnavailableError (429, 5xx, transport; retryable)
+    ├── OutputSchemaError (ValueError: a final answer does not match the output_schema)
+    ├── TokenBudgetExceededError (an invocation used more tokens than its budget)
     ├── MemoryServiceNotConfiguredError
     ├── ArtifactServiceNotConfiguredError
     └── StepFailedError (a model, tool or append step failed for good)
@@ -67,11 +69,13 @@ __all__ = [
     "MemoryServiceNotConfiguredError",
     "ModelRequestError",
     "ModelUnavailableError",
+    "OutputSchemaError",
     "SessionBusyError",
     "SessionExistsError",
     "SessionNotFoundError",
     "StagedResponseNotFoundError",
     "StepFailedError",
+    "TokenBudgetExceededError",
     "ToolError",
     "UnencodableValueError",
     "UnknownAgentError",
@@ -235,6 +239,30 @@ class ModelUnavailableError(AdkRunError):
         super().__init__(f"model unavailable ({where}): {message}")
         self.status = status
         self.message = message
+
+
+class OutputSchemaError(AdkRunError, ValueError):
+    """An agent's final answer is not JSON of its ``output_schema``; the invocation fails
+    with the answer kept in the session.
+
+    Args:
+        agent: The agent that answered.
+        schema: The name of the schema the answer had to match.
+        problems: One ``"<field>: <problem>"`` line per violation.
+    """
+
+    def __init__(self, agent: str, schema: str, problems: list[str]) -> None:
+        super().__init__(
+            f"OutputSchemaError: agent {agent!r} answered output that does not match its "
+            f"output_schema {schema}: {'; '.join(problems)}"
+        )
+        self.agent = agent
+        self.schema = schema
+        self.problems = problems
+
+
+class TokenBudgetExceededError(AdkRunError):
+    """An invocation used more model tokens than its budget allows; it ended there."""
 
 
 class MemoryServiceNotConfiguredError(AdkRunError):

@@ -109,6 +109,8 @@ class Event(BaseModel):
     timestamp: float = 0.0
     error_code: str | None = None
     error_message: str | None = None
+    usage_metadata: types.GenerateContentResponseUsageMetadata | None = None
+    """The tokens the model reported for the step that produced this event (model events)."""
 
     @field_validator("actions", mode="before")
     @classmethod

@@ -43,6 +43,7 @@ __all__ = [
     "ContentsBuilder",
     "build_contents",
     "copy_contents",
+    "current_turn",
     "is_branch_visible",
 ]
 
@@ -385,3 +386,24 @@ def build_contents(
     builder = ContentsBuilder(agent_name=agent_name, branch=branch, isolation_scope=isolation_scope)
     builder.extend(events)
     return copy_contents(builder.contents())
+
+
+def current_turn(
+    events: Sequence[Event], *, agent_name: str, branch: str = "", isolation_scope: str = ""
+) -> Sequence[Event]:
+    """The events of an agent's current turn, for ``include_contents="none"``.
+
+    As in ADK, the turn starts at the latest event the agent sees (its branch and scope)
+    that the user or another agent wrote. An event holding nothing for the model (a reply
+    to a confirmation, say) starts no turn, so a resumed call keeps its call in view.
+    Without such an event, every event is the turn.
+    """
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
+        if event.author == agent_name or event.isolation_scope != isolation_scope:
+            continue
+        if not is_branch_visible(branch, event.branch):
+            continue
+        if any(not (_is_empty_part(p) or _is_runtime_part(p) or p.thought) for p in event.parts()):
+            return events[index:]
+    return events

@@ -61,6 +61,7 @@ from .ids import workflow_id_for
 from .memory import MemoryService
 from .models import ModelRegistry, default_registry
 from .sessions import SessionService
+from .usage import check_token_budget
 
 __all__ = ["LocalInvocation", "Runner"]
 
@@ -405,6 +406,7 @@ class Runner:
         *,
         invocation_id: str | None = None,
         max_steps: int = 25,
+        token_budget: int | None = None,
         model_timeout_seconds: float = 120.0,
         model_maximum_attempts: int = 10,
         tool_timeout_seconds: float = 300.0,
@@ -418,8 +420,10 @@ class Runner:
             InvalidIdError: An id breaks the id grammar.
             BudgetExceededError: The message is over the ``message_bytes`` budget.
             SessionBusyError: An invocation of this runner is still running in the session.
+            ValueError: ``token_budget`` is less than 1.
         """
         workflow_id = workflow_id_for(app_name, user_id, session_id)
+        check_token_budget(token_budget)
         content = as_content(message, self.budgets)
         if workflow_id in self._running:
             raise SessionBusyError(
@@ -436,7 +440,9 @@ class Runner:
         ref = InvocationRef(
             agent_name=agent, invocation_id=invocation_id or f"e-{executor.new_id()}"
         )
-        flow = InvocationFlow(executor, ref, max_steps=max_steps, budgets=self.budgets)
+        flow = InvocationFlow(
+            executor, ref, max_steps=max_steps, budgets=self.budgets, token_budget=token_budget
+        )
         invocation = LocalInvocation(self, flow, executor, (app_name, user_id, session_id))
         self._running.add(workflow_id)
         invocation._begin(content)

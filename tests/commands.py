@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["adk_command", "offline_env"]
+__all__ = ["adk_command", "offline_env", "run_cli"]
 
 
 def adk_command() -> list[str]:
@@ -27,3 +29,15 @@ def offline_env() -> dict[str, str]:
         "ADK_GCS_BUCKET",
     }
     return {k: v for k, v in os.environ.items() if k not in dropped}
+
+
+async def run_cli(address: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the CLI against ``address`` in a thread: an in-process worker shares the loop."""
+    return await asyncio.to_thread(
+        subprocess.run,
+        [*adk_command(), *args, "--address", address],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=offline_env(),
+    )

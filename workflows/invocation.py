@@ -211,6 +211,8 @@ class InvocationWorkflow:
         # Answers may arrive before the run starts (signal-with-start): the book exists
         # from the start and the flow is given it.
         self._book = RequestBook(inp.budgets)
+        if inp.carry is not None:
+            self._book.restore(inp.carry)
         self._address = inp.answer_address
         self._flow: InvocationFlow | None = None
         self._published: AdkStatus | None = None
@@ -249,7 +251,12 @@ class InvocationWorkflow:
             self._published = cast(AdkStatus, status)
         executor = TemporalExecutor(inp, self._publish)
         self._flow = InvocationFlow(
-            executor, ref, max_steps=inp.max_steps, budgets=inp.budgets, book=self._book
+            executor,
+            ref,
+            max_steps=inp.max_steps,
+            budgets=inp.budgets,
+            book=self._book,
+            token_budget=inp.token_budget,
         )
         try:
             return await self._flow.run(inp.message, carry)

@@ -84,6 +84,9 @@ class InvocationInput(BaseModel):
     message: types.Content | None = None
     invocation_id: str | None = None
     max_steps: int = 25
+    token_budget: int | None = None
+    """The most model tokens the invocation may use (see ``InvocationFlow``); ``None``: no
+    budget."""
     model_timeout_seconds: float = 120.0
     model_maximum_attempts: int = 10
     tool_timeout_seconds: float = 300.0

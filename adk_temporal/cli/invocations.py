@@ -54,6 +54,11 @@ from .common import (
 @click.option(
     "--max-steps", type=click.IntRange(min=1), default=25, show_default=True, help="Step limit."
 )
+@click.option(
+    "--token-budget",
+    type=click.IntRange(min=1),
+    help="Most model tokens the invocation may use; past it, it fails.",
+)
 @click.option("--no-wait", is_flag=True, help="Print the workflow id and return at once.")
 @click.option(
     "--local",
@@ -78,6 +83,7 @@ def run(
     session_id: str,
     agent: str,
     max_steps: int,
+    token_budget: int | None,
     no_wait: bool,
     local: bool,
     local_app: str | None,
@@ -106,6 +112,7 @@ def run(
                 agent,
                 message,
                 max_steps=max_steps,
+                token_budget=token_budget,
                 as_json=as_json,
             )
         )
@@ -124,7 +131,13 @@ def run(
             workers = await _check_workers(adk, app_name)
             try:
                 handle = await adk.start(
-                    app_name, user_id, session_id, agent, message, max_steps=max_steps
+                    app_name,
+                    user_id,
+                    session_id,
+                    agent,
+                    message,
+                    max_steps=max_steps,
+                    token_budget=token_budget,
                 )
             except SessionBusyError as err:
                 wid = workflow_id_for(app_name, user_id, session_id)
@@ -178,6 +191,7 @@ async def _run_local(
     message: str,
     *,
     max_steps: int,
+    token_budget: int | None,
     as_json: bool,
 ) -> int:
     """``run --local``: the invocation in this process, its requests answered here."""
@@ -191,7 +205,9 @@ async def _run_local(
     )
     events: list[Event] = []
     try:
-        invocation = await runner.start(*ids, agent, message, max_steps=max_steps)
+        invocation = await runner.start(
+            *ids, agent, message, max_steps=max_steps, token_budget=token_budget
+        )
         try:
             status = await answer_on_terminal(
                 invocation, events.append if as_json else print_event, err_console
@@ -207,7 +223,9 @@ async def _run_local(
     if as_json:
         print_json(
             {
-                **status.model_dump(mode="json", include={"status", "invocation_id", "error"}),
+                **status.model_dump(
+                    mode="json", include={"status", "invocation_id", "error", "usage"}
+                ),
                 "final_text": status.final_text,
                 "events": [event_json(e) for e in events],
             }
@@ -215,8 +233,22 @@ async def _run_local(
     elif status.status == "failed":
         err_console.print(f"[bold red]failed:[/] {escape(status.error or 'unknown error')}")
     else:
-        console.print(Text(f"completed after {status.step} step(s)", style="bold green"))
+        console.print(Text(_completed(status), style="bold green"))
     return EXIT_FAILED if status.status == "failed" else 0
+
+
+_REPORTED = {"status", "invocation_id", "error", "usage"}
+"""The status fields ``run --json`` reports."""
+
+
+def _completed(status: InvocationStatus) -> str:
+    """The line a completed run ends with: steps, and tokens when the models reported any."""
+    line = f"completed after {status.step} step(s)"
+    used = status.usage
+    if used.total_tokens:
+        line += f", {used.total_tokens} tokens ({used.prompt_tokens} prompt, "
+        line += f"{used.candidates_tokens} candidates)"
+    return line
 
 
 async def _settled_status(handle: InvocationHandle) -> InvocationStatus:
@@ -260,7 +292,9 @@ async def _follow(
             {
                 "workflow_id": wid,
                 "run_id": handle.run_id,
-                **status.model_dump(mode="json", include={"status", "invocation_id", "error"}),
+                **status.model_dump(
+                    mode="json", include={"status", "invocation_id", "error", "usage"}
+                ),
                 "final_text": status.final_text,
                 "events": [event_json(e) for e in events],
                 "pending": [request_json(wid, r, address, namespace) for r in pending],
@@ -275,7 +309,7 @@ async def _follow(
     elif status.status == "failed":
         err_console.print(f"[bold red]failed:[/] {escape(status.error or 'unknown error')}")
     else:
-        console.print(Text(f"completed after {status.step} step(s)", style="bold green"))
+        console.print(Text(_completed(status), style="bold green"))
     if waiting:
         return EXIT_PAUSED
     return EXIT_FAILED if status.status == "failed" else 0

@@ -139,7 +139,7 @@ def list_runs(
 @click.argument("workflow_id")
 @json_option
 def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_json: bool) -> None:
-    """Show one invocation: status, open and refused requests, steps, last error."""
+    """Show one invocation: status, open and refused requests, steps, tokens, last error."""
 
     async def body() -> int:
         client = await connect(address, namespace)
@@ -172,6 +172,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
             "start_time": description.start_time.isoformat() if description.start_time else None,
             "close_time": description.close_time.isoformat() if description.close_time else None,
             "steps": status.step if status else None,
+            "usage": status.usage.model_dump() if status else None,
             "open_requests": [r.model_dump(mode="json") for r in published.requests],
             "refused_answers": refused,
             "last_error": last_error,
@@ -186,6 +187,12 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
             console.print(f"  closed   {_time(description.close_time)}")
         steps = shown["steps"]
         console.print(f"  steps    {steps if steps is not None else '? (no worker answered)'}")
+        if status is not None:
+            used = status.usage
+            console.print(
+                f"  tokens   {used.total_tokens} ({used.prompt_tokens} prompt, "
+                f"{used.candidates_tokens} candidates)"
+            )
         for request in published.requests:
             kind = "approval" if request.kind == "confirmation" else "input"
             asks = request.hint if request.kind == "confirmation" else request.message

@@ -36,6 +36,7 @@ from adk_temporal.events import (
 from adk_temporal.merge import merge_actions
 from adk_temporal.resume import build_input_request_event
 from adk_temporal.state import TEMP_PREFIX
+from adk_temporal.usage import TokenUsage
 
 from .executor import Executor
 from .messages import (
@@ -58,7 +59,6 @@ from .messages import (
     PendingEvent,
     PendingRequest,
     PlannedCall,
-    Refusal,
     StagedResponse,
     ToolCallInput,
     ToolCallResult,
@@ -179,6 +179,9 @@ class InvocationFlow:
         ref: The invocation's identity as steps receive it (agent = the starting agent).
         max_steps: The most model steps the invocation makes before it fails.
         budgets: The size limits of what enters the invocation.
+        token_budget: The most model tokens (``total_tokens`` as the models report them) the
+            invocation may use; the step that goes over is stored, then the invocation
+            fails with ``TokenBudgetExceeded``. ``None`` sets no budget.
         book: The request book answers are delivered to; the executor may have to accept
             answers before the flow starts, so it can pass its own.
     """
@@ -191,6 +194,7 @@ class InvocationFlow:
         max_steps: int,
         budgets: Budgets | None = None,
         book: RequestBook | None = None,
+        token_budget: int | None = None,
     ) -> None:
         self._exec = executor
         self._base = ref
@@ -203,6 +207,8 @@ class InvocationFlow:
         self._ended_as: AdkStatus | None = None
         self._temp_state: dict[str, Any] = {}
         self._trees: dict[str, AgentSpec] = {}
+        self._token_budget = token_budget
+        self.usage = TokenUsage()
 
     @property
     def invocation_id(self) -> str:
@@ -235,6 +241,7 @@ class InvocationFlow:
             final_text=self.final_text,
             error=self.error,
             ignored_signals=self.book.report(),
+            usage=self.usage,
         )
 
     # ------------------------------------------------------------------ run
@@ -246,7 +253,8 @@ class InvocationFlow:
 
         Args:
             message: The user's message (ignored when ``carry`` is given).
-            carry: What an earlier run of this invocation handed over.
+            carry: What an earlier run of this invocation handed over; the book given to
+                the flow holds its requests already (:meth:`RequestBook.restore`).
 
         Returns:
             The result; ``status`` is ``failed`` when the model answered with an error or
@@ -437,6 +445,11 @@ class InvocationFlow:
             pending = []
             if result.tree is not None:
                 self._remember(result.tree)
+            over = self._over_budget()
+            if over is not None:
+                # The step's event is stored: the answer that went over is kept.
+                await self._record_error(frame, "TokenBudgetExceeded", over)
+                return _Outcome(error=over)
             match result:
                 case DelegateStep():
                     # Not an LLM agent after all; the step only described it and stored
@@ -549,21 +562,15 @@ class InvocationFlow:
                 open_requests=carried,
                 ended=ended,
                 positions=list(frame.outer or ()),
+                usage=self.usage,
             )
 
         await self._exec.hand_over(carry)
 
     def _restore(self, carry: InvocationCarry) -> None:
         self.step = carry.step
+        self.usage = carry.usage
         self._temp_state = dict(carry.temp_state)
-        older = [
-            Refusal(id=line.partition(":")[0], kind="confirmation", size=0, reason=line)
-            for line in carry.ignored
-        ]
-        self.book.restore(
-            carry.open_requests, carry.answered, carry.early, [*older, *carry.refusals]
-        )
-        self.book.restore_expired(carry.expired)
         if carry.tree is not None:
             self._remember(carry.tree)
 
@@ -613,7 +620,19 @@ class InvocationFlow:
         if isinstance(result, DelegateStep):
             # No model was called: the number goes back, the step limit counts model calls.
             self.step -= 1
+        elif result.usage is not None:
+            self.usage += result.usage
         return result
+
+    def _over_budget(self) -> str | None:
+        """Why the invocation must end on its token budget, or ``None``."""
+        budget, used = self._token_budget, self.usage
+        if budget is None or used.total_tokens <= budget:
+            return None
+        return (
+            f"token budget of {budget} exceeded: {used.total_tokens} tokens used "
+            f"({used.prompt_tokens} prompt, {used.candidates_tokens} candidates)"
+        )
 
     async def _run_calls(
         self, frame: _Frame, calls: list[PlannedCall], answers: _Answers
@@ -905,4 +924,5 @@ class InvocationFlow:
             final_text=text,
             steps=self.step,
             error=error,
+            usage=self.usage,
         )

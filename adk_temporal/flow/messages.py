@@ -19,6 +19,7 @@ from pydantic import BaseModel, Discriminator, Field, StrictBool, Tag
 
 from adk_temporal.budgets import Budgets, check_budget
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
+from adk_temporal.usage import TokenUsage
 
 __all__ = [
     "DEFAULT_TOOL_ATTEMPTS",
@@ -278,6 +279,8 @@ class _StepOutcome(BaseModel):
     actions: EventActions = Field(default_factory=EventActions)
     tree: AgentSpec | None = None
     """The agent's tree, when the input asked to ``describe`` it."""
+    usage: TokenUsage | None = None
+    """The tokens the model reported for the step; ``None`` when no model was called."""
 
 
 # ``kind`` has no default on purpose: payloads leave out fields at their default value, and
@@ -493,6 +496,8 @@ class InvocationCarry(BaseModel):
     ended: bool = False
     positions: list[WorkflowPosition] = Field(default_factory=list)
     """The sequential and loop agents around ``entry_agent``, outermost first."""
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    """The tokens the invocation's earlier runs used."""
 
 
 class InvocationStatus(BaseModel):
@@ -506,6 +511,8 @@ class InvocationStatus(BaseModel):
     final_text: str = ""
     error: str | None = None
     ignored_signals: list[str] = Field(default_factory=list)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    """The tokens the invocation's model steps used so far."""
 
 
 class InvocationResult(BaseModel):
@@ -516,6 +523,8 @@ class InvocationResult(BaseModel):
     final_text: str = ""
     steps: int = 0
     error: str | None = None
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    """The tokens the invocation's model steps used."""
 
 
 def as_content(message: str | types.Content | None, budgets: Budgets) -> types.Content | None:

@@ -35,7 +35,14 @@ from adk_temporal.errors import (
 from adk_temporal.events import InputRequest, ToolConfirmation
 from adk_temporal.resume import check_resume_input
 
-from .messages import CarriedRequest, ConfirmInput, PendingRequest, Refusal, ResumeInput
+from .messages import (
+    CarriedRequest,
+    ConfirmInput,
+    InvocationCarry,
+    PendingRequest,
+    Refusal,
+    ResumeInput,
+)
 
 __all__ = [
     "Answer",
@@ -420,18 +427,27 @@ class RequestBook:
         """The ids of requests that expired unanswered, with their deadlines (bounded)."""
         return dict(list(self._expired.items())[-_ANSWERED_KEPT:])
 
-    def restore_expired(self, expired: dict[str, float]) -> None:
-        """Remember requests that expired in an earlier run, so late answers are refused."""
-        self._expired.update(expired)
+    def restore(self, carry: InvocationCarry) -> None:
+        """Rebuild the book from what an earlier run carried (:meth:`carry`'s output).
 
-    def restore(
+        A run that carries requests restores them before it handles its first answer: an
+        answer may arrive with the run's very first task, before the flow starts.
+        """
+        older = [
+            Refusal(id=line.partition(":")[0], kind="confirmation", size=0, reason=line)
+            for line in carry.ignored
+        ]
+        # Remembered so late answers to requests that expired in an earlier run are refused.
+        self._expired.update(carry.expired)
+        self._restore(carry.open_requests, carry.answered, carry.early, [*older, *carry.refusals])
+
+    def _restore(
         self,
         carried: Iterable[CarriedRequest],
         answered: Iterable[str],
         early: Iterable[Answer],
         refusals: Iterable[Refusal],
     ) -> None:
-        """Rebuild the book from :meth:`carry`'s output."""
         for item in carried:
             entry = _Open(item.pending, item.input_request)
             entry.answer = item.answer

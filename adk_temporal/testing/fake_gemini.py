@@ -160,12 +160,22 @@ def _error_body(status: int, message: str, status_name: str | None = None) -> di
     return {"error": {"code": status, "message": message, "status": name}}
 
 
-def _candidate_body(parts: list[dict[str, Any]], finish_reason: str) -> dict[str, Any]:
-    return {
+def _candidate_body(
+    parts: list[dict[str, Any]], finish_reason: str, usage: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
         "candidates": [
             {"content": {"role": "model", "parts": parts}, "finishReason": finish_reason}
         ]
     }
+    if usage is not None:
+        prompt, candidates = usage
+        body["usageMetadata"] = {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": candidates,
+            "totalTokenCount": prompt + candidates,
+        }
+    return body
 
 
 class FakeGeminiServer:
@@ -272,18 +282,32 @@ class FakeGeminiServer:
             raise ValueError("a streamed reply needs at least one chunk")
         self._push(_Reply(status=200, chunks=[dict(c) for c in chunks]))
 
-    def enqueue_text(self, text: str, *, finish_reason: str = "STOP") -> None:
-        """Queue a model reply made of one text part."""
-        self.enqueue_response(_candidate_body([{"text": text}], finish_reason))
+    def enqueue_text(
+        self, text: str, *, finish_reason: str = "STOP", usage: tuple[int, int] | None = None
+    ) -> None:
+        """Queue a model reply made of one text part; ``usage`` is (prompt, candidates)
+        tokens to report in ``usageMetadata``."""
+        self.enqueue_response(_candidate_body([{"text": text}], finish_reason, usage))
 
-    def enqueue_function_call(self, name: str, args: Mapping[str, Any] | None = None) -> None:
-        """Queue a model reply with one function call."""
-        self.enqueue_function_calls([(name, args or {})])
+    def enqueue_function_call(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        usage: tuple[int, int] | None = None,
+    ) -> None:
+        """Queue a model reply with one function call (``usage`` as for :meth:`enqueue_text`)."""
+        self.enqueue_function_calls([(name, args or {})], usage=usage)
 
-    def enqueue_function_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+    def enqueue_function_calls(
+        self,
+        calls: Sequence[tuple[str, Mapping[str, Any]]],
+        *,
+        usage: tuple[int, int] | None = None,
+    ) -> None:
         """Queue a model reply with several (parallel) function calls, in order."""
         parts = [{"functionCall": {"name": n, "args": dict(a)}} for n, a in calls]
-        self.enqueue_response(_candidate_body(parts, "STOP"))
+        self.enqueue_response(_candidate_body(parts, "STOP", usage))
 
     def enqueue_error(self, status: int, message: str, *, status_name: str | None = None) -> None:
         """Queue an error reply with a Google-style ``{"error": {code, message, status}}`` body.

@@ -25,7 +25,7 @@ from adk_temporal.events import Event
 from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry, ScriptedModel
 from adk_temporal.workflows.messages import ADK_STATUS
 
-from ..commands import adk_command, offline_env
+from ..commands import run_cli
 from .conftest import Runtime, WorkerFactory
 from .workers import Deployment, worker_process
 
@@ -40,15 +40,7 @@ def _session() -> str:
 
 
 async def _cli(server: DevServer, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the CLI in a thread: an in-process worker shares this event loop."""
-    return await asyncio.to_thread(
-        subprocess.run,
-        [*adk_command(), *args, "--address", server.address],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=offline_env(),
-    )
+    return await run_cli(server.address, *args)
 
 
 async def _events(rt: Runtime, session_id: str) -> list[Event]:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from google.genai import types
+from pydantic import BaseModel
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
@@ -133,6 +134,19 @@ async def _parallel_pause(adk: AdkClient, sid: str) -> InvocationHandle:
     return await _answer_confirmation(handle, True)
 
 
+async def _loop_continue_as_new(adk: AdkClient, sid: str) -> InvocationHandle:
+    """Each pass of a two-pass loop waits for approval; runs hand over inside the loop."""
+    handle = await adk.start(MULTI_APP, USER, sid, "stamping", "go", continue_as_new_after_events=4)
+    answered: set[str] = set()
+    for _ in range(2):
+        async with asyncio.timeout(30):
+            while not (fresh := [r for r in await handle.pending() if r.id not in answered]):
+                await asyncio.sleep(0.1)
+        answered.add(fresh[0].id)
+        await handle.confirm(fresh[0].id, True)
+    return handle
+
+
 MULTI_APP = "multi"
 MULTI_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     "transfer": ("coordinator", "weather please"),
@@ -140,6 +154,9 @@ MULTI_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     "parallel_pause": _parallel_pause,
     "sequential": ("pipeline", "draft"),
     "agent_tool": ("caller", "which city is rainiest?"),
+    # A loop that ends on an escalation, inside a sequence that goes on.
+    "loop_escalate": ("editing", "polish it"),
+    "loop_continue_as_new": _loop_continue_as_new,
 }
 
 
@@ -200,8 +217,19 @@ async def quick_approval(ctx: ToolContext) -> dict[str, Any]:
     return {"confirmed": ctx.tool_confirmation.confirmed}
 
 
+class Forecast(BaseModel):
+    """A structured answer."""
+
+    city: str
+    high: int
+
+
 def _edges_app() -> tuple[list[BaseAgent], ModelRegistry]:
     models = ModelRegistry()
+    valid, invalid = ['{"city": "Oslo", "high": 3}'], ['{"city": "Oslo"}']
+    models.register("scripted:structured", lambda n: ScriptedModel(name=n, script=valid))
+    models.register("scripted:unstructured", lambda n: ScriptedModel(name=n, script=invalid))
+
     failing = [types.FunctionCall(name="unreachable", args={}), "gave up"]
     models.register("scripted:failing", lambda n: ScriptedModel(name=n, script=failing))
     expiring = [types.FunctionCall(name="quick_approval", args={}), "too late"]
@@ -209,6 +237,8 @@ def _edges_app() -> tuple[list[BaseAgent], ModelRegistry]:
     return [
         Agent("failing", "scripted:failing", tools=[unreachable]),
         Agent("expiring", "scripted:expiring", tools=[quick_approval]),
+        Agent("structured", "scripted:structured", output_key="out", output_schema=Forecast),
+        Agent("unstructured", "scripted:unstructured", output_key="out", output_schema=Forecast),
     ], models
 
 
@@ -218,6 +248,10 @@ EDGES_SCENARIOS: dict[str, tuple[str, str]] = {
     "tool_failure": ("failing", "try it"),
     # A confirmation nobody answers expires on a durable timer.
     "expired_confirmation": ("expiring", "go"),
+    # A final answer validated against an output_schema and stored under output_key.
+    "output_schema": ("structured", "forecast please"),
+    # One that does not validate: the invocation fails with OutputSchemaError.
+    "output_schema_invalid": ("unstructured", "forecast please"),
 }
 ALL_SCENARIOS = {*SCENARIOS, *MULTI_SCENARIOS, *EDGES_SCENARIOS}
 

@@ -16,6 +16,7 @@ from adk_temporal.history import (
     ContentsBuilder,
     build_contents,
     copy_contents,
+    current_turn,
     is_branch_visible,
 )
 from adk_temporal.resume import build_input_request_event
@@ -438,3 +439,55 @@ def test_copied_contents_share_nothing_changeable_with_the_events() -> None:
         content.parts = []
     assert [e.model_dump() for e in events] == before
     assert [len(c.parts or []) for c in builder.contents()] == [1, 1]
+
+
+def test_include_contents_none_starts_at_the_latest_user_message() -> None:
+    """The current turn is what follows the user's latest message, that message included."""
+    events = [
+        text_event("first question"),
+        text_event("first answer", author=AGENT),
+        text_event("second question"),
+        call_event("c-1", "get_weather", {"city": "Oslo"}),
+        response_event("c-1", "get_weather", {"temp": 3}),
+    ]
+    turn = current_turn(events, agent_name=AGENT)
+    assert list(turn) == events[2:]
+    assert texts(build_contents(turn, agent_name=AGENT))[0] == "second question"
+
+
+def test_include_contents_none_starts_at_another_agents_latest_event() -> None:
+    """In a pipeline, the turn starts at the previous agent's output, retold as context."""
+    events = [text_event("draft it"), text_event("the draft", author="drafter")]
+    turn = current_turn(events, agent_name=AGENT)
+    assert list(turn) == events[1:]
+    assert texts(build_contents(turn, agent_name=AGENT)) == [
+        "For context:",
+        "[drafter] said: the draft",
+    ]
+
+
+def test_include_contents_none_skips_answers_and_other_branches_as_turn_starts() -> None:
+    """A confirmation reply, another branch's or scope's event, or a thought starts no turn."""
+    reply = types.FunctionResponse(id="adk-1", name="adk_request_confirmation", response={})
+    events = [
+        text_event("buy it"),
+        call_event("c-1", "buy", {}),
+        Event(
+            author="user",
+            content=types.Content(role="user", parts=[types.Part(function_response=reply)]),
+        ),
+        text_event("elsewhere", author="other", branch="root.other"),
+        text_event("scoped", isolation_scope="call-9"),
+        Event(
+            author="planner",
+            content=types.Content(role="model", parts=[types.Part(text="hm", thought=True)]),
+        ),
+        response_event("c-1", "buy", {"ok": True}),
+    ]
+    assert list(current_turn(events, agent_name=AGENT, branch="root.me")) == events
+
+
+def test_include_contents_none_without_a_turn_start_keeps_every_event() -> None:
+    """With no event by the user or another agent, the whole history is the turn (as in Go)."""
+    events = [text_event("alone", author=AGENT)]
+    assert list(current_turn(events, agent_name=AGENT)) == events

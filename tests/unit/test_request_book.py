@@ -8,7 +8,7 @@ from adk_temporal.budgets import Budgets
 from adk_temporal.confirmation import call_digest
 from adk_temporal.errors import InvalidAnswerError, UnknownRequestIdError
 from adk_temporal.events import InputRequest
-from adk_temporal.flow.messages import ConfirmInput, PendingRequest, ResumeInput
+from adk_temporal.flow.messages import ConfirmInput, InvocationCarry, PendingRequest, ResumeInput
 from adk_temporal.flow.requests import RequestBook
 
 SCHEMA = {"type": "string"}
@@ -108,9 +108,18 @@ def test_carry_and_restore_keep_requests_answers_and_buffer() -> None:
     book.open(*_input())
     book.accept(ResumeInput(interrupt_id="seat", input="3C"))
     book.accept(ResumeInput(interrupt_id="later", input=1))
-    carried, answered, early, _ = book.carry()
+    carried, answered, early, refusals = book.carry()
     restored = RequestBook()
-    restored.restore(carried, answered, early, [])
+    restored.restore(
+        InvocationCarry(
+            invocation_id="e-1",
+            step=1,
+            open_requests=carried,
+            answered=answered,
+            early=early,
+            refusals=refusals,
+        )
+    )
     assert restored.open_ids() == ["adk-1", "seat"]
     assert restored.unanswered_ids() == ["adk-1"]
     assert restored.report() == [
