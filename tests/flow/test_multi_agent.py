@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+from adk_temporal.agents import Agent, LoopAgent
 from adk_temporal.artifacts import VersionsRequest
 from adk_temporal.events import Event
+from adk_temporal.models import ModelRegistry, ScriptedModel
 
 from ..multi_agents import multi_agent_app, recorded
 from .conftest import LocalFactory, LocalRuntime
@@ -217,3 +219,21 @@ async def test_loop_agent_ends_on_escalation_and_the_enclosing_sequence_goes_on(
     assert [e for e in events if e.actions.escalate][-1].author == "judge"
     # The judge saw the polisher's passes retold as context.
     assert "[polisher] said: polished twice" in _texts(recorded(models, "judge")[-1].contents)
+
+
+async def test_loop_agent_without_a_limit_or_escalation_ends_at_the_step_limit(
+    run_local: LocalFactory,
+) -> None:
+    """A loop that never ends by itself is stopped by the invocation's step limit."""
+    ticker = Agent("ticker", "scripted:forever")
+    models = ModelRegistry()
+    models.register("scripted:forever", lambda n: ScriptedModel(name=n, script=[]))
+    session_id = _session()
+    async with run_local([LoopAgent("forever", sub_agents=[ticker])], models=models) as rt:
+        handle = await rt.adk.start(APP, USER, session_id, "forever", "go", max_steps=4)
+        result = await handle.result()
+        events = await _events(rt, session_id)
+    assert result.status == "failed"
+    assert result.error == "step limit of 4 model steps reached"
+    assert len([e for e in events if e.author == "ticker" and e.text()]) == 4
+    assert events[-1].error_code == "StepLimitExceeded"
