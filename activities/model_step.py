@@ -8,6 +8,7 @@ it directly; :meth:`run` is the activity.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Container, Sequence
 from typing import Any
@@ -35,9 +36,10 @@ from adk_temporal.flow.messages import (
     ToolOptions,
 )
 from adk_temporal.history import build_contents, copy_contents, current_turn
-from adk_temporal.models import LlmRequest, LlmResponse
+from adk_temporal.models import GeminiModel, LlmRequest, LlmResponse, Model
 from adk_temporal.output import record_output
 from adk_temporal.tools import FunctionTool
+from adk_temporal.tracing import record_model_step, span
 from adk_temporal.usage import TokenUsage
 
 from .agent_spec import describe_tree
@@ -110,6 +112,11 @@ def _result(
         ],
         **common,
     )
+
+
+def _system(model: Model) -> str:
+    """A model's ``gen_ai.system``: the conventions' name for Gemini, else its class."""
+    return "gcp.gemini" if isinstance(model, GeminiModel) else type(model).__name__
 
 
 def _contents(
@@ -260,7 +267,19 @@ class ModelStepActivity:
             if isinstance(early, LlmResponse):
                 return early
         model = self._services.models.resolve(agent.model)
-        response = await model.generate(request)
+        with span(f"chat {agent.model}", {"adk.agent": agent.name}) as current:
+            started = time.perf_counter()
+            response = await model.generate(request)
+            usage = response.usage
+            record_model_step(
+                current,
+                system=_system(model),
+                model=agent.model,
+                seconds=time.perf_counter() - started,
+                input_tokens=usage.prompt_token_count if usage else None,
+                output_tokens=usage.candidates_token_count if usage else None,
+                finish_reason=response.finish_reason,
+            )
         fault_point("model.during_call")
         if agent.after_model_callback is not None:
             replaced = await maybe_await(agent.after_model_callback(cctx, response))

@@ -37,6 +37,7 @@ from adk_temporal.memory import MemoryService
 from adk_temporal.merge import merge_function_response_events
 from adk_temporal.models import ModelRegistry
 from adk_temporal.sessions import Session, SessionService
+from adk_temporal.tracing import span
 
 from .session_cache import LoadedSession, SessionEventsCache
 
@@ -289,6 +290,13 @@ async def append_to_session(
 
     ``unstage`` names the staged events they were made from, removed in the same write.
     """
+    with span("adk.session.append", {"adk.events": len(events)}):
+        await _append_or_create(sessions, ref, events, unstage)
+
+
+async def _append_or_create(
+    sessions: SessionService, ref: SessionRef, events: list[Event], unstage: Sequence[str]
+) -> None:
     app_name, user_id, session_id = ref.app_name, ref.user_id, ref.session_id
     try:
         await sessions.append_events(

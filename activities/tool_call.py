@@ -41,6 +41,7 @@ from adk_temporal.events import Event, EventActions
 from adk_temporal.flow.messages import ToolCallInput, ToolCallResult, stage_id
 from adk_temporal.state import TEMP_PREFIX
 from adk_temporal.tools import FunctionTool
+from adk_temporal.tracing import record_tool_call, span
 
 from .services import WorkerServices, current_workflow_id, heartbeating, translate_errors
 
@@ -94,15 +95,20 @@ class ToolCallActivity:
     @translate_errors
     async def run(self, inp: ToolCallInput) -> ToolCallResult:
         """The tool step as a Temporal activity (see :meth:`execute`)."""
-        return await self.execute(inp, workflow_id=current_workflow_id())
+        return await self.execute(
+            inp, workflow_id=current_workflow_id(), attempt=activity.info().attempt
+        )
 
-    async def execute(self, inp: ToolCallInput, *, workflow_id: str) -> ToolCallResult:
+    async def execute(
+        self, inp: ToolCallInput, *, workflow_id: str, attempt: int = 1
+    ) -> ToolCallResult:
         """Run the call's handler (or its confirmation gate) and return response + deltas.
 
         Args:
             inp: The call.
             workflow_id: The id of the invocation's workflow; it spells the session ids
                 ``inp.ref`` leaves out and is part of ``ctx.idempotency_key``.
+            attempt: Which attempt of the step this is (1 for the first), for its span.
         """
         services = self._services
         ref = inp.ref.resolved(workflow_id)
@@ -130,13 +136,29 @@ class ToolCallActivity:
             tool_confirmation=inp.tool_confirmation,
         )
         tool = next((t for t in tools if t.name == inp.call.name), None)
-        if tool is None:
-            known = ", ".join(t.name for t in tools) or "none"
-            response: dict[str, Any] = {
-                "error": f"tool {inp.call.name!r} is not defined; available tools: {known}"
-            }
-        else:
-            response = await self._invoke(agent, tool, dict(inp.call.args), ctx)
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": inp.call.name,
+            "gen_ai.tool.call.id": inp.call.id,
+            "adk.agent": agent.name,
+            "adk.attempt": attempt,
+        }
+        with span(f"execute_tool {inp.call.name}", attributes) as current:
+            started = time.perf_counter()
+            outcome = "raised"
+            try:
+                if tool is None:
+                    known = ", ".join(t.name for t in tools) or "none"
+                    response: dict[str, Any] = {
+                        "error": f"tool {inp.call.name!r} is not defined; available tools: {known}"
+                    }
+                else:
+                    response = await self._invoke(agent, tool, dict(inp.call.args), ctx)
+                waiting = actions.requested_tool_confirmations or actions.requested_inputs
+                outcome = "waiting" if waiting else "error" if "error" in response else "ok"
+            finally:
+                took = time.perf_counter() - started
+                record_tool_call(current, tool=inp.call.name, outcome=outcome, seconds=took)
         default = services.request_timeout_seconds
         for confirmation in actions.requested_tool_confirmations.values():
             if confirmation.timeout_seconds is None:

@@ -27,6 +27,7 @@ from temporalio.common import (
     TypedSearchAttributes,
     WorkflowIDConflictPolicy,
 )
+from temporalio.converter import PayloadCodec
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
 from .budgets import Budgets
@@ -49,6 +50,7 @@ from .flow.requests import AnswerKind, parse_answer, refusal, refused
 from .following import follow_events
 from .ids import DEFAULT_TASK_QUEUE, workflow_id_for
 from .sessions import SessionService
+from .tracing import Telemetry
 from .usage import check_token_budget
 from .workflows.messages import (
     ADK_AGENT,
@@ -314,10 +316,23 @@ class AdkClient:
         task_queue: str = DEFAULT_TASK_QUEUE,
         session_service: SessionService | None = None,
         budgets: Budgets | None = None,
+        payload_codec: PayloadCodec | None = None,
+        telemetry: Telemetry | None = None,
     ) -> AdkClient:
-        """Connect to Temporal at ``address`` with adk-temporal's data converter."""
+        """Connect to Temporal at ``address`` with adk-temporal's data converter.
+
+        ``payload_codec`` (e.g. :class:`~adk_temporal.codec.EncryptionCodec`) encodes every
+        payload this client writes and decodes what it reads; a worker built on
+        ``self.client`` (``AdkPlugin``) inherits it, so one codec covers both. So does
+        ``telemetry`` (:func:`~adk_temporal.tracing.configure_telemetry`): the client's
+        tracing interceptor and runtime trace its workers too.
+        """
         client = await Client.connect(
-            address, namespace=namespace, data_converter=adk_data_converter()
+            address,
+            namespace=namespace,
+            data_converter=adk_data_converter(codec=payload_codec),
+            interceptors=telemetry.interceptors if telemetry else [],
+            runtime=telemetry.runtime if telemetry else None,
         )
         return cls(client, task_queue=task_queue, session_service=session_service, budgets=budgets)
 

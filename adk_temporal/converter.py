@@ -1,7 +1,9 @@
 """The data converter of adk-temporal: pydantic JSON without default-valued fields.
 
 Clients only need this module (not the worker's plugin), which keeps commands that merely
-start or answer invocations light.
+start or answer invocations light. Workers, clients, every CLI command and the demo build
+their converter with :func:`adk_data_converter`, so a codec given to it (encryption:
+:mod:`adk_temporal.codec`) applies everywhere the converter goes.
 """
 
 from __future__ import annotations
@@ -15,9 +17,15 @@ from temporalio.contrib.pydantic import PydanticJSONPlainPayloadConverter
 from temporalio.converter import (
     CompositePayloadConverter,
     DataConverter,
+    DefaultFailureConverter,
+    DefaultFailureConverterWithEncodedAttributes,
     DefaultPayloadConverter,
+    EncodingPayloadConverter,
     JSONPlainPayloadConverter,
+    PayloadCodec,
 )
+
+from .errors import EncryptionError
 
 __all__ = ["AdkPayloadConverter", "adk_data_converter"]
 
@@ -32,6 +40,33 @@ class _CompactJSONPayloadConverter(PydanticJSONPlainPayloadConverter):
         return Payload(
             metadata={"encoding": self.encoding.encode()},
             data=_ANY.to_json(value, exclude_defaults=True),
+        )
+
+
+class _EncryptedPayloadConverter(EncodingPayloadConverter):
+    """Refuses encrypted payloads that reach conversion still sealed, with the fix.
+
+    A payload is still sealed here only when the process has no codec (no key file).
+    Without this converter Temporal reports ``KeyError: Unknown payload encoding``, which
+    says nothing about the missing key file.
+    """
+
+    @property
+    def encoding(self) -> str:
+        """``binary/encrypted``, the encoding of :class:`~adk_temporal.codec.EncryptionCodec`."""
+        return "binary/encrypted"
+
+    def to_payload(self, value: Any) -> Payload | None:
+        """Never encodes: sealing is the codec's job."""
+        return None
+
+    def from_payload(self, payload: Payload, type_hint: type | None = None) -> Any:
+        """Raise :class:`~adk_temporal.errors.EncryptionError` naming the key id."""
+        key_id = payload.metadata.get("encryption-key-id", b"?").decode(errors="replace")
+        raise EncryptionError(
+            f"this payload is encrypted (key {key_id!r}) and this process has no key file; "
+            "pass --encryption-key-file or set ADK_ENCRYPTION_KEY_FILE (library: "
+            "adk_data_converter(codec=EncryptionCodec.from_file(path)))"
         )
 
 
@@ -50,15 +85,36 @@ class AdkPayloadConverter(CompositePayloadConverter):
             *(
                 compact if isinstance(c, JSONPlainPayloadConverter) else c
                 for c in DefaultPayloadConverter.default_encoding_payload_converters
-            )
+            ),
+            _EncryptedPayloadConverter(),
         )
 
 
-def adk_data_converter(existing: DataConverter | None = None) -> DataConverter:
+def adk_data_converter(
+    existing: DataConverter | None = None, *, codec: PayloadCodec | None = None
+) -> DataConverter:
     """``existing`` (or the default converter) with :class:`AdkPayloadConverter`.
 
-    Keeps a user's codec and failure converter; only the payload converter changes, because
-    the default JSON converter cannot encode the bytes inside ``types.Content``.
+    The payload converter always changes, because the default JSON converter cannot encode
+    the bytes inside ``types.Content``. A user's failure converter is kept, and so is the
+    codec of ``existing`` unless ``codec`` replaces it.
+
+    With a codec, Temporal's default failure converter is swapped for the one that moves
+    failure messages and stack traces into an encoded payload: a tool's error message can
+    quote its arguments, and the codec exists to keep those out of history.
+
+    Args:
+        existing: The converter to start from; ``None`` for Temporal's default.
+        codec: A payload codec, e.g. :class:`~adk_temporal.codec.EncryptionCodec`.
     """
     base = existing or DataConverter.default
-    return dataclasses.replace(base, payload_converter_class=AdkPayloadConverter)
+    payload_codec = codec if codec is not None else base.payload_codec
+    failure_converter_class = base.failure_converter_class
+    if payload_codec is not None and failure_converter_class is DefaultFailureConverter:
+        failure_converter_class = DefaultFailureConverterWithEncodedAttributes
+    return dataclasses.replace(
+        base,
+        payload_converter_class=AdkPayloadConverter,
+        payload_codec=payload_codec,
+        failure_converter_class=failure_converter_class,
+    )

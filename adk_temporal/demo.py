@@ -25,6 +25,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.text import Text
+from temporalio.converter import PayloadCodec
 
 from .app import App
 from .artifacts import (
@@ -192,6 +193,7 @@ async def run_demo(
     ui_port: int | None = None,
     data_dir: Path | None = None,
     keep: asyncio.Event | None = None,
+    payload_codec: PayloadCodec | None = None,
 ) -> None:
     """Run the seed scenario on an embedded dev server and an in-process worker.
 
@@ -203,6 +205,8 @@ async def run_demo(
             ``None`` (removed at the end).
         keep: When given, the server and worker keep running after the scenario until this
             event is set (Ctrl-C).
+        payload_codec: Encodes every payload of the client and the worker (encryption:
+            :class:`~adk_temporal.codec.EncryptionCodec`); ``None`` stores them as JSON.
 
     Raises:
         DemoError: An invocation failed or did not pause as scripted.
@@ -233,6 +237,7 @@ async def run_demo(
             namespace=namespace,
             task_queue=DEFAULT_TASK_QUEUE,
             session_service=sessions,
+            payload_codec=payload_codec,
         )
         app = App(agents=[build_weather_agent("scripted:weather")])
         worker = build_worker(
@@ -244,6 +249,10 @@ async def run_demo(
         )
         await stack.enter_async_context(worker)
         _step(console, f"worker ready · agent {DEMO_AGENT} on scripted:weather · data {data}")
+        if payload_codec is not None:
+            console.print(
+                f"  payloads in Temporal's history encoded by {type(payload_codec).__name__}"
+            )
         console.print(f"  session {APP_NAME}/{DEMO_USER}/{session_id}")
 
         scenario = _Scenario(console, adk, sessions, artifacts, server.address, session_id)
@@ -269,12 +278,16 @@ async def run_demo(
         console.print()
         _step(console, f"demo finished in {time.monotonic() - started:.1f}s")
         if keep is not None:
-            _print_keep_hints(console, server.address, data, session_id)
+            _print_keep_hints(
+                console, server.address, data, session_id, encrypted=payload_codec is not None
+            )
             await keep.wait()
         _step(console, "stopping worker and server")
 
 
-def _print_keep_hints(console: Console, address: str, data: Path, session_id: str) -> None:
+def _print_keep_hints(
+    console: Console, address: str, data: Path, session_id: str, *, encrypted: bool
+) -> None:
     commands: Iterable[str] = (
         f"adk-temporal run --address {address} --data-dir {shlex.quote(str(data))} "
         f"--app {APP_NAME} --agent {DEMO_AGENT} --user {DEMO_USER} --session {session_id} "
@@ -286,4 +299,9 @@ def _print_keep_hints(console: Console, address: str, data: Path, session_id: st
     console.print("  server and worker keep running; try, in another terminal:")
     for command in commands:
         console.print(Text(f"    {command}", style="bold"))
+    if encrypted:
+        console.print(
+            "  payloads are encrypted: give `run` and `pending` the same --encryption-key-file "
+            "(or ADK_ENCRYPTION_KEY_FILE)"
+        )
     console.print("  Ctrl-C stops them.")

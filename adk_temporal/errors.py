@@ -36,7 +36,10 @@ AdkError
 │   ├── UnknownAgentError (LookupError)
 │   ├── UnknownAppError (LookupError: a worker serves another app)
 │   ├── UnmatchedFunctionResponseError (LookupError: a response answers no call in history)
-│   └── UnknownModelError (LookupError)
+│   ├── UnknownModelError (LookupError)
+│   └── EncryptionError (ValueError: encrypted payloads cannot be read or written as
+│       configured; codec.py: KeyFileError, UnknownKeyError, PayloadAuthenticationError;
+│       codec_server.py: CodecTokenError)
 ├── ToolError (a tool's failure for the model to see; never retried)
 └── AdkRunError
     ├── ArtifactNotFoundError (FileNotFoundError)
@@ -60,6 +63,7 @@ __all__ = [
     "ArtifactServiceNotConfiguredError",
     "BudgetExceededError",
     "ConfirmationMismatchError",
+    "EncryptionError",
     "InvalidAnswerError",
     "InvalidArtifactRequestError",
     "InvalidIdError",
@@ -216,6 +220,16 @@ class UnmatchedFunctionResponseError(AdkRequestError, LookupError):
 
 class UnknownModelError(AdkRequestError, LookupError):
     """No model factory in the registry matches the given model name."""
+
+
+class EncryptionError(AdkRequestError, ValueError):
+    """Encrypted payloads cannot be read or written as configured.
+
+    A key file is unusable, a payload names a key the key file lacks or fails
+    authentication, a payload is encrypted and the process was given no key, or a codec
+    server's token is unusable. The subclasses (:mod:`adk_temporal.codec`,
+    :mod:`adk_temporal.codec_server`) say which; the message names the file or key id.
+    """
 
 
 class ArtifactNotFoundError(AdkRunError, FileNotFoundError):

@@ -18,6 +18,7 @@ from adk_temporal.artifacts.requests import (
 from adk_temporal.artifacts.service import ArtifactService
 from adk_temporal.events import EventActions
 from adk_temporal.faults import fault_point
+from adk_temporal.tracing import span
 
 __all__ = ["ArtifactsFacade"]
 
@@ -90,15 +91,16 @@ class ArtifactsFacade:
         key = None
         if self._idempotency_key is not None:
             key = f"{self._idempotency_key}/{name}/{ordinal}"
-        response = await self._service.save(
-            SaveRequest(
-                **self._identity.model_dump(),
-                file_name=name,
-                part=part,
-                custom_metadata=custom_metadata,
-                idempotency_key=key,
+        with span("adk.artifact.save", {"adk.artifact.name": name}):
+            response = await self._service.save(
+                SaveRequest(
+                    **self._identity.model_dump(),
+                    file_name=name,
+                    part=part,
+                    custom_metadata=custom_metadata,
+                    idempotency_key=key,
+                )
             )
-        )
         fault_point("artifact.after_save")
         if self._actions is not None:
             delta = self._actions.artifact_delta

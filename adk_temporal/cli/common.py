@@ -11,7 +11,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 from rich.console import Console
@@ -24,14 +24,18 @@ from ..devserver import DevServerError
 from ..errors import (
     AdkError,
     ArtifactNotFoundError,
+    EncryptionError,
     SessionNotFoundError,
 )
 from ..ids import DEFAULT_TASK_QUEUE
 
 if TYPE_CHECKING:
+    from temporalio.converter import PayloadCodec
+
     from ..app import App
     from ..events import Event
     from ..flow.messages import PendingRequest
+    from ..tracing import Telemetry
 
 __all__ = [
     "DEFAULT_DATA_DIR",
@@ -45,11 +49,13 @@ __all__ = [
     "connection_options",
     "console",
     "data_dir_option",
+    "encryption_option",
     "err_console",
     "event_json",
     "gcs_bucket_option",
     "json_option",
     "main",
+    "payload_codec",
     "postgres_option",
     "print_event",
     "print_json",
@@ -59,6 +65,7 @@ __all__ = [
     "run_command",
     "session_options",
     "stop_on_signals",
+    "telemetry_option",
 ]
 
 EXIT_ERROR = 1
@@ -83,7 +90,15 @@ _HINTS: dict[type[Exception], str] = {
     SessionNotFoundError: "check --app, --user, --session and that --data-dir is the worker's",
     ArtifactNotFoundError: "see what exists with `adk-temporal artifacts list` and "
     "`adk-temporal artifacts versions NAME`",
+    EncryptionError: "give every worker and client the same key file: --encryption-key-file "
+    "or ADK_ENCRYPTION_KEY_FILE",
 }
+
+_CODEC = "adk_temporal.codec"
+_OTLP = "adk_temporal.otlp"
+_UNSET = object()
+_TELEMETRY: object = _UNSET
+"""The process's :class:`~adk_temporal.tracing.Telemetry` once asked for (or ``None``)."""
 
 
 class CliError(Exception):
@@ -113,8 +128,96 @@ JSON = JsonParam()
 """The ``click`` type of JSON-valued options."""
 
 
+def _load_codec(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    """Read the key file while the options are parsed: a bad one is a usage error."""
+    if value is None:
+        return
+    # Imported here: cryptography loads only for commands that are given a key file.
+    from ..codec import EncryptionCodec
+
+    try:
+        ctx.meta[_CODEC] = EncryptionCodec.from_file(value)
+    except EncryptionError as err:
+        raise click.BadParameter(str(err), ctx=ctx, param=param) from None
+
+
+def encryption_option(f: F) -> F:
+    """Add ``--encryption-key-file``: payloads are sealed and opened with its keys.
+
+    The option is not passed to the command; :func:`connect` (and :func:`payload_codec`)
+    pick the codec up, so every command that reaches Temporal encrypts alike.
+    """
+    return click.option(
+        "--encryption-key-file",
+        envvar="ADK_ENCRYPTION_KEY_FILE",
+        type=click.Path(dir_okay=False, path_type=Path),
+        expose_value=False,
+        callback=_load_codec,
+        help="Key file that encrypts every payload (or ADK_ENCRYPTION_KEY_FILE): JSON "
+        '{"current": ID, "keys": {ID: base64 of 32 bytes}}; make one with `adk-temporal '
+        "rotate-key`.",
+    )(f)
+
+
+def payload_codec() -> PayloadCodec | None:
+    """The codec of the running command's ``--encryption-key-file``; ``None`` without one."""
+    ctx = click.get_current_context(silent=True)
+    codec: PayloadCodec | None = ctx.meta.get(_CODEC) if ctx is not None else None
+    return codec
+
+
+def _keep_endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.meta[_OTLP] = value
+
+
+def telemetry_option(f: F) -> F:
+    """Add ``--otlp-endpoint``: traces and metrics go to that OTLP/HTTP collector.
+
+    Like the key file, the option is picked up by :func:`connect`; the standard
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` turns telemetry on as well. Off otherwise, at no cost.
+    """
+    return click.option(
+        "--otlp-endpoint",
+        expose_value=False,
+        callback=_keep_endpoint,
+        help="OTLP/HTTP collector for traces and metrics, e.g. http://127.0.0.1:4318 "
+        "(or OTEL_EXPORTER_OTLP_ENDPOINT); off when neither is set.",
+    )(f)
+
+
+async def _telemetry() -> Telemetry | None:
+    """The process's telemetry, configured by the first connection that asks."""
+    global _TELEMETRY
+    if _TELEMETRY is _UNSET:
+        ctx = click.get_current_context(silent=True)
+        endpoint = ctx.meta.get(_OTLP) if ctx is not None else None
+        # Imported here: the OpenTelemetry SDK loads only when telemetry is on.
+        from ..tracing import configure_telemetry, telemetry_endpoint
+
+        configured = None
+        if telemetry_endpoint(endpoint) is not None:
+            try:
+                configured = await configure_telemetry(endpoint)
+            except RuntimeError as err:
+                raise CliError(str(err), "or unset OTEL_EXPORTER_OTLP_ENDPOINT") from err
+        _TELEMETRY = configured
+    return cast("Telemetry | None", _TELEMETRY)
+
+
+async def _flushing(coro: Awaitable[int | None]) -> int | None:
+    """Run a command, then send the telemetry it still buffers (the process ends hard)."""
+    try:
+        return await coro
+    finally:
+        if _TELEMETRY is not _UNSET and _TELEMETRY is not None:
+            await cast("Telemetry", _TELEMETRY).aclose()
+
+
 def connection_options(f: F) -> F:
-    """Add ``--address``, ``--namespace`` and ``--task-queue`` to a command."""
+    """Add ``--address``, ``--namespace``, ``--task-queue``, ``--encryption-key-file`` and
+    ``--otlp-endpoint``."""
+    f = encryption_option(f)
+    f = telemetry_option(f)
     f = click.option(
         "--task-queue",
         envvar="ADK_TASK_QUEUE",
@@ -189,12 +292,21 @@ def gcs_bucket_option(f: F) -> F:
 async def connect(address: str, namespace: str) -> Client:
     """A Temporal client with adk-temporal's data converter.
 
+    Payloads are encrypted when the command was given ``--encryption-key-file`` (or
+    ``ADK_ENCRYPTION_KEY_FILE``); a worker built on the client inherits the codec.
+
     Raises:
         CliError: The server cannot be reached.
     """
+    converter = adk_data_converter(codec=payload_codec())
+    telemetry = await _telemetry()
     try:
         return await Client.connect(
-            address, namespace=namespace, data_converter=adk_data_converter()
+            address,
+            namespace=namespace,
+            data_converter=converter,
+            interceptors=telemetry.interceptors if telemetry else [],
+            runtime=telemetry.runtime if telemetry else None,
         )
     except (RuntimeError, RPCError) as err:
         reason = "connection refused" if "refused" in str(err).lower() else str(err)[:160]
@@ -238,7 +350,7 @@ def run_command(coro: Awaitable[int | None]) -> NoReturn:
     """
     code = 0
     try:
-        code = asyncio.run(coro) or 0  # type: ignore[arg-type]
+        code = asyncio.run(_flushing(coro)) or 0
     except KeyboardInterrupt:
         code = 130
     except (CliError, AdkError, RPCError, DevServerError) as err:
@@ -354,6 +466,7 @@ class _LazyGroup(click.Group):
 _COMMANDS = {
     "artifacts": "adk_temporal.cli.stores:artifacts",
     "cancel": "adk_temporal.cli.operate:cancel",
+    "codec-server": "adk_temporal.cli.encryption:codec_server",
     "confirm": "adk_temporal.cli.answers:confirm",
     "demo": "adk_temporal.cli.serving:demo",
     "dev": "adk_temporal.cli.serving:dev",
@@ -361,6 +474,7 @@ _COMMANDS = {
     "list": "adk_temporal.cli.operate:list_runs",
     "pending": "adk_temporal.cli.answers:pending",
     "resume": "adk_temporal.cli.answers:resume",
+    "rotate-key": "adk_temporal.cli.encryption:rotate_key",
     "run": "adk_temporal.cli.invocations:run",
     "server": "adk_temporal.cli.serving:server",
     "show": "adk_temporal.cli.operate:show",

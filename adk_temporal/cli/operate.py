@@ -13,7 +13,13 @@ from typing import Any
 
 import click
 from rich.text import Text
-from temporalio.client import WorkflowExecution, WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.api.failure.v1 import Failure
+from temporalio.client import (
+    Client,
+    WorkflowExecution,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+)
 from temporalio.service import RPCError
 
 from ..client import AdkClient
@@ -58,6 +64,16 @@ def _waits_for(published: Published) -> str:
         f"{'approval' if r.kind == 'confirmation' else 'input'} of {r.call} ({r.id})"
         for r in published.requests
     )
+
+
+async def _failure_message(client: Client, failure: Failure) -> str:
+    """A failure's message, decoded: with a codec the raw one reads "Encoded failure"."""
+    decoded = Failure()
+    decoded.CopyFrom(failure)
+    try:
+        return str(await client.data_converter.decode_failure(decoded))
+    except Exception:  # undecodable (no key for it): the raw message is all there is
+        return failure.message
 
 
 @click.command("list")
@@ -150,7 +166,8 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
         last_error: str | None = None
         for activity in description.raw_description.pending_activities:
             if activity.HasField("last_failure"):
-                last_error = f"{activity.activity_type.name}: {activity.last_failure.message}"
+                message = await _failure_message(client, activity.last_failure)
+                last_error = f"{activity.activity_type.name}: {message}"
         if description.status == WorkflowExecutionStatus.FAILED:
             try:
                 await client.get_workflow_handle(workflow_id).result()

@@ -19,8 +19,10 @@ from .common import (
     connection_options,
     console,
     data_dir_option,
+    encryption_option,
     err_console,
     gcs_bucket_option,
+    payload_codec,
     postgres_option,
     resolve_app,
     run_command,
@@ -159,6 +161,7 @@ def server(data_dir: Path, port: int, ui_port: int, db_file: Path | None, ip: st
     help="Task queue of the worker.",
 )
 @gcs_bucket_option
+@encryption_option
 def dev(
     data_dir: Path, port: int, ui_port: int, ip: str, task_queue: str, gcs_bucket: str | None
 ) -> None:
@@ -208,6 +211,7 @@ def dev(
     help="Keep sessions and artifacts here (default: a temporary directory).",
 )
 @click.option("--keep", is_flag=True, help="Keep the server and worker running until Ctrl-C.")
+@encryption_option
 def demo(port: int | None, ui_port: int | None, data_dir: Path | None, keep: bool) -> None:
     """Run the weather scenario end to end on an embedded server, offline, then exit.
 
@@ -218,7 +222,14 @@ def demo(port: int | None, ui_port: int | None, data_dir: Path | None, keep: boo
     async def body() -> None:
         stop = stop_on_signals() if keep else None
         try:
-            await run_demo(console, port=port, ui_port=ui_port, data_dir=data_dir, keep=stop)
+            await run_demo(
+                console,
+                port=port,
+                ui_port=ui_port,
+                data_dir=data_dir,
+                keep=stop,
+                payload_codec=payload_codec(),
+            )
         except DemoError as err:
             raise CliError(
                 str(err), "run `adk-temporal demo` again; report it if it repeats"

@@ -792,6 +792,7 @@ class InvocationFlow:
                 agent=frame.agent,
                 branch=frame.branch,
                 expires_at=expiry(confirmation.timeout_seconds),
+                opened_at=now,
             )
             opened.append((pending, None))
         for interrupt_id, request in actions.requested_inputs.items():
@@ -807,6 +808,7 @@ class InvocationFlow:
                 agent=frame.agent,
                 branch=frame.branch,
                 expires_at=expiry(request.timeout_seconds),
+                opened_at=now,
             )
             opened.append((pending, request))
         common: dict[str, Any] = {

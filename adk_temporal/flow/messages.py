@@ -403,6 +403,8 @@ class PendingRequest(BaseModel):
     branch: str = ""
     expires_at: float | None = None
     """When the request expires (POSIX seconds), if it has a deadline."""
+    opened_at: float | None = None
+    """When the request was opened (POSIX seconds; ``None`` in runs recorded before)."""
 
     def summary(self) -> RequestSummary:
         """What is published about this request where Temporal serves it without a worker."""

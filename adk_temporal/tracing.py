@@ -1,0 +1,184 @@
+"""Tracing and metrics with OpenTelemetry: one trace per invocation, across every worker.
+
+The steps record their spans and measurements through the OpenTelemetry *API* only: until
+:func:`configure_telemetry` installs an SDK, the API's tracer and meter do nothing, so
+telemetry that is off costs a no-op call per step. Once configured, Temporal's
+``TracingInterceptor`` (on the client, which passes it to workers) carries the trace from
+``AdkClient.start`` through the workflow to every activity on any worker, across
+continue-as-new and retries after a worker died; the workflow's own spans are emitted once,
+never again on replay. The spans here nest inside the activity's span.
+
+Why the interceptor rather than Temporal's newer ``OpenTelemetryPlugin``: the plugin ends a
+workflow's spans when the workflow completes, and an invocation may wait days for an
+approval; the interceptor's spans are visible as soon as each step ran.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import metrics, trace
+
+if TYPE_CHECKING:
+    from temporalio.client import Interceptor
+    from temporalio.runtime import Runtime
+
+__all__ = [
+    "ENDPOINT_ENV",
+    "TRACER_NAME",
+    "Telemetry",
+    "configure_telemetry",
+    "record_model_step",
+    "record_tool_call",
+    "span",
+    "telemetry_endpoint",
+]
+
+TRACER_NAME = "adk_temporal"
+"""The instrumentation scope of adk-temporal's spans and metrics."""
+
+ENDPOINT_ENV = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+"""The standard variables that turn telemetry on (an OTLP/HTTP collector's address)."""
+
+_tracer = trace.get_tracer(TRACER_NAME)
+_meter = metrics.get_meter(TRACER_NAME)
+# Names and units of the GenAI semantic conventions where they define one.
+_model_duration = _meter.create_histogram(
+    "gen_ai.client.operation.duration", unit="s", description="Model call latency."
+)
+_tokens = _meter.create_histogram(
+    "gen_ai.client.token.usage", unit="{token}", description="Tokens per model call."
+)
+_tool_duration = _meter.create_histogram(
+    "adk.tool.duration", unit="s", description="Tool call latency, per attempt."
+)
+
+
+def span(name: str, attributes: Mapping[str, Any] | None = None) -> Any:
+    """A span of adk-temporal's tracer, as a context manager (a no-op until configured)."""
+    return _tracer.start_as_current_span(name, attributes=attributes)
+
+
+def record_model_step(
+    current: Any,
+    *,
+    system: str,
+    model: str,
+    seconds: float,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    finish_reason: str | None,
+) -> None:
+    """Put a model call's GenAI attributes on ``current`` (its span) and its metrics."""
+    base = {"gen_ai.operation.name": "chat", "gen_ai.system": system}
+    current.set_attribute("gen_ai.request.model", model)
+    attributes = {**base, "gen_ai.request.model": model}
+    if input_tokens is not None:
+        current.set_attribute("gen_ai.usage.input_tokens", input_tokens)
+        _tokens.record(input_tokens, {**attributes, "gen_ai.token.type": "input"})
+    if output_tokens is not None:
+        current.set_attribute("gen_ai.usage.output_tokens", output_tokens)
+        _tokens.record(output_tokens, {**attributes, "gen_ai.token.type": "output"})
+    if finish_reason:
+        current.set_attribute("gen_ai.response.finish_reasons", [finish_reason])
+    _model_duration.record(seconds, attributes)
+
+
+def record_tool_call(current: Any, *, tool: str, outcome: str, seconds: float) -> None:
+    """Put a tool call's outcome on ``current`` (its span) and its latency in the metrics."""
+    current.set_attribute("adk.tool.outcome", outcome)
+    _tool_duration.record(seconds, {"gen_ai.tool.name": tool, "adk.tool.outcome": outcome})
+
+
+def telemetry_endpoint(otlp_endpoint: str | None = None) -> str | None:
+    """The collector telemetry goes to: ``otlp_endpoint``, else the standard variables."""
+    if otlp_endpoint:
+        return otlp_endpoint
+    return next((os.environ[v] for v in ENDPOINT_ENV if os.environ.get(v)), None)
+
+
+@dataclass
+class Telemetry:
+    """What :func:`configure_telemetry` set up, to hand to ``Client.connect``."""
+
+    interceptors: list[Interceptor]
+    """Temporal's tracing interceptor: a client passes it on to its workers."""
+    runtime: Runtime
+    """A Temporal runtime whose SDK metrics are exported with adk-temporal's."""
+    _closers: list[Any] = field(default_factory=list)
+
+    async def aclose(self) -> None:
+        """Flush and stop the exporters (spans and metrics still buffered are sent)."""
+        for close in reversed(self._closers):
+            await close()
+
+
+async def configure_telemetry(
+    otlp_endpoint: str | None = None, *, service_name: str = "adk-temporal"
+) -> Telemetry | None:
+    """Turn on tracing and metrics when a collector is configured; ``None`` when none is.
+
+    Installs the global tracer and meter providers (OTLP over HTTP, batched) and a Temporal
+    runtime whose SDK metrics join them. Standard ``OTEL_*`` variables (service name,
+    resource attributes, headers, batch delays) apply as usual.
+
+    Args:
+        otlp_endpoint: The collector's base URL (``http://host:4318``); the standard
+            ``OTEL_EXPORTER_OTLP_ENDPOINT`` is used when ``None``.
+        service_name: ``service.name`` unless ``OTEL_SERVICE_NAME`` says otherwise.
+
+    Raises:
+        RuntimeError: A collector is configured but the OpenTelemetry SDK is not installed
+            (``pip install 'adk-temporal[tracing]'``).
+    """
+    endpoint = telemetry_endpoint(otlp_endpoint)
+    if endpoint is None:
+        return None
+    try:
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+        from temporalio.contrib.opentelemetry import MetricsExporter, TracingInterceptor
+        from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
+    except ImportError as err:
+        raise RuntimeError(
+            f"telemetry to {endpoint} needs the OpenTelemetry SDK: "
+            "pip install 'adk-temporal[tracing]'"
+        ) from err
+    # An explicit endpoint is a base URL; the exporters read the variables themselves.
+    base = otlp_endpoint.rstrip("/") if otlp_endpoint else None
+    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service_name)})
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(
+        BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{base}/v1/traces" if base else None))
+    )
+    trace.set_tracer_provider(tracer_provider)
+    reader = PeriodicExportingMetricReader(
+        OTLPMetricExporter(endpoint=f"{base}/v1/metrics" if base else None)
+    )
+    meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+    metrics.set_meter_provider(meter_provider)
+    buffer = MetricBuffer(10_000)
+    runtime = Runtime(telemetry=TelemetryConfig(metrics=buffer))
+    sdk_metrics = MetricsExporter(buffer, meter_provider)
+    await sdk_metrics.__aenter__()
+
+    async def stop_sdk_metrics() -> None:
+        await sdk_metrics.__aexit__(None, None, None)
+
+    async def flush() -> None:
+        tracer_provider.shutdown()
+        meter_provider.shutdown()
+
+    return Telemetry(
+        interceptors=[TracingInterceptor()],
+        runtime=runtime,
+        _closers=[flush, stop_sdk_metrics],
+    )

@@ -1,0 +1,168 @@
+"""One trace per invocation, across a worker killed mid-pause, exported over real OTLP/HTTP.
+
+Worker processes export with the OpenTelemetry SDK to a local collector; the client traces
+with Temporal's interceptor into an in-memory exporter. The trace must hold the client's
+start, the workflow, every model step and tool call on both workers (each once: a replay
+emits nothing twice), the artifact save and the session appends, with no orphan span.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from temporalio.client import Client
+from temporalio.contrib.opentelemetry import TracingInterceptor
+from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
+from temporalio.worker import Worker
+
+from adk_temporal.artifacts import InMemoryArtifactService
+from adk_temporal.client import AdkClient
+from adk_temporal.converter import adk_data_converter
+from adk_temporal.devserver import DevServer
+from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.plugin import AdkPlugin
+from adk_temporal.sessions import InMemorySessionService
+from adk_temporal.testing.otlp import CollectedSpan, OtlpCollector
+
+from .workers import Deployment, died_by_sigkill, worker_process
+
+pytestmark = pytest.mark.integration
+
+START = "StartWorkflow:InvocationWorkflow"
+
+
+def _telemetry_env(collector: OtlpCollector, name: str) -> dict[str, str]:
+    return {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint,
+        "OTEL_SERVICE_NAME": name,
+        # Short batches so a worker about to be killed has exported what it did.
+        "OTEL_BSP_SCHEDULE_DELAY": "50",
+        "OTEL_METRIC_EXPORT_INTERVAL": "300",
+    }
+
+
+async def _until(check: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    try:
+        async with asyncio.timeout(timeout):
+            while not check():
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
+def _named(spans: list[CollectedSpan], name: str) -> list[CollectedSpan]:
+    return [s for s in spans if s.name == name]
+
+
+async def test_one_trace_from_start_to_every_step_across_a_killed_worker(
+    dev_server: DevServer, tmp_path: Path
+) -> None:
+    """Paused for approval, worker A is killed; worker B runs the approved tool. The
+    client's trace holds both workers' spans, each step once, with GenAI attributes."""
+    deployment = Deployment(dev_server.address, f"trace-{uuid.uuid4().hex[:8]}", tmp_path)
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    client = await Client.connect(
+        dev_server.address,
+        data_converter=adk_data_converter(),
+        interceptors=[TracingInterceptor(provider.get_tracer("test-client"))],
+    )
+    adk = AdkClient(client, task_queue=deployment.task_queue)
+    session_id = f"s-{uuid.uuid4().hex[:8]}"
+    with OtlpCollector() as collector:
+        with worker_process(deployment, env=_telemetry_env(collector, "worker-a")) as first:
+            handle = await adk.start(
+                APP_NAME, "u-1", session_id, "weather_agent", "Buy a weather report for Oslo"
+            )
+            await handle.wait_for_status("awaiting_confirmation", timeout=30)
+            await _until(
+                lambda: bool(_named(collector.spans, "execute_tool buy_weather_report")),
+                "worker A's tool span",
+            )
+            first.send_signal(signal.SIGKILL)
+            assert died_by_sigkill(first)
+        with worker_process(deployment, env=_telemetry_env(collector, "worker-b")) as second:
+            [request] = await handle.pending()
+            await handle.confirm(request.id, True)
+            result = await handle.result()
+            second.send_signal(signal.SIGTERM)  # a clean stop flushes what is buffered
+            second.wait(30)
+        spans = collector.spans
+        metric_names = collector.metric_names
+    assert result.status == "completed"
+    [start] = [s for s in exporter.get_finished_spans() if s.name == START]
+    assert start.context is not None
+    trace_id = f"{start.context.trace_id:032x}"
+    ours = [s for s in spans if s.trace_id == trace_id]
+    # Queries and answers are client calls of their own, each with its own trace.
+    client_traces = {
+        f"{s.context.trace_id:032x}" for s in exporter.get_finished_spans() if s.context
+    }
+    others = [s.name for s in spans if s.trace_id != trace_id]
+    assert all(s.trace_id in client_traces for s in spans), "every span has a client root"
+    assert all(
+        name.startswith(("HandleQuery:", "ValidateUpdate:", "HandleUpdate")) for name in others
+    )
+    known = {s.span_id for s in ours} | {f"{start.context.span_id:016x}"}
+    assert all(s.parent_span_id in known for s in ours), "no span is an orphan"
+    assert {s.resource.get("service.name") for s in ours} == {"worker-a", "worker-b"}
+
+    # Each step once, although worker B replayed the history worker A had made.
+    assert len(_named(ours, "RunWorkflow:InvocationWorkflow")) >= 1
+    assert len(_named(ours, "StartActivity:adk_model_step")) == 2
+    tools = _named(ours, "execute_tool buy_weather_report")
+    assert [t.attributes["adk.tool.outcome"] for t in tools] == ["waiting", "ok"]
+    assert [t.resource["service.name"] for t in tools] == ["worker-a", "worker-b"]
+    assert tools[0].attributes["gen_ai.tool.call.id"] == tools[1].attributes["gen_ai.tool.call.id"]
+    chats = _named(ours, "chat scripted:weather")
+    assert len(chats) == 2
+    assert chats[0].attributes["gen_ai.request.model"] == "scripted:weather"
+    saves = _named(ours, "adk.artifact.save")
+    assert {s.attributes["adk.artifact.name"] for s in saves} >= {"report.txt"}
+    assert all(s.resource["service.name"] == "worker-b" for s in saves)
+    assert _named(ours, "adk.session.append")
+    # Ours, the workflow's (through Temporal's runtime) and Temporal's SDK metrics, together.
+    ours_and_sdk = {"gen_ai.client.operation.duration", "adk.tool.duration", "adk_request_wait"}
+    assert ours_and_sdk | {"temporal_workflow_task_execution_latency"} <= metric_names
+
+
+async def test_requests_opened_closed_and_their_wait_are_counted_once(
+    dev_server: DevServer,
+) -> None:
+    """The workflow counts each approval request once opened and once closed, with its wait,
+    through Temporal's replay-safe meter (every task replays here: no cache)."""
+    buffer = MetricBuffer(10_000)
+    runtime = Runtime(telemetry=TelemetryConfig(metrics=buffer))
+    client = await Client.connect(
+        dev_server.address, data_converter=adk_data_converter(), runtime=runtime
+    )
+    plugin = AdkPlugin(
+        [build_weather_agent("scripted:weather")],
+        session_service=InMemorySessionService(),
+        artifact_service=InMemoryArtifactService(),
+    )
+    task_queue = f"metrics-{uuid.uuid4().hex[:8]}"
+    async with Worker(client, task_queue=task_queue, plugins=[plugin], max_cached_workflows=0):
+        adk = AdkClient(client, task_queue=task_queue)
+        handle = await adk.start(
+            APP_NAME, "u-1", "s-metrics", "weather_agent", "Buy a report for Oslo"
+        )
+        await handle.wait_for_status("awaiting_confirmation", timeout=30)
+        [request] = await handle.pending()
+        await handle.confirm(request.id, True)
+        await handle.result()
+    totals: dict[str, float] = {}
+    for update in buffer.retrieve_updates():
+        if update.metric.name.startswith("adk_"):
+            name = update.metric.name
+            totals[name] = totals.get(name, 0) + (1 if name == "adk_request_wait" else update.value)
+    assert totals == {"adk_requests_opened": 1, "adk_requests_closed": 1, "adk_request_wait": 1}
