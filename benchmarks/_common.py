@@ -41,15 +41,18 @@ from google.genai import types
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import History, HistoryEvent
 from temporalio.client import Client
+from temporalio.converter import PayloadCodec
 from temporalio.worker import Worker
 
 from adk_temporal.agents import Agent
 from adk_temporal.app import App
 from adk_temporal.client import AdkClient
+from adk_temporal.codec import codec_from_env
 from adk_temporal.devserver import DevServer
 from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry
 from adk_temporal.plugin import AdkPlugin, adk_data_converter
 from adk_temporal.sessions import SqliteSessionService
+from adk_temporal.tracing import Telemetry, configure_telemetry
 
 __all__ = [
     "APP",
@@ -230,9 +233,17 @@ def dev_server(root: Path) -> Iterator[DevServer]:
         yield server
 
 
-async def connect(address: str) -> Client:
-    """A client with adk-temporal's data converter (used for the bare workflow too)."""
-    return await Client.connect(address, data_converter=adk_data_converter())
+async def connect(
+    address: str, codec: PayloadCodec | None = None, telemetry: Telemetry | None = None
+) -> Client:
+    """A client with adk-temporal's data converter (used for the bare workflow too), with
+    the payload codec and telemetry when given."""
+    return await Client.connect(
+        address,
+        data_converter=adk_data_converter(codec=codec),
+        interceptors=telemetry.interceptors if telemetry else [],
+        runtime=telemetry.runtime if telemetry else None,
+    )
 
 
 def _worker(client: Client, task_queue: str, data_dir: Path) -> Worker:
@@ -318,11 +329,17 @@ class WorkerProcess:
 
 
 async def _serve(address: str, task_queue: str, data_dir: Path) -> None:
-    client = await connect(address)
-    async with _worker(client, task_queue, data_dir):
-        print("ready", flush=True)
-        # Waiting on stdin in a thread keeps the event loop free for the worker.
-        await asyncio.to_thread(sys.stdin.read)
+    # The standard variables decide, as for `adk-temporal worker`: OTEL_* and the key file.
+    telemetry = await configure_telemetry(service_name="bench-worker")
+    client = await connect(address, codec_from_env(), telemetry)
+    try:
+        async with _worker(client, task_queue, data_dir):
+            print("ready", flush=True)
+            # Waiting on stdin in a thread keeps the event loop free for the worker.
+            await asyncio.to_thread(sys.stdin.read)
+    finally:
+        if telemetry is not None:
+            await telemetry.aclose()
 
 
 # --------------------------------------------------------------------------- running

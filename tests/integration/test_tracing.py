@@ -65,8 +65,9 @@ def _named(spans: list[CollectedSpan], name: str) -> list[CollectedSpan]:
 async def test_one_trace_from_start_to_every_step_across_a_killed_worker(
     dev_server: DevServer, tmp_path: Path
 ) -> None:
-    """Paused for approval, worker A is killed; worker B runs the approved tool. The
-    client's trace holds both workers' spans, each step once, with GenAI attributes."""
+    """Paused for approval (and handed over to a second run), worker A is killed; worker B
+    runs the approved tool. The client's trace holds both runs and both workers' spans,
+    each step once, with GenAI attributes."""
     deployment = Deployment(dev_server.address, f"trace-{uuid.uuid4().hex[:8]}", tmp_path)
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -81,7 +82,12 @@ async def test_one_trace_from_start_to_every_step_across_a_killed_worker(
     with OtlpCollector() as collector:
         with worker_process(deployment, env=_telemetry_env(collector, "worker-a")) as first:
             handle = await adk.start(
-                APP_NAME, "u-1", session_id, "weather_agent", "Buy a weather report for Oslo"
+                APP_NAME,
+                "u-1",
+                session_id,
+                "weather_agent",
+                "Buy a weather report for Oslo",
+                continue_as_new_after_events=5,  # the pause hands over to a second run
             )
             await handle.wait_for_status("awaiting_confirmation", timeout=30)
             await _until(
@@ -117,7 +123,8 @@ async def test_one_trace_from_start_to_every_step_across_a_killed_worker(
     assert {s.resource.get("service.name") for s in ours} == {"worker-a", "worker-b"}
 
     # Each step once, although worker B replayed the history worker A had made.
-    assert len(_named(ours, "RunWorkflow:InvocationWorkflow")) >= 1
+    runs = {s.attributes["temporalRunID"] for s in _named(ours, "RunWorkflow:InvocationWorkflow")}
+    assert len(runs) == 2, "both runs of the invocation are in its trace"
     assert len(_named(ours, "StartActivity:adk_model_step")) == 2
     tools = _named(ours, "execute_tool buy_weather_report")
     assert [t.attributes["adk.tool.outcome"] for t in tools] == ["waiting", "ok"]
