@@ -32,7 +32,6 @@ import json
 import logging
 import os
 import ssl
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from http import HTTPStatus
@@ -48,6 +47,7 @@ from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payloads
 from temporalio.converter import PayloadCodec
 
+from .background_http import BackgroundServer
 from .errors import EncryptionError
 
 __all__ = [
@@ -474,7 +474,7 @@ class CodecServer:
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.tls = tls
         self._httpd.app = self
-        self._thread: threading.Thread | None = None
+        self._serving = BackgroundServer(self._httpd, "adk-codec-server")
 
     @property
     def port(self) -> int:
@@ -500,24 +500,12 @@ class CodecServer:
 
     def start(self) -> CodecServer:
         """Serve on a daemon thread; returns at once."""
-        if self._thread is None:
-            self._thread = threading.Thread(
-                # A short poll interval: stop() waits up to one interval for the loop.
-                target=self._httpd.serve_forever,
-                kwargs={"poll_interval": 0.05},
-                name="adk-codec-server",
-                daemon=True,
-            )
-            self._thread.start()
+        self._serving.start()
         return self
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join()
-            self._thread = None
-        self._httpd.server_close()
+        self._serving.stop()
 
     def __enter__(self) -> CodecServer:
         return self.start()

@@ -23,6 +23,8 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from adk_temporal.background_http import BackgroundServer
+
 __all__ = ["FakeGeminiServer", "RecordedRequest"]
 
 _ENDPOINT = re.compile(
@@ -191,8 +193,7 @@ class FakeGeminiServer:
     def __init__(self, host: str = "127.0.0.1") -> None:
         self._host = host
         self._state = _State()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: BackgroundServer | None = None
 
     def start(self) -> FakeGeminiServer:
         """Bind a free port and serve in a background thread; returns ``self``.
@@ -200,30 +201,20 @@ class FakeGeminiServer:
         Raises:
             RuntimeError: The server is already running.
         """
-        if self._server is not None:
+        if self._serving is not None:
             raise RuntimeError("FakeGeminiServer is already running")
         self._state.stopping.clear()
-        self._server = _Server((self._host, 0), self._state)
-        self._thread = threading.Thread(
-            # A short poll interval keeps stop() fast: shutdown() waits for the next poll.
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-gemini",
-            daemon=True,
-        )
-        self._thread.start()
+        self._serving = BackgroundServer(_Server((self._host, 0), self._state), "fake-gemini")
+        self._serving.start()
         return self
 
     def stop(self) -> None:
         """Stop serving and release the port; a no-op when not running."""
-        if self._server is None or self._thread is None:
+        if self._serving is None:
             return
         self._state.stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
-        self._server = None
-        self._thread = None
+        self._serving.stop()
+        self._serving = None
 
     def __enter__(self) -> FakeGeminiServer:
         return self.start()
@@ -243,9 +234,9 @@ class FakeGeminiServer:
         Raises:
             RuntimeError: The server is not running.
         """
-        if self._server is None:
+        if self._serving is None:
             raise RuntimeError("FakeGeminiServer is not running; call start() first")
-        return self._server.server_address[1]
+        return self._serving.port
 
     @property
     def base_url(self) -> str:

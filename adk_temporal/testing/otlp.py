@@ -18,6 +18,8 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
+from adk_temporal.background_http import BackgroundServer
+
 __all__ = ["CollectedSpan", "OtlpCollector"]
 
 
@@ -114,13 +116,10 @@ class OtlpCollector:
 
     def __init__(self) -> None:
         self._received = _Received()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._serving = BackgroundServer(_Server(self._received), "otlp-collector")
 
     def __enter__(self) -> OtlpCollector:
-        self._server = _Server(self._received)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._serving.start()
         return self
 
     def __exit__(
@@ -129,15 +128,12 @@ class OtlpCollector:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+        self._serving.stop()
 
     @property
     def endpoint(self) -> str:
         """The base URL exporters send to (``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
-        assert self._server is not None, "the collector is not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://127.0.0.1:{self._serving.port}"
 
     @property
     def spans(self) -> list[CollectedSpan]:
