@@ -137,8 +137,9 @@ async def test_one_trace_from_start_to_every_step_across_a_killed_worker(
     assert {s.attributes["adk.artifact.name"] for s in saves} >= {"report.txt"}
     assert all(s.resource["service.name"] == "worker-b" for s in saves)
     assert _named(ours, "adk.session.append")
-    # Ours, the workflow's (through Temporal's runtime) and Temporal's SDK metrics, together.
-    ours_and_sdk = {"gen_ai.client.operation.duration", "adk.tool.duration", "adk_request_wait"}
+    # The steps' metrics and Temporal's SDK metrics reach the same collector (the workflow's
+    # own counts are checked exactly below).
+    ours_and_sdk = {"gen_ai.client.operation.duration", "adk.tool.duration"}
     assert ours_and_sdk | {"temporal_workflow_task_execution_latency"} <= metric_names
 
 
