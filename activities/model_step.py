@@ -180,7 +180,9 @@ class ModelStepActivity:
             return DelegateStep(kind="delegate", tree=describe_tree(registry, ref.agent_name))
         tree = describe_tree(registry, ref.agent_name) if inp.describe else None
         agent = registry.llm_agent(ref.agent_name)
-        tools = registry.tools(agent.name)
+        # Toolsets list here, worker side: the listing reaches history only as the reply's
+        # planned calls and their options, so the workflow never depends on a live server.
+        tools = await registry.resolve_tools(agent.name)
         recorded = stored.ids.get(inp.model_event_id)
         if recorded is not None:
             return _result(recorded, tools, tree)

@@ -21,6 +21,7 @@ from adk_temporal.artifacts import ArtifactService
 from adk_temporal.context import InvocationContext
 from adk_temporal.errors import (
     AdkRequestError,
+    AdkRunError,
     SessionNotFoundError,
     StagedResponseNotFoundError,
     UnknownAppError,
@@ -178,7 +179,9 @@ def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]
     succeed on retry, so they become non-retryable ``ApplicationError`` values typed with
     the class name. Anything else — a model that is rate-limited or down, a tool that
     raised — stays retryable under the activity's policy, typed with its class name (so a
-    tool's ``non_retryable_error_types`` applies). Every failure is compact: its message is
+    tool's ``non_retryable_error_types`` applies). A run error whose ``retryable`` attribute
+    is ``False`` (an MCP server that answered a listing with a protocol error, say) is
+    non-retryable too. Every failure is compact: its message is
     at most :data:`FAILURE_MESSAGE_LIMIT` characters and it carries no chained causes.
     """
 
@@ -190,6 +193,11 @@ def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]
             raise
         except AdkRequestError as err:
             raise _failure(err, non_retryable=True) from None
+        except AdkRunError as err:
+            activity.logger.warning("step failed: %s", type(err).__name__, exc_info=True)
+            # Duck-typed so this module needs no optional SDK (McpServerError carries it).
+            retryable = getattr(err, "retryable", True) is not False
+            raise _failure(err, non_retryable=not retryable) from None
         except Exception as err:
             activity.logger.warning("step failed: %s", type(err).__name__, exc_info=True)
             raise _failure(err, non_retryable=False) from None

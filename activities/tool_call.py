@@ -113,7 +113,7 @@ class ToolCallActivity:
         services = self._services
         ref = inp.ref.resolved(workflow_id)
         agent = services.agents.llm_agent(ref.agent_name)
-        tools = services.agents.tools(agent.name)
+        tools = await services.agents.resolve_tools(agent.name)
         loaded = await services.load_session(ref)
         # The tool sees the state as of the step, not the events: a copy it may write to.
         session = loaded.session.model_copy(

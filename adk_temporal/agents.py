@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from .context import CallbackContext, ReadonlyContext, ToolContext
 from .errors import UnknownAgentError
 from .models import LlmRequest, LlmResponse
-from .tools import FunctionTool, as_tool
+from .tools import BaseToolset, FunctionTool, as_tool
 
 __all__ = [
     "AfterAgentCallback",
@@ -100,7 +100,9 @@ class Agent(BaseAgent):
             workflow history; the model object lives on the worker.
         instruction: System instruction, or a function of the read-only context.
         description: One line other agents (and the UI) see.
-        tools: Plain Python functions (sync or async), ``FunctionTool`` or ``AgentTool``.
+        tools: Plain Python functions (sync or async), ``FunctionTool``, ``AgentTool``, or
+            toolsets (``BaseToolset``, e.g. ``McpToolset``) whose tools are listed on the
+            worker at each step; a listed tool named like a function tool is left out.
         sub_agents: Agents the model may hand the conversation to with the built-in
             ``transfer_to_agent`` tool.
         before_agent_callback: See :data:`BeforeAgentCallback`.
@@ -132,7 +134,7 @@ class Agent(BaseAgent):
         instruction: Instruction = "",
         *,
         description: str = "",
-        tools: Iterable[Callable[..., Any] | FunctionTool] = (),
+        tools: Iterable[Callable[..., Any] | FunctionTool | BaseToolset] = (),
         sub_agents: Iterable[BaseAgent] = (),
         before_agent_callback: BeforeAgentCallback | None = None,
         after_agent_callback: AfterAgentCallback | None = None,
@@ -160,7 +162,11 @@ class Agent(BaseAgent):
             )
         self.model = model
         self.instruction = instruction
-        self.tools: list[FunctionTool] = [as_tool(t) for t in tools]
+        given = list(tools)
+        self.toolsets: list[BaseToolset] = [t for t in given if isinstance(t, BaseToolset)]
+        self.tools: list[FunctionTool] = [
+            as_tool(t) for t in given if not isinstance(t, BaseToolset)
+        ]
         names = [t.name for t in self.tools]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -188,7 +194,9 @@ class Agent(BaseAgent):
         return self.instruction(ctx) if callable(self.instruction) else self.instruction
 
     def __repr__(self) -> str:
-        return f"Agent(name={self.name!r}, model={self.model!r}, tools={len(self.tools)})"
+        return f"Agent(name={self.name!r}, model={self.model!r}, tools={len(self.tools)}" + (
+            f", toolsets={len(self.toolsets)})" if self.toolsets else ")"
+        )
 
 
 def _request_config(
@@ -403,3 +411,26 @@ class AgentRegistry(Mapping[str, BaseAgent]):
             self._transfer[name] = _transfer_tool(targets) if targets else None
         transfer = self._transfer[name]
         return [*agent.tools, transfer] if transfer is not None else list(agent.tools)
+
+    async def resolve_tools(self, name: str) -> list[FunctionTool]:
+        """:meth:`tools` plus what the agent's toolsets list now (worker side only).
+
+        A listed tool whose name a function tool (or the transfer tool) already has, or an
+        earlier toolset listed, is left out: the agent's own tools win, so a server cannot
+        shadow them.
+
+        Raises:
+            AdkError: A toolset cannot list its tools (e.g. ``McpServerError``).
+        """
+        tools = self.tools(name)
+        agent = self.llm_agent(name)
+        if not agent.toolsets:
+            return tools
+        taken = {t.name for t in tools}
+        listed: list[FunctionTool] = []
+        for toolset in agent.toolsets:
+            for tool in await toolset.get_tools():
+                if tool.name not in taken:
+                    taken.add(tool.name)
+                    listed.append(tool)
+        return [*agent.tools, *listed, *tools[len(agent.tools) :]]

@@ -12,6 +12,7 @@ counts) or named ``tool_context`` or ``ctx``. A tool has at most one.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import inspect
 import re
@@ -29,6 +30,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from adk_temporal.errors import InvalidToolArgumentsError
 
 __all__ = [
+    "BaseToolset",
     "ConfirmationPredicate",
     "FunctionTool",
     "OnFailure",
@@ -300,6 +302,31 @@ def tool(
         )
 
     return make if func is None else make(func)
+
+
+class BaseToolset(abc.ABC):
+    """Tools an agent lists at run time, on the worker (an MCP server's, say).
+
+    An agent takes toolsets in ``tools=[...]`` next to functions. The activities ask for the
+    tools on every step (a toolset caches as it sees fit); workflow code never does, so a
+    listing is only ever an activity's input to the model, recorded in history with its
+    reply.
+    """
+
+    name: str
+    """Names the toolset in messages and in the agent's description."""
+
+    @abc.abstractmethod
+    async def get_tools(self) -> list[FunctionTool]:
+        """The tools offered now.
+
+        Raises:
+            AdkError: The tools cannot be listed; the step fails with it.
+        """
+
+    async def close(self) -> None:
+        """Release what the toolset holds (connections); listing again reopens it."""
+        return None
 
 
 def as_tool(obj: FunctionTool | Callable[..., Any]) -> FunctionTool:

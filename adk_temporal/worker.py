@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -114,6 +115,13 @@ def build_worker(
 
 
 async def serve(worker: Worker, stop: asyncio.Event) -> None:
-    """Run ``worker`` until ``stop`` is set, then shut it down gracefully."""
-    async with worker:
-        await stop.wait()
+    """Run ``worker`` until ``stop`` is set, then shut it down gracefully, MCP connections
+    included."""
+    try:
+        async with worker:
+            await stop.wait()
+    finally:
+        # Only a worker whose agents use MCP toolsets has imported the module (and its SDK).
+        mcp = sys.modules.get("adk_temporal.mcp")
+        if mcp is not None:
+            await mcp.close_connections()
