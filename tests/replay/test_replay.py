@@ -38,6 +38,7 @@ from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.context import ToolContext
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.mcp import close_connections
 from adk_temporal.models import ModelRegistry, ScriptedModel
 from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService
@@ -45,6 +46,7 @@ from adk_temporal.tools import tool
 
 from ..integration.conftest import WorkerFactory
 from ..integration.workers import Deployment, died_by_sigkill, worker_process
+from ..mcp_servers import stdio_toolset
 from ..multi_agents import multi_agent_app
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -253,7 +255,29 @@ EDGES_SCENARIOS: dict[str, tuple[str, str]] = {
     # One that does not validate: the invocation fails with OutputSchemaError.
     "output_schema_invalid": ("unstructured", "forecast please"),
 }
-ALL_SCENARIOS = {*SCENARIOS, *MULTI_SCENARIOS, *EDGES_SCENARIOS}
+
+
+def _mcp_app(log: Path) -> tuple[list[BaseAgent], ModelRegistry]:
+    models = ModelRegistry()
+    script = [types.FunctionCall(name="add", args={"a": 2, "b": 3}), "five"]
+    models.register("scripted:mcp", lambda n: ScriptedModel(name=n, script=script))
+    toolset = stdio_toolset(log, require_confirmation={"add": True})
+    return [Agent("mcp_helper", "scripted:mcp", tools=[toolset])], models
+
+
+MCP_APP = "mcp"
+
+
+async def _mcp_approve(adk: AdkClient, sid: str) -> InvocationHandle:
+    handle = await adk.start(MCP_APP, USER, sid, "mcp_helper", "add")
+    return await _answer_confirmation(handle, True)
+
+
+MCP_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
+    # A tool of an MCP server (stdio) that needs approval, approved by signal.
+    "mcp_approval": _mcp_approve,
+}
+ALL_SCENARIOS = {*SCENARIOS, *MULTI_SCENARIOS, *EDGES_SCENARIOS, *MCP_SCENARIOS}
 
 
 async def _save_runs(client: Client, name: str, workflow_id: str) -> None:
@@ -284,6 +308,7 @@ async def test_record_missing_histories(
     groups: list[tuple[str, Any, dict[str, tuple[str, str] | Scenario]]] = [
         (MULTI_APP, multi_agent_app(), MULTI_SCENARIOS),
         (EDGES_APP, _edges_app(), dict(EDGES_SCENARIOS)),
+        (MCP_APP, _mcp_app(tmp_path / "mcp-calls.jsonl"), MCP_SCENARIOS),
     ]
     for app, (agents, models), scenarios in groups:
         async with run_worker(agents, models=models) as rt:
@@ -296,6 +321,7 @@ async def test_record_missing_histories(
                     handle = await spec(rt.adk, sid)
                 await handle.result()
                 await _save_runs(temporal_client, name, handle.workflow_id)
+    await close_connections()  # the MCP scenario's server process
     if _missing(["crash_recovered"]):
         await _record_crash(temporal_client, dev_server, tmp_path)
     for path in _committed():
