@@ -38,7 +38,7 @@ from adk_temporal.memory import MemoryService
 from adk_temporal.merge import merge_function_response_events
 from adk_temporal.models import ModelRegistry
 from adk_temporal.sessions import Session, SessionService
-from adk_temporal.tracing import span
+from adk_temporal.tracing import record_requests, span
 
 from .session_cache import LoadedSession, SessionEventsCache
 
@@ -300,6 +300,7 @@ async def append_to_session(
     """
     with span("adk.session.append", {"adk.events": len(events)}):
         await _append_or_create(sessions, ref, events, unstage)
+    record_requests(events)
 
 
 async def _append_or_create(

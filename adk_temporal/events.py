@@ -18,6 +18,7 @@ __all__ = [
     "ADK_ID_PREFIX",
     "REQUEST_CONFIRMATION_FUNCTION_NAME",
     "REQUEST_INPUT_FUNCTION_NAME",
+    "WAITED_KEY",
     "Event",
     "EventActions",
     "InputRequest",
@@ -29,6 +30,9 @@ REQUEST_CONFIRMATION_FUNCTION_NAME = "adk_request_confirmation"
 
 REQUEST_INPUT_FUNCTION_NAME = "adk_request_input"
 """Name of the function call that asks a human for an input value."""
+
+WAITED_KEY = "waitedSeconds"
+"""In the runtime's reply to a request: how long the request waited for its answer (s)."""
 
 ADK_ID_PREFIX = "adk-"
 """Prefix of ids the runtime generates; such ids are blanked before they reach a model."""

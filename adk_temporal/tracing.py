@@ -16,11 +16,19 @@ approval; the interceptor's spans are visible as soon as each step ran.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import metrics, trace
+
+from .events import (
+    REQUEST_CONFIRMATION_FUNCTION_NAME,
+    REQUEST_INPUT_FUNCTION_NAME,
+    WAITED_KEY,
+    Event,
+)
+from .history import USER_AUTHOR
 
 if TYPE_CHECKING:
     from temporalio.client import Interceptor
@@ -32,6 +40,7 @@ __all__ = [
     "Telemetry",
     "configure_telemetry",
     "record_model_step",
+    "record_requests",
     "record_tool_call",
     "span",
     "telemetry_endpoint",
@@ -55,6 +64,18 @@ _tokens = _meter.create_histogram(
 _tool_duration = _meter.create_histogram(
     "adk.tool.duration", unit="s", description="Tool call latency, per attempt."
 )
+_opened = _meter.create_counter(
+    "adk.requests.opened", unit="{request}", description="Requests for a human opened."
+)
+_closed = _meter.create_counter(
+    "adk.requests.closed",
+    unit="{request}",
+    description="Requests answered or expired (waiting now: opened - closed).",
+)
+_waited = _meter.create_histogram(
+    "adk.request.wait", unit="s", description="How long a request waited for its answer."
+)
+_KINDS = {REQUEST_CONFIRMATION_FUNCTION_NAME: "confirmation", REQUEST_INPUT_FUNCTION_NAME: "input"}
 
 
 def span(name: str, attributes: Mapping[str, Any] | None = None) -> Any:
@@ -91,6 +112,28 @@ def record_tool_call(current: Any, *, tool: str, outcome: str, seconds: float) -
     """Put a tool call's outcome on ``current`` (its span) and its latency in the metrics."""
     current.set_attribute("adk.tool.outcome", outcome)
     _tool_duration.record(seconds, {"gen_ai.tool.name": tool, "adk.tool.outcome": outcome})
+
+
+def record_requests(events: Sequence[Event]) -> None:
+    """Count the requests for a human that stored ``events`` open and close, with waits.
+
+    Called once the events are stored, in the worker: the workflow's own meter would count
+    again whenever a worker without the run cached replays it to answer a query.
+    """
+    for event in events:
+        if event.author != USER_AUTHOR:
+            for call in event.function_calls():
+                if call.name in _KINDS:
+                    _opened.add(1, {"adk.request.kind": _KINDS[call.name]})
+            continue
+        for reply in event.function_responses():
+            kind = _KINDS.get(reply.name or "")
+            if kind is None:
+                continue
+            _closed.add(1, {"adk.request.kind": kind})
+            waited = (reply.response or {}).get(WAITED_KEY)
+            if isinstance(waited, int | float):
+                _waited.record(waited, {"adk.request.kind": kind})
 
 
 def telemetry_endpoint(otlp_endpoint: str | None = None) -> str | None:

@@ -217,12 +217,6 @@ class InvocationWorkflow:
         self._flow: InvocationFlow | None = None
         self._published: AdkStatus | None = None
         self._memo: dict[str, Any] = {REQUESTS_MEMO: [], REFUSED_MEMO: []}
-        # Requests waiting for a human, by id: kind and when opened (for the wait metric).
-        # Carried ones were counted by the run that opened them.
-        carried = inp.carry.open_requests if inp.carry else []
-        self._waiting = {
-            c.pending.id: (c.pending.kind, c.pending.opened_at) for c in carried if c.answer is None
-        }
 
     @workflow.run
     async def run(self, inp: InvocationInput) -> InvocationResult:
@@ -340,31 +334,6 @@ class InvocationWorkflow:
 
     # ------------------------------------------------------------ publishing
 
-    def _measure_requests(self, pending: list[PendingRequest]) -> None:
-        """Count requests opened and closed, and how long each waited for its answer.
-
-        Temporal's workflow meter records nothing on replay, so each is counted once;
-        waiting now = opened - closed, per kind.
-        """
-        meter = workflow.metric_meter()
-        now = {p.id: p for p in pending}
-        for request in pending:
-            if request.id not in self._waiting:
-                meter.create_counter(
-                    "adk_requests_opened", "Requests for a human's answer opened."
-                ).add(1, {"kind": request.kind})
-        for request_id, (kind, opened_at) in self._waiting.items():
-            if request_id in now:
-                continue
-            meter.create_counter(
-                "adk_requests_closed", "Requests answered, expired or cancelled."
-            ).add(1, {"kind": kind})
-            if opened_at is not None:
-                meter.create_histogram_float(
-                    "adk_request_wait", "How long a request waited for its answer.", "s"
-                ).record(max(0.0, workflow.time() - opened_at), {"kind": kind})
-        self._waiting = {p.id: (p.kind, p.opened_at) for p in pending}
-
     def _publish(self) -> None:
         """Publish the status to the UI: the search attribute when it changed, the details."""
         # Before the run starts (an answer that came with the start) nothing is open yet.
@@ -378,7 +347,6 @@ class InvocationWorkflow:
             workflow.upsert_search_attributes([ADK_STATUS.value_set(now.status)])
             self._published = now.status
         pending = self._book.unanswered()
-        self._measure_requests(pending)
         info = workflow.info()
         workflow.set_current_details(
             render_details(

@@ -29,6 +29,7 @@ from adk_temporal.errors import StepFailedError
 from adk_temporal.events import (
     REQUEST_CONFIRMATION_FUNCTION_NAME,
     REQUEST_INPUT_FUNCTION_NAME,
+    WAITED_KEY,
     Event,
     EventActions,
     ToolConfirmation,
@@ -860,6 +861,7 @@ class InvocationFlow:
                 break
         parts: list[types.Part] = []
         answers = _Answers()
+        now = self._exec.now()
         for pending, answer, expired in self.book.take(ids):
             response: dict[str, Any]
             if isinstance(answer, ConfirmInput):
@@ -882,6 +884,9 @@ class InvocationFlow:
                 response = {"input": answer.input}
                 answers.inputs.setdefault(pending.function_call_id, {})[pending.id] = answer.input
                 name = REQUEST_INPUT_FUNCTION_NAME
+            if pending.opened_at is not None:
+                # How long a human took: the audit trail's figure, and the wait metric's.
+                response[WAITED_KEY] = round(max(0.0, now - pending.opened_at), 3)
             parts.append(
                 types.Part(
                     function_response=types.FunctionResponse(

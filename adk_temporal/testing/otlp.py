@@ -17,6 +17,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.metrics.v1.metrics_pb2 import Metric
 
 from adk_temporal.background_http import BackgroundServer
 
@@ -52,7 +53,7 @@ def _attributes(pairs: Any) -> dict[str, Any]:
 class _Received:
     lock: threading.Lock = field(default_factory=threading.Lock)
     spans: list[CollectedSpan] = field(default_factory=list)
-    metrics: set[str] = field(default_factory=set)
+    metrics: dict[str, float] = field(default_factory=dict)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -85,15 +86,12 @@ class _Handler(BaseHTTPRequestHandler):
             with received.lock:
                 received.spans += spans
         elif self.path == "/v1/metrics":
-            metrics = ExportMetricsServiceRequest.FromString(body)
-            names = {
-                m.name
-                for rm in metrics.resource_metrics
-                for sm in rm.scope_metrics
-                for m in sm.metrics
-            }
+            exported = ExportMetricsServiceRequest.FromString(body)
             with received.lock:
-                received.metrics |= names
+                for rm in exported.resource_metrics:
+                    for sm in rm.scope_metrics:
+                        for metric in sm.metrics:
+                            received.metrics[metric.name] = _total(metric)
         else:
             self.send_error(404)
             return
@@ -101,6 +99,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", "0")
         self.end_headers()
+
+
+def _total(metric: Metric) -> float:
+    """A sum's value or a histogram's count, over its data points (cumulative exports carry
+    totals, so the latest export is the total)."""
+    if metric.HasField("sum"):
+        return float(sum(p.as_double or p.as_int for p in metric.sum.data_points))
+    if metric.HasField("histogram"):
+        return float(sum(p.count for p in metric.histogram.data_points))
+    return 0.0
 
 
 class _Server(ThreadingHTTPServer):
@@ -146,3 +154,8 @@ class OtlpCollector:
         """The names of every metric received so far."""
         with self._received.lock:
             return set(self._received.metrics)
+
+    def metric_total(self, name: str) -> float | None:
+        """The latest total of a metric: a sum's value or a histogram's count."""
+        with self._received.lock:
+            return self._received.metrics.get(name)

@@ -82,6 +82,15 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+def _without_waits(value: Any) -> Any:
+    """``value`` without the replies' ``waitedSeconds``: how long a human took is timing."""
+    if isinstance(value, dict):
+        return {k: _without_waits(v) for k, v in value.items() if k != "waitedSeconds"}
+    if isinstance(value, list):
+        return [_without_waits(v) for v in value]
+    return value
+
+
 async def _drive(start: Start, app: str, turns: Sequence[tuple[str, str]]) -> list[str]:
     """Run the turns in one session, approving every request; return the final statuses."""
     statuses: list[str] = []
@@ -130,7 +139,7 @@ async def _stored(app: str, sessions: SessionService, artifacts: ArtifactService
             # Parallel branches interleave as their steps happen to finish; each branch's
             # own order is the flow's.
             "events": [
-                e.model_dump(mode="json", exclude={"timestamp"})
+                _without_waits(e.model_dump(mode="json", exclude={"timestamp"}))
                 for e in sorted(session.events, key=lambda e: e.branch)
             ],
             "state": session.state,

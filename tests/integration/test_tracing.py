@@ -20,16 +20,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import TracingInterceptor
-from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
-from temporalio.worker import Worker
 
-from adk_temporal.artifacts import InMemoryArtifactService
 from adk_temporal.client import AdkClient
 from adk_temporal.converter import adk_data_converter
 from adk_temporal.devserver import DevServer
-from adk_temporal.examples.weather import APP_NAME, build_weather_agent
-from adk_temporal.plugin import AdkPlugin
-from adk_temporal.sessions import InMemorySessionService
+from adk_temporal.examples.weather import APP_NAME
+from adk_temporal.sessions import SqliteSessionService
 from adk_temporal.testing.otlp import CollectedSpan, OtlpCollector
 
 from .workers import Deployment, died_by_sigkill, worker_process
@@ -37,6 +33,7 @@ from .workers import Deployment, died_by_sigkill, worker_process
 pytestmark = pytest.mark.integration
 
 START = "StartWorkflow:InvocationWorkflow"
+REQUEST_METRICS = ("adk.requests.opened", "adk.requests.closed", "adk.request.wait")
 
 
 def _telemetry_env(collector: OtlpCollector, name: str) -> dict[str, str]:
@@ -100,11 +97,17 @@ async def test_one_trace_from_start_to_every_step_across_a_killed_worker(
             [request] = await handle.pending()
             await handle.confirm(request.id, True)
             result = await handle.result()
+            store = SqliteSessionService(deployment.data_dir / "sessions.db")
+            stored = await store.get(app_name=APP_NAME, user_id="u-1", session_id=session_id)
+            session_events = stored.events
+            await store.close()
             second.send_signal(signal.SIGTERM)  # a clean stop flushes what is buffered
             second.wait(30)
         spans = collector.spans
         metric_names = collector.metric_names
     assert result.status == "completed"
+    replies = [r.response for e in session_events for r in e.function_responses()]
+    assert [r["waitedSeconds"] >= 0 for r in replies if r and "callDigest" in r] == [True]
     [start] = [s for s in exporter.get_finished_spans() if s.name == START]
     assert start.context is not None
     trace_id = f"{start.context.trace_id:032x}"
@@ -137,40 +140,32 @@ async def test_one_trace_from_start_to_every_step_across_a_killed_worker(
     assert {s.attributes["adk.artifact.name"] for s in saves} >= {"report.txt"}
     assert all(s.resource["service.name"] == "worker-b" for s in saves)
     assert _named(ours, "adk.session.append")
-    # The steps' metrics and Temporal's SDK metrics reach the same collector (the workflow's
-    # own counts are checked exactly below).
+    # The steps' metrics and Temporal's SDK metrics reach the same collector; worker B closed
+    # the request (worker A's count of its opening may have died with it).
     ours_and_sdk = {"gen_ai.client.operation.duration", "adk.tool.duration"}
+    ours_and_sdk |= {"adk.requests.closed", "adk.request.wait"}
     assert ours_and_sdk | {"temporal_workflow_task_execution_latency"} <= metric_names
 
 
 async def test_requests_opened_closed_and_their_wait_are_counted_once(
-    dev_server: DevServer,
+    dev_server: DevServer, tmp_path: Path
 ) -> None:
-    """The workflow counts each approval request once opened and once closed, with its wait,
-    through Temporal's replay-safe meter (every task replays here: no cache)."""
-    buffer = MetricBuffer(10_000)
-    runtime = Runtime(telemetry=TelemetryConfig(metrics=buffer))
-    client = await Client.connect(
-        dev_server.address, data_converter=adk_data_converter(), runtime=runtime
-    )
-    plugin = AdkPlugin(
-        [build_weather_agent("scripted:weather")],
-        session_service=InMemorySessionService(),
-        artifact_service=InMemoryArtifactService(),
-    )
-    task_queue = f"metrics-{uuid.uuid4().hex[:8]}"
-    async with Worker(client, task_queue=task_queue, plugins=[plugin], max_cached_workflows=0):
-        adk = AdkClient(client, task_queue=task_queue)
-        handle = await adk.start(
-            APP_NAME, "u-1", "s-metrics", "weather_agent", "Buy a report for Oslo"
-        )
-        await handle.wait_for_status("awaiting_confirmation", timeout=30)
-        [request] = await handle.pending()
-        await handle.confirm(request.id, True)
-        await handle.result()
-    totals: dict[str, float] = {}
-    for update in buffer.retrieve_updates():
-        if update.metric.name.startswith("adk_"):
-            name = update.metric.name
-            totals[name] = totals.get(name, 0) + (1 if name == "adk_request_wait" else update.value)
-    assert totals == {"adk_requests_opened": 1, "adk_requests_closed": 1, "adk_request_wait": 1}
+    """A worker process counts the approval request once opened and once closed, with its
+    wait (queries count nothing)."""
+    deployment = Deployment(dev_server.address, f"metrics-{uuid.uuid4().hex[:8]}", tmp_path)
+    client = await Client.connect(dev_server.address, data_converter=adk_data_converter())
+    adk = AdkClient(client, task_queue=deployment.task_queue)
+    with OtlpCollector() as collector:
+        with worker_process(deployment, env=_telemetry_env(collector, "worker")) as worker:
+            buy = "Buy a weather report for Oslo"
+            handle = await adk.start(APP_NAME, "u-1", "s-metrics", "weather_agent", buy)
+            await handle.wait_for_status("awaiting_confirmation", timeout=30)
+            for _ in range(3):
+                await handle.status()
+            [request] = await handle.pending()
+            await handle.confirm(request.id, True)
+            await handle.result()
+            worker.send_signal(signal.SIGTERM)  # a clean stop exports what is left
+            worker.wait(30)
+        totals = {n: collector.metric_total(n) for n in REQUEST_METRICS}
+    assert totals == dict.fromkeys(REQUEST_METRICS, 1.0)
