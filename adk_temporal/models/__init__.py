@@ -1,8 +1,15 @@
-"""Models: the ``Model`` protocol, its registry, the Gemini model and the offline scripted one."""
+"""Models: the ``Model`` protocols, their registry, the Gemini model and the scripted one."""
 
 from __future__ import annotations
 
-from adk_temporal.models.base import Model, ModelFactory, ModelRegistry, default_registry
+from adk_temporal.models.base import (
+    Model,
+    ModelFactory,
+    ModelRegistry,
+    StreamingModel,
+    default_registry,
+    stream_model,
+)
 from adk_temporal.models.gemini import GeminiModel
 from adk_temporal.models.llm import LlmRequest, LlmResponse
 from adk_temporal.models.scripted import (
@@ -29,8 +36,10 @@ __all__ = [
     "ScriptedModel",
     "ScriptedReply",
     "ScriptedRule",
+    "StreamingModel",
     "SummaryTemplate",
     "default_registry",
+    "stream_model",
     "weather_model",
     "weather_rules",
     "weather_summaries",

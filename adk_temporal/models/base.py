@@ -8,7 +8,7 @@ that string crosses the Temporal boundary. Each worker resolves it through its o
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Protocol, runtime_checkable
 
 from adk_temporal.errors import UnknownModelError
@@ -16,7 +16,14 @@ from adk_temporal.models.gemini import GeminiModel
 from adk_temporal.models.llm import LlmRequest, LlmResponse
 from adk_temporal.models.scripted import weather_model
 
-__all__ = ["Model", "ModelFactory", "ModelRegistry", "default_registry"]
+__all__ = [
+    "Model",
+    "ModelFactory",
+    "ModelRegistry",
+    "StreamingModel",
+    "default_registry",
+    "stream_model",
+]
 
 
 @runtime_checkable
@@ -43,6 +50,60 @@ class Model(Protocol):
             ModelRequestError: The API refused the request; retrying cannot help.
         """
         ...
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A :class:`Model` that can also yield its reply while the reply is being produced."""
+
+    def generate_stream(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        """Make one model call, yielding partial chunks and then the complete reply.
+
+        Implemented as an ``async def`` generator. Errors are raised as by
+        :meth:`Model.generate`, also after some chunks were yielded.
+
+        Args:
+            request: The conversation and what the model may do next.
+
+        Yields:
+            Zero or more responses with ``partial=True``, each holding only the text that is
+            new since the previous one, then exactly one with ``partial=False``: the whole
+            reply, equal to what ``generate`` returns for it.
+        """
+        ...
+
+
+async def stream_model(model: Model, request: LlmRequest) -> AsyncGenerator[LlmResponse, None]:
+    """Stream ``model``'s reply: its ``generate_stream`` when it has one, else ``generate``.
+
+    A model without ``generate_stream`` yields one item, the result of ``generate``, so a
+    caller can always consume a stream and take its last item as the reply. A caller that may
+    stop early should close it (``contextlib.aclosing``), which closes the model's stream.
+
+    Args:
+        model: Any model; only models implementing :class:`StreamingModel` stream chunks.
+        request: The conversation and what the model may do next.
+
+    Yields:
+        The partial chunks, if any, then the complete reply with ``partial=False``.
+
+    Raises:
+        ModelUnavailableError: As raised by the model.
+        ModelRequestError: As raised by the model.
+    """
+    if isinstance(model, StreamingModel):
+        stream = model.generate_stream(request)
+        try:
+            async for response in stream:
+                yield response
+        finally:
+            # A caller that stops early closes the model's stream (and its HTTP response) now,
+            # not whenever the garbage collector gets to it.
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
+    else:
+        yield await model.generate(request)
 
 
 ModelFactory = Callable[[str], Model]

@@ -14,6 +14,8 @@ Failures are sorted for the Temporal activity layer, which owns retries:
 from __future__ import annotations
 
 import importlib
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 
 from google import genai
 from google.auth import exceptions as auth_exceptions
@@ -53,7 +55,7 @@ _TRANSPORT_ERRORS = _transport_error_types()
 
 
 class GeminiModel:
-    """A Gemini model called through ``client.aio.models.generate_content``.
+    """A Gemini model called through ``client.aio.models.generate_content`` (or its stream).
 
     Credentials come from the arguments or, when none are given, from the environment as
     google-genai reads it: ``GOOGLE_API_KEY`` / ``GEMINI_API_KEY`` for the Gemini API, or
@@ -128,19 +130,152 @@ class GeminiModel:
             ModelUnavailableError: HTTP 408, 429 or 5xx, or a transport failure or timeout.
             ModelRequestError: Any other HTTP 4xx.
         """
-        try:
+        with _translated_errors():
             response = await self._client.aio.models.generate_content(
                 model=self._name, contents=request.contents, config=_config_for(request)
             )
-        except genai_errors.APIError as exc:
-            status: int | None = exc.code
-            message = exc.message or str(exc)
-            if status is None or status in _RETRYABLE_4XX or status >= 500:
-                raise ModelUnavailableError(status, message) from exc
-            raise ModelRequestError(status, message) from exc
-        except _TRANSPORT_ERRORS as exc:
-            raise ModelUnavailableError(None, f"{type(exc).__name__}: {exc}") from exc
         return _to_llm_response(response)
+
+    async def generate_stream(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        """Call the model once through ``generate_content_stream``, yielding as it replies.
+
+        Each chunk of the API's stream that holds text is yielded as a partial response
+        carrying only that chunk's text parts. The last item is the aggregated reply with
+        ``partial=False``, the same :class:`LlmResponse` :meth:`generate` returns for the
+        same reply (blocked and empty replies included). Function calls arrive only in it.
+
+        Args:
+            request: The conversation, system instruction, tools and generation settings.
+
+        Yields:
+            Partial text chunks in the order received, then the complete reply.
+
+        Raises:
+            ModelUnavailableError: HTTP 408, 429 or 5xx (when the stream opens or as an error
+                event within it), or a transport failure or timeout, even mid-stream.
+            ModelRequestError: Any other HTTP 4xx.
+        """
+        with _translated_errors():
+            stream = await self._client.aio.models.generate_content_stream(
+                model=self._name, contents=request.contents, config=_config_for(request)
+            )
+        aggregate = _StreamAggregate()
+        try:
+            while True:
+                # Only the fetch is translated: an exception thrown into this generator
+                # at a yield is the consumer's, not the API's.
+                with _translated_errors():
+                    try:
+                        chunk = await anext(stream)
+                    except StopAsyncIteration:
+                        break
+                delta = aggregate.add(chunk)
+                if delta:
+                    yield LlmResponse(
+                        content=types.Content(role="model", parts=delta), partial=True
+                    )
+        finally:
+            # A consumer that stops early must not leave the HTTP response open.
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
+        yield _to_llm_response(aggregate.response())
+
+
+@contextmanager
+def _translated_errors() -> Iterator[None]:
+    """Re-raise the client's HTTP and transport failures as the runtime's typed errors."""
+    try:
+        yield
+    except genai_errors.APIError as exc:
+        status: int | None = exc.code
+        message = exc.message or str(exc)
+        if status is None or status in _RETRYABLE_4XX or status >= 500:
+            raise ModelUnavailableError(status, message) from exc
+        raise ModelRequestError(status, message) from exc
+    except _TRANSPORT_ERRORS as exc:
+        raise ModelUnavailableError(None, f"{type(exc).__name__}: {exc}") from exc
+
+
+class _StreamAggregate:
+    """Folds the chunks of a streamed reply into the response a single call would return."""
+
+    def __init__(self) -> None:
+        self._parts: list[types.Part] = []
+        self._role: str | None = None
+        self._finish_reason: types.FinishReason | None = None
+        self._finish_message: str | None = None
+        self._usage: types.GenerateContentResponseUsageMetadata | None = None
+        self._feedback: types.GenerateContentResponsePromptFeedback | None = None
+        self._candidate_seen = False
+
+    def add(self, chunk: types.GenerateContentResponse) -> list[types.Part]:
+        """Fold in one chunk; returns its text parts (the delta to stream), maybe empty."""
+        # Usage is cumulative in every chunk that has it, so the last one is the total.
+        if chunk.usage_metadata is not None:
+            self._usage = chunk.usage_metadata
+        if chunk.prompt_feedback is not None:
+            self._feedback = chunk.prompt_feedback
+        if not chunk.candidates:
+            return []
+        self._candidate_seen = True
+        candidate = chunk.candidates[0]
+        if candidate.finish_reason is not None:
+            self._finish_reason = candidate.finish_reason
+        if candidate.finish_message is not None:
+            self._finish_message = candidate.finish_message
+        content = candidate.content
+        if content is None:
+            return []
+        self._role = content.role or self._role
+        delta: list[types.Part] = []
+        for part in content.parts or ():
+            if part.text:
+                delta.append(part)
+            self._append(part)
+        return delta
+
+    def _append(self, part: types.Part) -> None:
+        last = self._parts[-1] if self._parts else None
+        # Text deltas join into one part (thoughts apart from the answer), as the
+        # non-streamed API returns them; anything else (a function call) stays a part of its own.
+        if (
+            last is not None
+            and _is_text(last)
+            and _is_text(part)
+            and bool(last.thought) == bool(part.thought)
+        ):
+            self._parts[-1] = last.model_copy(
+                update={
+                    "text": (last.text or "") + (part.text or ""),
+                    "thought_signature": part.thought_signature or last.thought_signature,
+                }
+            )
+        elif not (part.text == "" and part.thought_signature is None):
+            # An empty text part (the API may close a stream with one) adds nothing.
+            self._parts.append(part)
+
+    def response(self) -> types.GenerateContentResponse:
+        """The aggregated reply, in the shape ``generate_content`` returns."""
+        candidates: list[types.Candidate] | None = None
+        if self._candidate_seen:
+            candidates = [
+                types.Candidate(
+                    content=types.Content(role=self._role, parts=self._parts)
+                    if self._parts
+                    else None,
+                    finish_reason=self._finish_reason,
+                    finish_message=self._finish_message,
+                )
+            ]
+        return types.GenerateContentResponse(
+            candidates=candidates, usage_metadata=self._usage, prompt_feedback=self._feedback
+        )
+
+
+def _is_text(part: types.Part) -> bool:
+    """Whether ``part`` holds text and nothing else a reply can carry."""
+    return part.text is not None and part.function_call is None
 
 
 def _config_for(request: LlmRequest) -> types.GenerateContentConfig:

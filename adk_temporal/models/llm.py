@@ -36,6 +36,10 @@ class LlmResponse(BaseModel):
     ``error_code`` is set when the API answered but produced nothing usable — a blocked
     prompt, a candidate stopped for safety, an empty candidate. Transport and HTTP failures
     are raised as exceptions instead (see ``adk_temporal.errors``).
+
+    ``partial`` marks a chunk of a streamed reply: it carries only the text that is new
+    since the previous chunk. The last response of a stream has ``partial=False`` and holds
+    the whole reply, exactly as a non-streamed call returns it.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -45,6 +49,7 @@ class LlmResponse(BaseModel):
     usage: types.GenerateContentResponseUsageMetadata | None = None
     error_code: str | None = None
     error_message: str | None = None
+    partial: bool = False
 
     def parts(self) -> list[types.Part]:
         """The content's parts, or an empty list."""

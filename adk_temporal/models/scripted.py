@@ -17,14 +17,19 @@ activity or a replayed workflow sees exactly what the first attempt saw:
 
 Function-call ids are ``call-<n>``, numbered on from the function calls already in the
 conversation, so they are unique within it and identical on every retry.
+
+With ``stream_chunk_chars`` set, :meth:`ScriptedModel.generate_stream` yields a text reply in
+chunks of that many characters (``stream_delay_seconds`` apart) before the complete reply; a
+reply with function calls or an error comes as the complete reply alone.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import string
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,6 +140,13 @@ class ScriptedModel:
         script: Replies by model turn: entry ``i`` answers the request that already holds
             ``i`` model contents. Rules apply once the script is used up.
         fallback_text: The reply when nothing else applies.
+        stream_chunk_chars: How many characters of a text reply each streamed chunk holds;
+            ``None`` streams the complete reply only.
+        stream_delay_seconds: The pause between two streamed chunks.
+        sleep: How to pause; tests pass a fake to stream without waiting.
+
+    Raises:
+        ValueError: ``stream_chunk_chars`` is below 1 or ``stream_delay_seconds`` negative.
     """
 
     def __init__(
@@ -145,7 +157,21 @@ class ScriptedModel:
         summaries: Mapping[str, SummaryTemplate] | None = None,
         script: Sequence[ScriptedReply] = (),
         fallback_text: str = DEFAULT_FALLBACK_TEXT,
+        stream_chunk_chars: int | None = None,
+        stream_delay_seconds: float = 0.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        if stream_chunk_chars is not None and stream_chunk_chars < 1:
+            raise ValueError(
+                f"stream_chunk_chars must be at least 1 or None, got {stream_chunk_chars}"
+            )
+        if stream_delay_seconds < 0:
+            raise ValueError(
+                f"stream_delay_seconds must not be negative, got {stream_delay_seconds}"
+            )
+        self._stream_chunk_chars = stream_chunk_chars
+        self._stream_delay_seconds = stream_delay_seconds
+        self._sleep = sleep
         self._name = name
         self._rules = tuple(rules)
         self._summaries = dict(summaries or {})
@@ -191,6 +217,34 @@ class ScriptedModel:
                         _first_call(contents),
                     )
         return _text_reply(self._fallback_text)
+
+    async def generate_stream(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+        """Reply to ``request`` as :meth:`generate` does, in text chunks when configured.
+
+        Args:
+            request: The conversation; only its contents are read.
+
+        Yields:
+            For a text reply with ``stream_chunk_chars`` set, partial responses of that many
+            characters each, then the complete reply (``partial=False``), equal to what
+            :meth:`generate` returns. Other replies yield only the complete reply.
+        """
+        reply = await self.generate(request)
+        size = self._stream_chunk_chars
+        text = reply.text()
+        # Calls and errors are acted on as a whole, so streaming them in pieces would only
+        # show a consumer something it cannot use yet.
+        if size is not None and text and not reply.function_calls() and not reply.error_code:
+            for start in range(0, len(text), size):
+                if start and self._stream_delay_seconds:
+                    await self._sleep(self._stream_delay_seconds)
+                yield LlmResponse(
+                    content=types.Content(
+                        role="model", parts=[types.Part(text=text[start : start + size])]
+                    ),
+                    partial=True,
+                )
+        yield reply
 
     def _summarise(self, response: types.FunctionResponse) -> str:
         name = response.name or "the tool"

@@ -6,6 +6,11 @@ and it calls ``POST /<version>/models/<model>:generateContent`` or
 (a Vertex AI path too) is accepted. Replies come from a queue the test fills; every request is
 recorded, with the API key removed, for assertions.
 
+A streamed reply is written one SSE event at a time, each sent as soon as it is written, with
+an optional pause between events and an optional gate before the last one, so a test can
+see a first chunk arrive while the server still holds the rest (:attr:`events_sent` counts
+what went out).
+
 The server runs in its own thread, so it serves sync and async tests alike. An empty queue is
 answered with HTTP 500 and a message saying so, which makes a test's missing reply obvious.
 """
@@ -64,6 +69,10 @@ class _Reply:
     # One body for generateContent; for a stream, one SSE event per chunk.
     chunks: list[dict[str, Any]]
     delay: float = 0.0
+    # Streams only: the pause between two events, and an event set by the test before
+    # the last event may go out.
+    event_delay: float = 0.0
+    hold_last: threading.Event | None = None
 
 
 @dataclass
@@ -72,6 +81,7 @@ class _State:
     replies: deque[_Reply] = field(default_factory=deque)
     requests: list[RecordedRequest] = field(default_factory=list)
     stopping: threading.Event = field(default_factory=threading.Event)
+    events_sent: int = 0
 
 
 class _Server(ThreadingHTTPServer):
@@ -134,7 +144,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             if stream and reply.status == 200:
-                self._send_sse(reply.chunks)
+                self._send_sse(reply)
             else:
                 self._send_json(reply.status, reply.chunks[0])
         except (BrokenPipeError, ConnectionResetError):
@@ -148,13 +158,27 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _send_sse(self, chunks: list[dict[str, Any]]) -> None:
-        data = b"".join(f"data: {json.dumps(c)}\r\n\r\n".encode() for c in chunks)
+    def _send_sse(self, reply: _Reply) -> None:
+        state = self.server.state
+        events = [f"data: {json.dumps(c)}\r\n\r\n".encode() for c in reply.chunks]
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Length", str(sum(len(e) for e in events)))
         self.end_headers()
-        self.wfile.write(data)
+        for number, event in enumerate(events):
+            if number and reply.event_delay and state.stopping.wait(reply.event_delay):
+                return
+            if number == len(events) - 1 and reply.hold_last is not None:
+                # Polls so that stop() still ends a stream whose gate the test never opened.
+                while not reply.hold_last.wait(0.05):
+                    if state.stopping.is_set():
+                        return
+            self.wfile.write(event)
+            # Sent now rather than with the next write, so the client can read this chunk
+            # while the server still holds the rest.
+            self.wfile.flush()
+            with state.lock:
+                state.events_sent += 1
 
 
 def _error_body(status: int, message: str, status_name: str | None = None) -> dict[str, Any]:
@@ -249,6 +273,12 @@ class FakeGeminiServer:
         with self._state.lock:
             return list(self._state.requests)
 
+    @property
+    def events_sent(self) -> int:
+        """How many SSE events all streamed replies have written so far."""
+        with self._state.lock:
+            return self._state.events_sent
+
     def pending(self) -> int:
         """How many scripted replies are still queued."""
         with self._state.lock:
@@ -266,12 +296,74 @@ class FakeGeminiServer:
         """
         self._push(_Reply(status=status, chunks=[dict(body)], delay=delay))
 
-    def enqueue_stream(self, chunks: Sequence[Mapping[str, Any]]) -> None:
+    def enqueue_stream(
+        self,
+        chunks: Sequence[Mapping[str, Any]],
+        *,
+        delay_seconds: float = 0.0,
+        hold_last: threading.Event | None = None,
+    ) -> None:
         """Queue a streaming reply: one ``data:`` event per chunk (a non-streaming call gets
-        the first chunk)."""
+        the first chunk).
+
+        Args:
+            chunks: The events' JSON bodies, in order; an ``{"error": ...}`` body makes the
+                client raise at that point of the stream.
+            delay_seconds: The pause between two events.
+            hold_last: When given, the last event is sent only once the test sets it.
+
+        Raises:
+            ValueError: ``chunks`` is empty.
+        """
         if not chunks:
             raise ValueError("a streamed reply needs at least one chunk")
-        self._push(_Reply(status=200, chunks=[dict(c) for c in chunks]))
+        self._push(
+            _Reply(
+                status=200,
+                chunks=[dict(c) for c in chunks],
+                event_delay=delay_seconds,
+                hold_last=hold_last,
+            )
+        )
+
+    def enqueue_text_stream(
+        self,
+        text: str,
+        *,
+        chunk_chars: int,
+        delay_seconds: float = 0.0,
+        usage: tuple[int, int] | None = None,
+        finish_reason: str = "STOP",
+        hold_last: threading.Event | None = None,
+    ) -> None:
+        """Queue a streamed text reply, ``chunk_chars`` characters per SSE event.
+
+        The last event carries ``finish_reason`` and ``usage`` as the API's last chunk does;
+        a non-streaming call gets only the first piece.
+
+        Args:
+            text: The whole reply; must not be empty.
+            chunk_chars: Characters per event.
+            delay_seconds: The pause between two events.
+            usage: (prompt, candidates) tokens to report in the last event.
+            finish_reason: The last event's ``finishReason``.
+            hold_last: When given, the last event is sent only once the test sets it.
+
+        Raises:
+            ValueError: ``text`` is empty or ``chunk_chars`` is below 1.
+        """
+        if not text or chunk_chars < 1:
+            raise ValueError(
+                f"enqueue_text_stream needs text and chunk_chars >= 1, got {len(text)} "
+                f"characters and chunk_chars={chunk_chars}"
+            )
+        pieces = [text[i : i + chunk_chars] for i in range(0, len(text), chunk_chars)]
+        chunks = [
+            {"candidates": [{"content": {"role": "model", "parts": [{"text": p}]}}]}
+            for p in pieces[:-1]
+        ]
+        chunks.append(_candidate_body([{"text": pieces[-1]}], finish_reason, usage))
+        self.enqueue_stream(chunks, delay_seconds=delay_seconds, hold_last=hold_last)
 
     def enqueue_text(
         self, text: str, *, finish_reason: str = "STOP", usage: tuple[int, int] | None = None

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from collections.abc import Iterator
+from contextlib import aclosing
 from typing import Any
 
 import pytest
@@ -348,3 +350,104 @@ async def test_fake_server_streams_sse_chunks(server: FakeGeminiServer) -> None:
     [recorded] = server.requests
     assert recorded.stream is True
     assert recorded.path == f"/v1/models/{MODEL}:streamGenerateContent?alt=sse"
+
+
+async def test_streamed_chunks_arrive_in_order_and_final_equals_generate(
+    server: FakeGeminiServer, model: GeminiModel
+) -> None:
+    """generate_stream yields each SSE text chunk in order, then generate()'s reply for it."""
+    server.enqueue_text_stream("Sunny in Hangzhou.", chunk_chars=5, usage=(12, 4))
+    server.enqueue_text("Sunny in Hangzhou.", usage=(12, 4))
+    *partials, final = [item async for item in model.generate_stream(request())]
+    assert [(p.text(), p.partial) for p in partials] == [
+        ("Sunny", True),
+        (" in H", True),
+        ("angzh", True),
+        ("ou.", True),
+    ]
+    assert final.partial is False
+    assert final == await model.generate(request())
+    assert final.usage is not None and final.usage.total_token_count == 16
+    streamed, whole = server.requests
+    assert streamed.stream is True and whole.stream is False
+    assert streamed.path == f"/v1/models/{MODEL}:streamGenerateContent?alt=sse"
+    assert streamed.body == whole.body
+
+
+async def test_streamed_function_calls_aggregate_like_generate(
+    server: FakeGeminiServer, model: GeminiModel
+) -> None:
+    """Text and calls spread over SSE events join into generate()'s reply for the same body."""
+    calls = [
+        {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}},
+        {"functionCall": {"name": "get_weather", "args": {"city": "Rome"}}},
+    ]
+
+    def event(parts: list[dict[str, Any]], **candidate: Any) -> dict[str, Any]:
+        return {"candidates": [{"content": {"role": "model", "parts": parts}, **candidate}]}
+
+    server.enqueue_stream(
+        [
+            event([{"text": "Checking "}]),
+            event([{"text": "both."}, calls[0]]),
+            event([calls[1]], finishReason="STOP"),
+        ],
+        delay_seconds=0.01,
+    )
+    server.enqueue_response(event([{"text": "Checking both."}, *calls], finishReason="STOP"))
+    items = [item async for item in model.generate_stream(request())]
+    assert [i.text() for i in items if i.partial] == ["Checking ", "both."]
+    assert items[-1] == await model.generate(request())
+    assert [c.args for c in items[-1].function_calls()] == [{"city": "Paris"}, {"city": "Rome"}]
+
+
+async def test_first_chunk_arrives_while_the_server_holds_the_last(
+    server: FakeGeminiServer, model: GeminiModel
+) -> None:
+    """A chunk reaches the caller as soon as it is sent, not when the whole reply is done."""
+    release_last = threading.Event()
+    server.enqueue_text_stream("abcdef", chunk_chars=2, hold_last=release_last)
+    async with aclosing(model.generate_stream(request())) as stream:
+        first = await anext(stream)
+        assert (first.text(), first.partial) == ("ab", True)
+        # The server cannot have sent the last event: it waits for release_last.
+        assert server.events_sent < 3
+        release_last.set()
+        rest = [item async for item in stream]
+    assert [r.text() for r in rest] == ["cd", "ef", "abcdef"]
+    assert server.events_sent == 3
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [(429, ModelUnavailableError), (503, ModelUnavailableError), (400, ModelRequestError)],
+)
+async def test_stream_error_status_is_typed_after_one_attempt(
+    server: FakeGeminiServer, model: GeminiModel, status: int, expected: type[Exception]
+) -> None:
+    """An error status from streamGenerateContent raises the typed error, with no SDK retry."""
+    server.enqueue_error(status, "streaming refused")
+    server.enqueue_text("a retry would have consumed this")
+    with pytest.raises(expected) as caught:
+        [item async for item in model.generate_stream(request())]
+    assert isinstance(caught.value, ModelUnavailableError | ModelRequestError)
+    assert (caught.value.status, caught.value.message) == (status, "streaming refused")
+    assert len(server.requests) == 1 and server.pending() == 1
+
+
+async def test_error_event_mid_stream_is_typed(
+    server: FakeGeminiServer, model: GeminiModel
+) -> None:
+    """An error event after a chunk raises ModelUnavailableError once that chunk was yielded."""
+    server.enqueue_stream(
+        [
+            {"candidates": [{"content": {"role": "model", "parts": [{"text": "Sun"}]}}]},
+            {"error": {"code": 503, "message": "overloaded mid-stream", "status": "UNAVAILABLE"}},
+        ]
+    )
+    received: list[LlmResponse] = []
+    with pytest.raises(ModelUnavailableError) as caught:
+        async for item in model.generate_stream(request()):
+            received.append(item)
+    assert [r.text() for r in received] == ["Sun"]
+    assert caught.value.status == 503
