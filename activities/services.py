@@ -193,14 +193,11 @@ def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]
             raise
         except AdkRequestError as err:
             raise _failure(err, non_retryable=True) from None
-        except AdkRunError as err:
-            activity.logger.warning("step failed: %s", type(err).__name__, exc_info=True)
-            # Duck-typed so this module needs no optional SDK (McpServerError carries it).
-            retryable = getattr(err, "retryable", True) is not False
-            raise _failure(err, non_retryable=not retryable) from None
         except Exception as err:
             activity.logger.warning("step failed: %s", type(err).__name__, exc_info=True)
-            raise _failure(err, non_retryable=False) from None
+            # Duck-typed so this module needs no optional SDK (McpServerError carries it).
+            final = isinstance(err, AdkRunError) and getattr(err, "retryable", True) is False
+            raise _failure(err, non_retryable=final) from None
 
     return wrapper
 

@@ -15,12 +15,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import contextlib
 import http.client
 import json
 import socket
 import subprocess
-import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -32,7 +30,7 @@ from temporalio.client import Client
 
 from adk_temporal.app import App
 from adk_temporal.client import AdkClient
-from adk_temporal.codec import EncryptionCodec
+from adk_temporal.codec import KEY_FILE_ENV, EncryptionCodec
 from adk_temporal.converter import adk_data_converter
 from adk_temporal.devserver import DevServer, find_temporal_binary, free_port
 from adk_temporal.examples.weather import APP_NAME, _forecast, build_weather_agent
@@ -40,6 +38,8 @@ from adk_temporal.flow.messages import InvocationResult
 from adk_temporal.worker import artifact_store, build_worker, session_store
 
 from ..commands import adk_command, offline_env
+from .workers import Deployment as WorkerDeployment
+from .workers import worker_process
 
 pytestmark = pytest.mark.integration
 
@@ -359,49 +359,6 @@ async def test_the_codec_server_decodes_history_for_the_temporal_cli(
     assert _post_decode(deployment.codec_url, [payload], None) == 401
 
 
-@contextlib.contextmanager
-def _cli_worker(deployment: Deployment, task_queue: str, data_dir: Path) -> Iterator[None]:
-    """`adk-temporal worker --examples`, its key file from ADK_ENCRYPTION_KEY_FILE."""
-    process = subprocess.Popen(
-        [
-            *adk_command(),
-            "worker",
-            "--examples",
-            "--data-dir",
-            str(data_dir),
-            "--task-queue",
-            task_queue,
-            "--address",
-            deployment.server.address,
-            "--sticky-timeout",
-            "1",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=deployment.env(ADK_ENCRYPTION_KEY_FILE=str(deployment.key_file)),
-    )
-    ready = threading.Event()
-    output: list[str] = []
-
-    def drain() -> None:
-        # Read until the process ends: a full pipe would block the worker's logging.
-        assert process.stdout is not None
-        for line in process.stdout:
-            output.append(line)
-            if "worker ready" in line:
-                ready.set()
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        assert ready.wait(60), "no 'worker ready' line:\n" + "".join(output)
-        yield
-    finally:
-        process.kill()
-        process.wait()
-
-
 async def test_the_cli_runs_encrypted_end_to_end(deployment: Deployment, tmp_path: Path) -> None:
     """worker, run, pending and confirm given the key file: the run completes, sealed."""
     markers = _markers()
@@ -412,7 +369,8 @@ async def test_the_cli_runs_encrypted_end_to_end(deployment: Deployment, tmp_pat
     session_id = f"enc-{uuid.uuid4().hex[:6]}"
     workflow_id = f"adk/{APP_NAME}/{USER}/{session_id}"
     connection = ["--address", deployment.server.address, "--task-queue", task_queue]
-    with _cli_worker(deployment, task_queue, data_dir):
+    workers = WorkerDeployment(deployment.server.address, task_queue, data_dir)
+    with worker_process(workers, env={KEY_FILE_ENV: key}):
         paused = deployment.cli(
             "run",
             *connection,

@@ -26,6 +26,7 @@ from adk_temporal.flow.messages import PendingRequest
 from adk_temporal.render import workflows_url
 from adk_temporal.worker import artifact_store, build_worker, session_store
 
+from .browser import UI_TIMEOUT_MS, launch_or_skip, playwright_or_skip
 from .conftest import FAST_POLL
 
 if TYPE_CHECKING:
@@ -33,17 +34,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.integration
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 WAITING_QUERY = 'AdkStatus="awaiting_confirmation"'
-UI_TIMEOUT_MS = 30_000
 
 
 @dataclass
@@ -71,12 +62,7 @@ async def _visible(adk: AdkClient, workflow_id: str) -> None:
 @pytest.fixture(scope="module")
 async def paused_run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[PausedRun]:
     """A UI-enabled dev server, a worker, a paused purchase and a headless browser."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing; install Debian's chromium (.ci/chromium.sh)")
-    try:
-        from playwright.async_api import async_playwright
-    except ImportError:
-        pytest.skip("Python playwright is not installed (pip install playwright)")
+    async_playwright = playwright_or_skip()
     root = tmp_path_factory.mktemp("ui")
     server = DevServer(
         db_filename=root / "temporal.db", dynamic_config=FAST_POLL, log_path=root / "server.log"
@@ -109,12 +95,7 @@ async def paused_run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
                 while not (await handle.status()).ignored_signals:
                     await asyncio.sleep(0.1)
             await _visible(adk, handle.workflow_id)
-            try:
-                browser = await playwright.chromium.launch(
-                    executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-                )
-            except Exception as err:  # any launch failure means "no usable browser here"
-                pytest.skip(f"cannot launch {CHROMIUM}: {err}")
+            browser = await launch_or_skip(playwright)
             try:
                 yield PausedRun(server, handle, request, browser)
             finally:

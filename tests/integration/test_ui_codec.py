@@ -29,8 +29,8 @@ from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.worker import artifact_store, build_worker, session_store
 
+from .browser import UI_TIMEOUT_MS, launch_or_skip, playwright_or_skip
 from .conftest import FAST_POLL
-from .test_ui import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
@@ -61,12 +61,7 @@ class EncryptedRun:
 @pytest.fixture(scope="module")
 async def encrypted_run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[EncryptedRun]:
     """A UI-enabled dev server, an encrypted paused purchase, a codec server, a browser."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing; install Debian's chromium (.ci/chromium.sh)")
-    try:
-        from playwright.async_api import async_playwright
-    except ImportError:
-        pytest.skip("Python playwright is not installed (pip install playwright)")
+    async_playwright = playwright_or_skip()
     root = tmp_path_factory.mktemp("ui-codec")
     rotate_key_file(root / "keys.json")
     codec = EncryptionCodec.from_file(root / "keys.json")
@@ -90,12 +85,7 @@ async def encrypted_run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
                 APP_NAME, "ui-user", "ui-codec", "weather_agent", f"Buy a weather report for {city}"
             )
             await handle.wait_for_status("awaiting_confirmation", timeout=30)
-            try:
-                browser = await playwright.chromium.launch(
-                    executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-                )
-            except Exception as err:  # any launch failure means "no usable browser here"
-                pytest.skip(f"cannot launch {CHROMIUM}: {err}")
+            browser = await launch_or_skip(playwright)
             try:
                 yield EncryptedRun(server, codec_server, handle, city, browser)
             finally:
