@@ -1,0 +1,140 @@
+"""HMAC signatures for notifications sent out and answer links handed out.
+
+Both directions share one secret per app. A notification is signed over its timestamp and
+body (``v1=`` + hex HMAC-SHA256 of ``"{timestamp}.{body}"``), the scheme webhook senders
+commonly use, so a receiver needs ten lines of standard library to check it. An answer link
+is a self-contained token: the decision it carries and its expiry are signed, so a tampered,
+expired or foreign link is refused without any server-side table; that it works once is
+enforced by the run itself, which refuses an answer to a request that is no longer open.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import AdkRequestError
+
+__all__ = [
+    "IDEMPOTENCY_HEADER",
+    "SIGNATURE_HEADER",
+    "TIMESTAMP_HEADER",
+    "AnswerLink",
+    "LinkError",
+    "SignatureError",
+    "read_link",
+    "sign_body",
+    "sign_link",
+    "verify_body",
+]
+
+SIGNATURE_HEADER = "X-Adk-Signature"
+"""The header carrying ``v1=<hex HMAC-SHA256 of "{timestamp}.{body}">``."""
+TIMESTAMP_HEADER = "X-Adk-Timestamp"
+"""The header carrying the POSIX seconds the signature was made at."""
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+"""The header carrying one key per notification, the same on every delivery attempt."""
+
+_VERSION = "v1"
+
+
+class SignatureError(AdkRequestError, ValueError):
+    """A notification's signature is missing, malformed, wrong, or too old."""
+
+
+class LinkError(AdkRequestError, ValueError):
+    """An answer link is malformed, tampered with, or expired."""
+
+
+def _mac(secret: bytes, message: bytes) -> str:
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def sign_body(secret: bytes, timestamp: int, body: bytes) -> str:
+    """The signature header value for ``body`` sent at ``timestamp`` (POSIX seconds)."""
+    return f"{_VERSION}={_mac(secret, str(timestamp).encode() + b'.' + body)}"
+
+
+def verify_body(
+    secret: bytes,
+    *,
+    signature: str | None,
+    timestamp: str | None,
+    body: bytes,
+    now: float,
+    tolerance_seconds: float = 300.0,
+) -> None:
+    """Check a received notification; return quietly when it is genuine and fresh.
+
+    Raises:
+        SignatureError: A header is missing or malformed, the signature does not match, or
+            the timestamp is more than ``tolerance_seconds`` away from ``now`` (a replay).
+    """
+    if not signature or not timestamp:
+        raise SignatureError(f"the {SIGNATURE_HEADER} and {TIMESTAMP_HEADER} headers are required")
+    try:
+        sent = int(timestamp)
+    except ValueError:
+        raise SignatureError(
+            f"{TIMESTAMP_HEADER} must be POSIX seconds, got {timestamp!r}"
+        ) from None
+    if abs(now - sent) > tolerance_seconds:
+        raise SignatureError(
+            f"the notification was signed {now - sent:.0f} s ago; at most "
+            f"{tolerance_seconds:.0f} s is accepted"
+        )
+    if not hmac.compare_digest(signature, sign_body(secret, sent, body)):
+        raise SignatureError("the signature does not match the body")
+
+
+class AnswerLink(BaseModel):
+    """What a signed answer link decides: one answer to one request of one run."""
+
+    workflow_id: str
+    invocation_id: str
+    request_id: str
+    decision: Literal["approve", "reject"]
+    call_digest: str = ""
+    expires_at: int
+    """POSIX seconds after which the link is refused."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def sign_link(secret: bytes, link: AnswerLink) -> str:
+    """The URL-safe token for ``link``: its fields and their signature."""
+    body = _b64(json.dumps(link.model_dump(mode="json"), sort_keys=True).encode())
+    return f"{body}.{_mac(secret, body.encode())}"
+
+
+def read_link(secret: bytes, token: str, *, now: float) -> AnswerLink:
+    """The link a token carries, once its signature and expiry are checked.
+
+    Raises:
+        LinkError: The token is malformed, its signature does not match (tampered, or
+            signed with another secret), or it expired.
+    """
+    body, sep, mac = token.partition(".")
+    if not sep or not body or not mac:
+        raise LinkError("the answer link is malformed")
+    if not hmac.compare_digest(mac, _mac(secret, body.encode())):
+        raise LinkError("the answer link's signature does not match")
+    try:
+        link = AnswerLink.model_validate_json(_unb64(body))
+    except (ValidationError, binascii.Error, ValueError) as err:
+        raise LinkError(f"the answer link does not decode: {err}") from None
+    if now > link.expires_at:
+        raise LinkError("the answer link expired")
+    return link
