@@ -18,7 +18,7 @@ from adk_temporal.agents import (
     ParallelAgent,
     SequentialAgent,
 )
-from adk_temporal.flow.messages import AgentSpec
+from adk_temporal.flow.messages import AgentSpec, NotifyPlan
 
 __all__ = ["describe", "describe_tree"]
 
@@ -46,8 +46,13 @@ def describe(registry: AgentRegistry, agent: BaseAgent) -> AgentSpec:
     )
 
 
-def describe_tree(registry: AgentRegistry, name: str) -> AgentSpec:
-    """The spec of the root of the agent tree ``name`` belongs to.
+def describe_tree(
+    registry: AgentRegistry, name: str, notify: NotifyPlan | None = None
+) -> AgentSpec:
+    """The spec of the root of the agent tree ``name`` belongs to, carrying ``notify``.
+
+    The serving app's notifications travel on the root so that the workflow learns them
+    from history: runs of apps without notifications record exactly what they did before.
 
     Raises:
         UnknownAgentError: No agent has that name.
@@ -55,4 +60,4 @@ def describe_tree(registry: AgentRegistry, name: str) -> AgentSpec:
     root = registry[name]
     while (parent := registry.parent(root.name)) is not None:
         root = parent
-    return describe(registry, root)
+    return describe(registry, root).model_copy(update={"notify": notify})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Container, Sequence
+from contextlib import aclosing
 from typing import Any
 
 from google.genai import types
@@ -19,7 +20,7 @@ from temporalio import activity
 from adk_temporal.agents import Agent, AgentTool
 from adk_temporal.asyncutil import maybe_await
 from adk_temporal.context import CallbackContext, ReadonlyContext
-from adk_temporal.errors import OutputSchemaError
+from adk_temporal.errors import ModelUnavailableError, OutputSchemaError
 from adk_temporal.events import ADK_ID_PREFIX, Event, EventActions
 from adk_temporal.faults import fault_point
 from adk_temporal.flow.messages import (
@@ -36,13 +37,14 @@ from adk_temporal.flow.messages import (
     ToolOptions,
 )
 from adk_temporal.history import build_contents, copy_contents, current_turn
-from adk_temporal.models import GeminiModel, LlmRequest, LlmResponse, Model
+from adk_temporal.models import GeminiModel, LlmRequest, LlmResponse, Model, stream_model
 from adk_temporal.output import record_output
 from adk_temporal.tools import FunctionTool
 from adk_temporal.tracing import record_model_step, span
 from adk_temporal.usage import TokenUsage
 
 from .agent_spec import describe_tree
+from .forwarding import PartialForwarder
 from .services import (
     WorkerServices,
     append_to_session,
@@ -151,9 +153,13 @@ class ModelStepActivity:
     @translate_errors
     async def run(self, inp: ModelStepInput) -> ModelStepResult:
         """The model step as a Temporal activity (see :meth:`execute`)."""
-        return await self.execute(inp, workflow_id=current_workflow_id())
+        return await self.execute(
+            inp, workflow_id=current_workflow_id(), attempt=activity.info().attempt
+        )
 
-    async def execute(self, inp: ModelStepInput, *, workflow_id: str) -> ModelStepResult:
+    async def execute(
+        self, inp: ModelStepInput, *, workflow_id: str, attempt: int = 1
+    ) -> ModelStepResult:
         """Call the model on the session plus ``pending_events``; store both with the reply.
 
         The pending events and the model event are appended in one transaction, after the
@@ -166,6 +172,7 @@ class ModelStepActivity:
             workflow_id: The id of the invocation's workflow (``adk/{app}/{user}/{session}``
                 in-process too): it spells the session ids ``inp.ref`` leaves out and keys
                 idempotent saves.
+            attempt: Which attempt of the step this is; marks the pieces it streams.
         """
         services = self._services
         ref = inp.ref.resolved(workflow_id)
@@ -177,8 +184,10 @@ class ModelStepActivity:
         if workflow_agent:
             new, unstage = await stored_form(services.sessions, ref, inp.pending_events, stored.ids)
             await append_to_session(services.sessions, ref, new, unstage)
-            return DelegateStep(kind="delegate", tree=describe_tree(registry, ref.agent_name))
-        tree = describe_tree(registry, ref.agent_name) if inp.describe else None
+            return DelegateStep(
+                kind="delegate", tree=describe_tree(registry, ref.agent_name, services.notify)
+            )
+        tree = describe_tree(registry, ref.agent_name, services.notify) if inp.describe else None
         agent = registry.llm_agent(ref.agent_name)
         # Toolsets list here, worker side: the listing reaches history only as the reply's
         # planned calls and their options, so the workflow never depends on a live server.
@@ -216,8 +225,18 @@ class ModelStepActivity:
             tools=[t.declaration() for t in tools],
             generation_config=agent.request_config,
         )
+        forwarder = None
+        if inp.stream:
+            forwarder = PartialForwarder(
+                services.sessions, ref, self._event(inp, ref, agent, None, actions), attempt
+            )
+            # Stored before the model is called, as ADK stores the user's message before the
+            # agent runs: followers then see the message, and the tool responses the model
+            # answers, ahead of the reply being written. Idempotent, so a retry is harmless.
+            await self._append(ref, new, unstage)
+            new, unstage = [], []
         async with heartbeating():
-            response = await self._generate(agent, cctx, request)
+            response = await self._generate(agent, cctx, request, forwarder)
         # In a branch or a scope, steps of other branches or scopes may run concurrently and
         # choose the same ids: whether one is stored first is timing, so ids there are
         # always generated. At the top level steps never overlap.
@@ -262,7 +281,11 @@ class ModelStepActivity:
         return result
 
     async def _generate(
-        self, agent: Agent, cctx: CallbackContext, request: LlmRequest
+        self,
+        agent: Agent,
+        cctx: CallbackContext,
+        request: LlmRequest,
+        forwarder: PartialForwarder | None,
     ) -> LlmResponse:
         if agent.before_model_callback is not None:
             early = await maybe_await(agent.before_model_callback(cctx, request))
@@ -271,7 +294,11 @@ class ModelStepActivity:
         model = self._services.models.resolve(agent.model)
         with span(f"chat {agent.model}", {"adk.agent": agent.name}) as current:
             started = time.perf_counter()
-            response = await model.generate(request)
+            if forwarder is None:
+                response = await model.generate(request)
+            else:
+                async with forwarder:
+                    response = await _streamed(model, request, forwarder)
             usage = response.usage
             record_model_step(
                 current,
@@ -311,6 +338,20 @@ class ModelStepActivity:
             actions=actions,
             timestamp=inp.timestamp,
         )
+
+
+async def _streamed(model: Model, request: LlmRequest, forwarder: PartialForwarder) -> LlmResponse:
+    """The model's reply, its text forwarded piece by piece as the model streams it."""
+    reply: LlmResponse | None = None
+    async with aclosing(stream_model(model, request)) as chunks:
+        async for chunk in chunks:
+            if chunk.partial:
+                forwarder.offer(chunk.text())
+            else:
+                reply = chunk
+    if reply is None:
+        raise ModelUnavailableError(None, f"model {model.name!r} ended its stream without a reply")
+    return reply
 
 
 def _with_call_ids(

@@ -29,6 +29,7 @@ from adk_temporal.errors import (
 from adk_temporal.events import Event
 from adk_temporal.flow.messages import (
     MergedResponses,
+    NotifyPlan,
     PendingEvent,
     SessionRef,
     StagedResponse,
@@ -68,6 +69,8 @@ class WorkerServices:
     """How long requests wait when their tool set no timeout; ``None``: for ever."""
     app_name: str | None = None
     """The app this worker serves; invocations of another app are refused."""
+    notify: NotifyPlan | None = None
+    """The notifications the app sends, told to the workflow with the agent tree."""
 
     def check_app(self, ref: SessionRef) -> None:
         """Refuse an invocation of an app this worker does not serve.

@@ -17,6 +17,7 @@ from .agents import Agent
 from .errors import AdkRequestError
 from .memory import MemoryService
 from .models import ModelRegistry, default_registry
+from .notifications import Notifications
 
 __all__ = ["App", "AppLoadError", "load_app"]
 
@@ -38,6 +39,9 @@ class App:
         memory_service: Backs ``ctx.search_memory``; ``None`` makes it raise.
         request_timeout: How long a confirmation or input request waits when its tool set no
             ``timeout``; ``None`` waits for ever.
+        notifications: Signed webhooks posted when an invocation pauses for a human (and,
+            if asked, when it completes or fails), retried durably; ``None`` sends none.
+            Only invocations run on Temporal notify, not the in-process ``Runner``.
     """
 
     agents: Sequence[Agent]
@@ -45,6 +49,7 @@ class App:
     models: ModelRegistry = field(default_factory=default_registry)
     memory_service: MemoryService | None = None
     request_timeout: timedelta | None = None
+    notifications: Notifications | None = None
 
 
 def _as_app(value: object, spec: str) -> App:

@@ -47,7 +47,7 @@ from .flow.messages import (
     as_content,
 )
 from .flow.requests import AnswerKind, parse_answer, refusal, refused
-from .following import follow_events
+from .following import follow_events, with_partials
 from .ids import DEFAULT_TASK_QUEUE, workflow_id_for
 from .sessions import SessionService
 from .tracing import Telemetry
@@ -275,6 +275,28 @@ class InvocationHandle:
             closed.add_done_callback(lambda f: f.cancelled() or f.exception())
             closed.cancel()
 
+    async def stream(self, *, poll_interval: float = 0.2) -> AsyncIterator[Event]:
+        """:meth:`events`, plus the model's text as it is produced (partial events).
+
+        Pieces come only from invocations started with ``stream=True``, through the session
+        store's side channel (never through Temporal history). Each is an event with
+        ``partial=True`` and the id of the model event it precedes, holding the text new
+        since the previous piece; the model event itself (``partial`` unset) supersedes
+        them, and no piece of a step follows it. A retried step's pieces carry a higher
+        ``attempt``: drop the text shown for the lower one. Ends as :meth:`events` does.
+        """
+        if self._sessions is None:
+            raise ValueError("stream() needs AdkClient(session_service=...)")
+
+        async def invocation_id() -> str | None:
+            status = await self._safe_status()
+            return status.invocation_id if status is not None else None
+
+        async for event in with_partials(
+            self._sessions, self._ids, self.events(poll_interval=poll_interval), invocation_id
+        ):
+            yield event
+
     async def _safe_status(self) -> InvocationStatus | None:
         try:
             return await self.status()
@@ -351,6 +373,7 @@ class AdkClient:
         model_timeout_seconds: float = 120.0,
         tool_timeout_seconds: float = 300.0,
         heartbeat_seconds: float = 20.0,
+        stream: bool = False,
     ) -> InvocationHandle:
         """Start an invocation of ``agent`` with ``message`` in the session.
 
@@ -373,6 +396,8 @@ class AdkClient:
             heartbeat_seconds: Heartbeat timeout of model steps and of tools that declare
                 none: how soon a running step learns of a cancellation (within about this
                 long) and how soon a step whose worker died is retried.
+            stream: Model steps forward their text as it is produced, for
+                :meth:`InvocationHandle.stream` (ADK's streaming mode SSE).
 
         Raises:
             InvalidIdError: An id breaks the id grammar (nothing is started).
@@ -398,6 +423,7 @@ class AdkClient:
             model_timeout_seconds=model_timeout_seconds,
             tool_timeout_seconds=tool_timeout_seconds,
             heartbeat_seconds=heartbeat_seconds,
+            stream=stream,
         )
         try:
             handle = await self.client.start_workflow(

@@ -38,7 +38,7 @@ from .client import DEFAULT_TASK_QUEUE, AdkClient, InvocationHandle
 from .devserver import DevServer
 from .examples.weather import APP_NAME, build_weather_agent
 from .flow.messages import AdkStatus
-from .render import event_lines, part_bytes, request_lines, workflows_url
+from .render import StreamPrinter, part_bytes, request_lines, workflows_url
 from .sessions import SessionService
 from .worker import artifact_store, build_worker, session_store
 
@@ -94,45 +94,45 @@ class _Scenario:
         self.artifacts = artifacts
         self.address = address
         self.session_id = session_id
-        self._seen = 0
+        self._printed: set[str] = set()
 
     async def say(self, number: int, message: str) -> InvocationHandle:
         """Start an invocation with ``message`` and print its events until it stops."""
         self.console.print()
         self.console.print(Text.assemble((f"{number}. ", "bold"), (message, "bold")))
-        handle = await self.adk.start(APP_NAME, DEMO_USER, self.session_id, DEMO_AGENT, message)
+        handle = await self.adk.start(
+            APP_NAME, DEMO_USER, self.session_id, DEMO_AGENT, message, stream=True
+        )
         await self.settle(handle)
         return handle
 
     async def settle(
         self, handle: InvocationHandle, *, until: tuple[AdkStatus, ...] = _STOPPED
     ) -> AdkStatus:
-        """Wait until ``handle``'s status is in ``until``; print the new events; return it."""
+        """Print the invocation's new events, replies as the model writes them, until it
+        stops running; its status must then be in ``until``."""
+        printer = StreamPrinter(self.console)
+        spinner = self.console.status("waiting for the invocation…")
+        spinner.start()
         try:
-            with self.console.status("waiting for the invocation…"):
+            async with asyncio.timeout(_WAIT_SECONDS):
+                async for event in handle.stream():
+                    spinner.stop()
+                    if event.partial or event.id not in self._printed:
+                        self._printed.add(event.id)
+                        printer.feed(event)
+                printer.close()
                 status = await handle.wait_for_status(*until, timeout=_WAIT_SECONDS)
         except TimeoutError:
             raise DemoError(
                 f"invocation {handle.workflow_id} neither finished nor paused within "
                 f"{_WAIT_SECONDS:.0f}s"
             ) from None
-        await self.print_new_events()
+        finally:
+            spinner.stop()
         if status.status == "failed":
             raise DemoError(f"invocation {handle.workflow_id} failed: {status.error}")
         return status.status
-
-    async def print_new_events(self) -> None:
-        """Print the session's events appended since the last call."""
-        session = await self.sessions.get(
-            app_name=APP_NAME,
-            user_id=DEMO_USER,
-            session_id=self.session_id,
-            after_sequence=self._seen,
-        )
-        self._seen += len(session.events)
-        for event in session.events:
-            for line in event_lines(event):
-                self.console.print(line)
 
     async def state(self) -> dict[str, Any]:
         """The session's merged state."""

@@ -115,6 +115,13 @@ class Event(BaseModel):
     error_message: str | None = None
     usage_metadata: types.GenerateContentResponseUsageMetadata | None = None
     """The tokens the model reported for the step that produced this event (model events)."""
+    partial: bool | None = None
+    """True for a piece of a model reply still being streamed: published to followers only,
+    never stored in the session nor shown to a model, and superseded by the final event with
+    the same id (ADK's ``partial``)."""
+    attempt: int | None = None
+    """For a partial event, the step attempt that streamed it: a retried step's pieces carry
+    a higher number, so a follower can drop the text of the abandoned attempt."""
 
     @field_validator("actions", mode="before")
     @classmethod

@@ -2,7 +2,8 @@
 
 Pass it to the worker (``Worker(client, task_queue=..., plugins=[AdkPlugin(...)])``); a
 client that only starts and answers invocations needs just :func:`adk_data_converter`. The
-plugin registers ``InvocationWorkflow`` and the activities bound to this worker's services,
+plugin registers ``InvocationWorkflow``, ``adk_notify`` (notifications out) and the
+activities bound to this worker's services,
 switches the data converter to pydantic (so ``google.genai`` content with bytes round-trips)
 and lets the workflow sandbox pass the third-party data modules through.
 """
@@ -18,6 +19,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from .activities.append_events import AppendEventsActivity
 from .activities.model_step import ModelStepActivity
+from .activities.notify import NotifyActivity
 from .activities.services import WorkerServices
 from .activities.tool_call import ToolCallActivity
 from .agents import AgentRegistry, BaseAgent
@@ -25,8 +27,10 @@ from .artifacts import ArtifactService
 from .converter import AdkPayloadConverter, adk_data_converter
 from .memory import MemoryService
 from .models import ModelRegistry, default_registry
+from .notifications import Notifications
 from .sessions import SessionService
 from .workflows.invocation import InvocationWorkflow
+from .workflows.notify import NotifyWorkflow
 
 __all__ = ["PASSTHROUGH_MODULES", "AdkPayloadConverter", "AdkPlugin", "adk_data_converter"]
 
@@ -67,6 +71,7 @@ class AdkPlugin(SimplePlugin):
         request_timeout: How long confirmation and input requests wait when their tool set
             no timeout; ``None`` waits for ever.
         app_name: The app this worker serves; invocations of another app fail at once.
+        notifications: The webhooks the app's invocations notify; ``None``: none.
     """
 
     def __init__(
@@ -79,6 +84,7 @@ class AdkPlugin(SimplePlugin):
         models: ModelRegistry | None = None,
         request_timeout: timedelta | None = None,
         app_name: str | None = None,
+        notifications: Notifications | None = None,
     ) -> None:
         services = WorkerServices(
             agents=AgentRegistry(agents),
@@ -88,6 +94,7 @@ class AdkPlugin(SimplePlugin):
             memory=memory_service,
             request_timeout_seconds=request_timeout.total_seconds() if request_timeout else None,
             app_name=app_name,
+            notify=notifications.plan() if notifications else None,
         )
         self.services = services
         super().__init__(
@@ -97,7 +104,8 @@ class AdkPlugin(SimplePlugin):
                 ModelStepActivity(services).run,
                 ToolCallActivity(services).run,
                 AppendEventsActivity(services).run,
+                NotifyActivity(notifications).run,
             ],
-            workflows=[InvocationWorkflow],
+            workflows=[InvocationWorkflow, NotifyWorkflow],
             workflow_runner=_runner,
         )

@@ -8,13 +8,21 @@ from typing import Any
 from urllib.parse import quote
 
 from google.genai import types
+from rich.console import Console
 from rich.text import Text
 
 from .events import REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME, Event
 from .flow.messages import PendingRequest, RequestSummary
 from .workflows.details import answer_commands
 
-__all__ = ["event_lines", "part_bytes", "request_lines", "summary_lines", "workflows_url"]
+__all__ = [
+    "StreamPrinter",
+    "event_lines",
+    "part_bytes",
+    "request_lines",
+    "summary_lines",
+    "workflows_url",
+]
 
 _MAX_ARGS_CHARS = 160
 
@@ -45,17 +53,18 @@ def _call_line(call: types.FunctionCall) -> str:
     return f"→ {_call(call.name or '?', args)}"
 
 
-def event_lines(event: Event, *, width: int = 14) -> list[Text]:
+def event_lines(event: Event, *, width: int = 14, streamed: bool = False) -> list[Text]:
     """One line per part of ``event`` plus its deltas, for a terminal.
 
     Text parts print as they are, function calls as ``→ name(args)``, responses as
-    ``← name {...}``, then ``state_delta``, ``artifact_delta`` and any error.
+    ``← name {...}``, then ``state_delta``, ``artifact_delta`` and any error. With
+    ``streamed`` the text was already shown as it came: only the other lines are given.
     """
     author = event.author.ljust(width)
     lines: list[Text] = []
 
     def add(body: str, style: str = "") -> None:
-        prefix = author if not lines else " " * len(author)
+        prefix = author if not lines and not streamed else " " * len(author)
         lines.append(Text.assemble((prefix, "bold cyan"), "  ", (body, style)))
 
     for part in event.parts():
@@ -64,7 +73,7 @@ def event_lines(event: Event, *, width: int = 14) -> list[Text]:
         elif part.function_response is not None:
             response = part.function_response
             add(f"← {response.name} {_compact(response.response)}", "green")
-        elif part.text and not part.thought:
+        elif part.text and not part.thought and not streamed:
             add(part.text)
     if event.actions.state_delta:
         add(f"state_delta {_compact(event.actions.state_delta)}", "magenta")
@@ -72,9 +81,75 @@ def event_lines(event: Event, *, width: int = 14) -> list[Text]:
         add(f"artifact_delta {_compact(event.actions.artifact_delta)}", "magenta")
     if event.error_code or event.error_message:
         add(f"error {event.error_code or ''}: {event.error_message or ''}", "bold red")
-    if not lines:
+    if not lines and not streamed:
         add("(no content)", "dim")
     return lines
+
+
+class StreamPrinter:
+    """Prints events for a terminal, a streamed reply's text as it arrives.
+
+    Pieces of one model event print on one growing line; the event itself then adds only
+    what the pieces did not show (the rest of its text, calls, deltas, errors). A retried
+    step's pieces start a new line marked as a retry. An event that arrives while the line
+    grows (the store is polled, the pieces are pushed: one stored just before the reply can
+    come after its first pieces) prints on its own line, and the text so far starts again.
+
+    Args:
+        console: Where to print.
+        width: The author column's width, as :func:`event_lines` uses it.
+    """
+
+    def __init__(self, console: Console, *, width: int = 14) -> None:
+        self._console = console
+        self._width = width
+        self._streaming: tuple[str, int | None] | None = None
+        self._shown = ""
+        self._author = ""
+
+    def feed(self, event: Event) -> None:
+        """Print ``event``: a piece continues its line, a final event completes it."""
+        if event.partial:
+            key = (event.id, event.attempt)
+            if key != self._streaming:
+                retry = self._streaming is not None and self._streaming[0] == event.id
+                self._end_line()
+                self._start_line(key, event.author, "(retry) " if retry else "")
+            self._write(event.text())
+            return
+        if self._streaming is not None and self._streaming[0] == event.id:
+            text = event.text()
+            if text.startswith(self._shown):
+                self._write(text[len(self._shown) :])
+                self._end_line()
+                for line in event_lines(event, width=self._width, streamed=True):
+                    self._console.print(line)
+                return
+        interrupted, shown, author = self._streaming, self._shown, self._author
+        self._end_line()
+        for line in event_lines(event, width=self._width):
+            self._console.print(line)
+        if interrupted is not None:
+            self._start_line(interrupted, author, "")
+            self._write(shown)
+
+    def close(self) -> None:
+        """End a line left open by pieces whose event never came."""
+        self._end_line()
+
+    def _start_line(self, key: tuple[str, int | None], author: str, label: str) -> None:
+        name = Text(author.ljust(self._width), style="bold cyan")
+        self._console.print(name, "  ", Text(label, style="dim"), sep="", end="")
+        self._streaming, self._shown, self._author = key, "", author
+
+    def _write(self, text: str) -> None:
+        self._shown += text
+        self._console.print(Text(text), end="")
+
+    def _end_line(self) -> None:
+        if self._streaming is not None:
+            self._console.print()
+            self._streaming, self._shown = None, ""
 
 
 def request_lines(

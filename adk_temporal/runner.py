@@ -56,7 +56,7 @@ from .flow.messages import (
     as_content,
 )
 from .flow.requests import Answer, AnswerKind
-from .following import follow_events
+from .following import follow_events, with_partials
 from .ids import workflow_id_for
 from .memory import MemoryService
 from .models import ModelRegistry, default_registry
@@ -101,14 +101,14 @@ class _Retry:
             timeout=opts.start_to_close_seconds or default_timeout,
         )
 
-    async def call(self, step: Callable[[], Awaitable[T]]) -> T:
-        """Run ``step`` until it succeeds or fails for good (:class:`StepFailedError`)."""
+    async def call(self, step: Callable[[int], Awaitable[T]]) -> T:
+        """Run ``step(attempt)`` until it succeeds or fails for good (:class:`StepFailedError`)."""
         attempt = 1
         delay = self.initial_interval
         while True:
             try:
                 async with asyncio.timeout(self.timeout):
-                    return await step()
+                    return await step(attempt)
             except Exception as err:
                 kind = type(err).__name__
                 final = (
@@ -162,18 +162,20 @@ class _LocalExecutor:
     async def model_step(self, inp: ModelStepInput, *, summary: str) -> ModelStepResult:
         """The model step, called directly."""
         step = ModelStepActivity(self._services)
-        return await self._model.call(lambda: step.execute(inp, workflow_id=self._workflow_id))
+        return await self._model.call(
+            lambda attempt: step.execute(inp, workflow_id=self._workflow_id, attempt=attempt)
+        )
 
     async def tool_call(self, inp: ToolCallInput, *, summary: str) -> ToolCallResult:
         """The tool step, called directly under the tool's retry policy."""
         step = ToolCallActivity(self._services)
         retry = _Retry.for_tool(inp.call.options, self._tool_timeout)
-        return await retry.call(lambda: step.execute(inp, workflow_id=self._workflow_id))
+        return await retry.call(lambda _: step.execute(inp, workflow_id=self._workflow_id))
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """The append step, called directly."""
         step = AppendEventsActivity(self._services)
-        await self._append.call(lambda: step.execute(inp, workflow_id=self._workflow_id))
+        await self._append.call(lambda _: step.execute(inp, workflow_id=self._workflow_id))
 
     async def wait_until(
         self, condition: Callable[[], bool], *, timeout: float | None = None
@@ -359,6 +361,21 @@ class LocalInvocation:
         ):
             yield event
 
+    async def stream(self, *, poll_interval: float = 0.05) -> AsyncIterator[Event]:
+        """:meth:`events` plus the model's text as it is produced (see
+        :meth:`InvocationHandle.stream <adk_temporal.client.InvocationHandle.stream>`)."""
+
+        async def invocation_id() -> str:
+            return self._flow.invocation_id
+
+        async for event in with_partials(
+            self._runner.services.sessions,
+            self._ids,
+            self.events(poll_interval=poll_interval),
+            invocation_id,
+        ):
+            yield event
+
 
 class Runner:
     """Runs invocations in this process against the given services.
@@ -410,6 +427,7 @@ class Runner:
         model_timeout_seconds: float = 120.0,
         model_maximum_attempts: int = 10,
         tool_timeout_seconds: float = 300.0,
+        stream: bool = False,
     ) -> LocalInvocation:
         """Start an invocation of ``agent`` with ``message``; it runs as a task.
 
@@ -441,7 +459,12 @@ class Runner:
             agent_name=agent, invocation_id=invocation_id or f"e-{executor.new_id()}"
         )
         flow = InvocationFlow(
-            executor, ref, max_steps=max_steps, budgets=self.budgets, token_budget=token_budget
+            executor,
+            ref,
+            max_steps=max_steps,
+            budgets=self.budgets,
+            token_budget=token_budget,
+            stream=stream,
         )
         invocation = LocalInvocation(self, flow, executor, (app_name, user_id, session_id))
         self._running.add(workflow_id)

@@ -77,7 +77,7 @@ async def answer_on_terminal(
 
     Args:
         invocation: The in-process invocation.
-        show: Prints one event.
+        show: Prints one event; pieces of a streamed reply (``partial``) come too.
         console: Where the questions go (stderr, so stdout keeps the events).
 
     Returns:
@@ -88,8 +88,10 @@ async def answer_on_terminal(
     """
     shown: set[str] = set()
     while True:
-        async for event in invocation.events():
-            if event.id not in shown:
+        async for event in invocation.stream():
+            if event.partial:
+                show(event)
+            elif event.id not in shown:
                 shown.add(event.id)
                 show(event)
         if invocation.done():

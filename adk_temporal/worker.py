@@ -103,6 +103,7 @@ def build_worker(
         models=app.models,
         request_timeout=app.request_timeout,
         app_name=app.name,
+        notifications=app.notifications,
     )
     return Worker(
         client,

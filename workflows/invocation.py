@@ -17,6 +17,7 @@ from typing import Any, cast
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.workflow import ChildWorkflowCancellationType, ParentClosePolicy
 
 # Pure data and logic modules, and the activity classes referenced by type: passed through
 # so the sandbox does not re-import google.genai/pydantic for every workflow run (and
@@ -30,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_temporal.flow import InvocationFlow, RequestBook
     from adk_temporal.flow.messages import (
         AdkStatus,
+        AgentSpec,
         AppendEventsInput,
         DelegateStep,
         InvocationCarry,
@@ -38,12 +40,15 @@ with workflow.unsafe.imports_passed_through():
         InvocationStatus,
         ModelStepInput,
         ModelStepResult,
+        NotifyEvent,
+        NotifyPlan,
         PendingRequest,
         Refusal,
         ToolCallInput,
         ToolCallResult,
     )
     from adk_temporal.flow.requests import AnswerKind, answer_id
+    from adk_temporal.notifications import Notice, notice_id
     from adk_temporal.workflows.details import render_details
     from adk_temporal.workflows.messages import (
         ADK_AGENT,
@@ -62,6 +67,7 @@ with workflow.unsafe.imports_passed_through():
         STATUS_QUERY,
         InvocationInput,
     )
+    from adk_temporal.workflows.notify import NotifyInput, NotifyWorkflow
 
 __all__ = ["InvocationWorkflow", "TemporalExecutor"]
 
@@ -69,6 +75,9 @@ _APPEND_TIMEOUT = timedelta(seconds=60)
 
 _PUBLISH_REQUESTS = "publish-requests-in-memo"
 """Behaviour change: open requests and refused answers are published in the memo."""
+
+_NOTIFY = "notify-webhooks"
+"""Behaviour change: runs of an app with notifications start ``adk_notify`` children."""
 
 
 def _step_failure(err: ActivityError) -> BaseException:
@@ -82,17 +91,103 @@ def _step_failure(err: ActivityError) -> BaseException:
     return StepFailedError("ActivityError", str(cause or err))
 
 
+class _Notifier:
+    """Starts this run's notifications, each an ``adk_notify`` child workflow.
+
+    Which events the app notifies is learnt from the agent trees the model steps describe
+    (or the one the previous run carried), so it is in history and a replay never depends
+    on the worker's configuration; runs of apps without notifications start nothing and
+    record nothing new. A child is abandoned by the run and awaited only until it started.
+
+    Args:
+        inp: The run's start input (the session's ids, a carried tree).
+        book: The requests; a pause notifies those not notified by this run yet.
+        invocation_id: The invocation's id.
+    """
+
+    def __init__(self, inp: InvocationInput, book: RequestBook, invocation_id: str) -> None:
+        self._inp = inp
+        self._book = book
+        self._invocation_id = invocation_id
+        tree = inp.carry.tree if inp.carry is not None else None
+        self._plan: NotifyPlan | None = tree.notify if tree is not None else None
+        # A run hands over right after opening requests, before waiting on them: the
+        # requests a run carries were never notified, and the next run notifies them.
+        self._notified: set[str] = set()
+
+    def learn(self, tree: AgentSpec | None) -> None:
+        """Take the notifications a model step's description of the tree carries."""
+        if tree is not None:
+            self._plan = tree.notify
+
+    async def paused(self) -> None:
+        """Notify the open requests no notification of this run named yet."""
+        fresh = [p for p in self._book.unanswered() if p.id not in self._notified]
+        if fresh and self._wanted("paused"):
+            self._notified.update(p.id for p in fresh)
+            await self._start("paused", fresh, suffix=f"/{fresh[0].id}")
+
+    async def ended(self, event: NotifyEvent, error: str | None = None) -> None:
+        """Notify that the invocation completed or failed."""
+        if self._wanted(event):
+            await self._start(event, [], error=error)
+
+    def _wanted(self, event: NotifyEvent) -> bool:
+        # The patch is asked only when the app notifies: other runs record no marker.
+        plan = self._plan
+        return plan is not None and event in plan.events and workflow.patched(_NOTIFY)
+
+    async def _start(
+        self,
+        event: NotifyEvent,
+        requests: list[PendingRequest],
+        *,
+        suffix: str = "",
+        error: str | None = None,
+    ) -> None:
+        assert self._plan is not None
+        info = workflow.info()
+        ids = [r.id for r in requests]
+        notice = Notice(
+            id=notice_id(info.workflow_id, self._invocation_id, event, ids),
+            event=event,
+            app_name=self._inp.app_name,
+            user_id=self._inp.user_id,
+            session_id=self._inp.session_id,
+            workflow_id=info.workflow_id,
+            run_id=info.run_id,
+            invocation_id=self._invocation_id,
+            created_at=workflow.now().timestamp(),
+            requests=requests,
+            error=error,
+        )
+        await workflow.start_child_workflow(
+            NotifyWorkflow.run,
+            NotifyInput(notice=notice, plan=self._plan),
+            id=f"notify/{info.workflow_id}/{self._invocation_id}/{event}{suffix}",
+            parent_close_policy=ParentClosePolicy.ABANDON,
+            cancellation_type=ChildWorkflowCancellationType.ABANDON,
+            static_summary=f"invocation.{event}: {len(requests)} request(s)"
+            if requests
+            else f"invocation.{event}",
+        )
+
+
 class TemporalExecutor:
     """The flow's steps as activities; waiting, ids, time and handing over as a workflow's.
 
     Args:
         inp: The invocation's start input (timeouts, attempts, the continue-as-new bound).
         publish: Publishes the invocation's status (search attribute, current details).
+        notifier: Learns the notifications from model steps; notified before each wait.
     """
 
-    def __init__(self, inp: InvocationInput, publish: Callable[[], None]) -> None:
+    def __init__(
+        self, inp: InvocationInput, publish: Callable[[], None], notifier: _Notifier
+    ) -> None:
         self._inp = inp
         self._publish = publish
+        self._notifier = notifier
         self._steps_this_run = 0
 
     async def model_step(self, inp: ModelStepInput, *, summary: str) -> ModelStepResult:
@@ -108,6 +203,7 @@ class TemporalExecutor:
             )
         except ActivityError as err:
             raise _step_failure(err) from err
+        self._notifier.learn(result.tree)
         if not isinstance(result, DelegateStep):
             self._steps_this_run += 1
         return result
@@ -155,7 +251,9 @@ class TemporalExecutor:
         self, condition: Callable[[], bool], *, timeout: float | None = None
     ) -> bool:
         """``workflow.wait_condition``: durable however long the wait; a timeout is a
-        durable timer, so a deadline passes even while no worker runs."""
+        durable timer, so a deadline passes even while no worker runs. The flow waits only
+        for answers: the requests it waits on are notified first."""
+        await self._notifier.paused()
         try:
             await workflow.wait_condition(condition, timeout=timeout)
         except TimeoutError:
@@ -249,7 +347,8 @@ class InvocationWorkflow:
         status = present.get(ADK_STATUS)
         if status in ("running", "awaiting_confirmation", "awaiting_input"):
             self._published = cast(AdkStatus, status)
-        executor = TemporalExecutor(inp, self._publish)
+        notifier = _Notifier(inp, self._book, invocation_id)
+        executor = TemporalExecutor(inp, self._publish, notifier)
         self._flow = InvocationFlow(
             executor,
             ref,
@@ -257,11 +356,16 @@ class InvocationWorkflow:
             budgets=inp.budgets,
             book=self._book,
             token_budget=inp.token_budget,
+            stream=inp.stream,
         )
         try:
-            return await self._flow.run(inp.message, carry)
+            result = await self._flow.run(inp.message, carry)
         except StepFailedError as err:
+            await notifier.ended("failed", err.message)
             raise ApplicationError(err.message, type=err.kind, non_retryable=True) from err
+        if result.status in ("completed", "failed"):
+            await notifier.ended(cast(NotifyEvent, result.status), result.error)
+        return result
 
     # ------------------------------------------------------ signals/updates
     #

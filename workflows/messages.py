@@ -87,6 +87,9 @@ class InvocationInput(BaseModel):
     token_budget: int | None = None
     """The most model tokens the invocation may use (see ``InvocationFlow``); ``None``: no
     budget."""
+    stream: bool = False
+    """Model steps forward their text to the session's followers as it is produced
+    (``InvocationHandle.stream``); history is the same but for this flag."""
     model_timeout_seconds: float = 120.0
     model_maximum_attempts: int = 10
     tool_timeout_seconds: float = 300.0

@@ -17,7 +17,7 @@ from ..errors import (
 from ..events import Event
 from ..flow.messages import InvocationStatus
 from ..ids import workflow_id_for
-from ..render import request_lines
+from ..render import StreamPrinter, request_lines
 from ..runner import Runner
 from ..terminal import NoAnswerError, answer_on_terminal
 from ..worker import artifact_store, served_apps, session_store
@@ -33,7 +33,6 @@ from .common import (
     event_json,
     json_option,
     postgres_option,
-    print_event,
     print_json,
     request_json,
     require_path,
@@ -61,6 +60,11 @@ from .common import (
 )
 @click.option("--no-wait", is_flag=True, help="Print the workflow id and return at once.")
 @click.option(
+    "--no-stream",
+    is_flag=True,
+    help="Print each model reply once stored instead of as the model writes it.",
+)
+@click.option(
     "--local",
     is_flag=True,
     help="Run in this process without Temporal (the same flow); answer requests here.",
@@ -85,12 +89,16 @@ def run(
     max_steps: int,
     token_budget: int | None,
     no_wait: bool,
+    no_stream: bool,
     local: bool,
     local_app: str | None,
     as_json: bool,
     message: str,
 ) -> None:
     """Start an invocation with MESSAGE and print its events as they are appended.
+
+    Model replies print as the model writes them (through the session store, never through
+    Temporal history), unless --no-stream, --json or --no-wait.
 
     Exits 0 when it completes, 3 when it pauses for an approval or input (the commands
     that answer are printed), 4 when it fails. Following the events needs the worker's
@@ -117,6 +125,8 @@ def run(
             )
         )
 
+    streamed = not (no_stream or no_wait or as_json)
+
     async def body() -> int:
         sessions = None
         if not no_wait:
@@ -138,6 +148,7 @@ def run(
                     message,
                     max_steps=max_steps,
                     token_budget=token_budget,
+                    stream=streamed,
                 )
             except SessionBusyError as err:
                 wid = workflow_id_for(app_name, user_id, session_id)
@@ -156,7 +167,7 @@ def run(
                 else:
                     console.print(handle.workflow_id)
                 return 0
-            return await _follow(handle, address, namespace, task_queue, as_json)
+            return await _follow(handle, address, namespace, task_queue, as_json, streamed)
         finally:
             if sessions is not None:
                 await sessions.close()
@@ -204,14 +215,21 @@ async def _run_local(
         models=app.models,
     )
     events: list[Event] = []
+    printer = StreamPrinter(console)
     try:
         invocation = await runner.start(
-            *ids, agent, message, max_steps=max_steps, token_budget=token_budget
+            *ids,
+            agent,
+            message,
+            max_steps=max_steps,
+            token_budget=token_budget,
+            stream=not as_json,
         )
         try:
             status = await answer_on_terminal(
-                invocation, events.append if as_json else print_event, err_console
+                invocation, events.append if as_json else printer.feed, err_console
             )
+            printer.close()
         except NoAnswerError:
             # Nothing in this process can wait for a later answer: the run is cancelled,
             # which closes its requests and records the cancellation in the session.
@@ -271,21 +289,34 @@ async def _settled_status(handle: InvocationHandle) -> InvocationStatus:
 
 
 async def _follow(
-    handle: InvocationHandle, address: str, namespace: str, task_queue: str, as_json: bool
+    handle: InvocationHandle,
+    address: str,
+    namespace: str,
+    task_queue: str,
+    as_json: bool,
+    streamed: bool,
 ) -> int:
     """Print the invocation's events until it stops; return the exit status."""
     if not as_json:
         console.print(Text.assemble(("started ", "bold"), handle.workflow_id))
     events: list[Event] = []
-    with err_console.status(f"running · waiting on workers of task queue {task_queue}…"):
-        async for event in handle.events():
+    printer = StreamPrinter(console)
+    spinner = err_console.status(f"running · waiting on workers of task queue {task_queue}…")
+    spinner.start()
+    try:
+        async for event in handle.stream() if streamed else handle.events():
+            # A redrawn spinner would cut through a line that pieces are still growing.
+            spinner.stop()
             if as_json:
                 events.append(event)
             else:
-                print_event(event)
+                printer.feed(event)
+        printer.close()
         status = await _settled_status(handle)
         waiting = status.status in ("awaiting_confirmation", "awaiting_input")
         pending = await handle.pending() if waiting else []
+    finally:
+        spinner.stop()
     wid = handle.workflow_id
     if as_json:
         print_json(

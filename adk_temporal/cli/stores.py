@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Awaitable
 from pathlib import Path
@@ -23,7 +24,9 @@ from ..artifacts import (
 from ..errors import (
     AdkError,
 )
-from ..render import part_bytes
+from ..following import follow_session, with_partials
+from ..render import StreamPrinter, part_bytes
+from ..sessions import SessionService
 from ..worker import artifact_store, session_store
 from .common import (
     CliError,
@@ -49,6 +52,12 @@ from .common import (
 @postgres_option
 @session_options
 @json_option
+@click.option(
+    "--follow",
+    "-f",
+    is_flag=True,
+    help="Keep printing new events, and model replies as they are written, until Ctrl-C.",
+)
 def events(
     data_dir: Path,
     postgres_dsn: str | None,
@@ -56,14 +65,23 @@ def events(
     user_id: str,
     session_id: str,
     as_json: bool,
+    follow: bool,
 ) -> None:
-    """Print a session's events from the session store, oldest first."""
+    """Print a session's events from the session store, oldest first.
+
+    With --follow, new events print as they are appended and streamed model replies as the
+    model writes them (from any worker on PostgreSQL; from this machine's workers on the
+    SQLite store); with --json, one JSON object per line, pieces marked "partial".
+    """
 
     async def body() -> None:
         if not postgres_dsn:
             require_path(data_dir / "sessions.db", "session store")
         sessions = session_store(data_dir, postgres_dsn)
         try:
+            if follow:
+                await _follow_session(sessions, (app_name, user_id, session_id), as_json)
+                return
             session = await sessions.get(app_name=app_name, user_id=user_id, session_id=session_id)
         finally:
             await sessions.close()
@@ -74,6 +92,19 @@ def events(
             print_event(event)
 
     run_command(body())
+
+
+async def _follow_session(
+    sessions: SessionService, ids: tuple[str, str, str], as_json: bool
+) -> None:
+    """``events --follow``: the session's events, then new ones and pieces, until stopped."""
+    printer = StreamPrinter(console)
+    async for event in with_partials(sessions, ids, follow_session(sessions, ids)):
+        if as_json:
+            # One line per event, flushed, so a pipe reader sees each as it happens.
+            print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
+        else:
+            printer.feed(event)
 
 
 @click.group()

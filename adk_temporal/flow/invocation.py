@@ -185,6 +185,7 @@ class InvocationFlow:
             fails with ``TokenBudgetExceeded``. ``None`` sets no budget.
         book: The request book answers are delivered to; the executor may have to accept
             answers before the flow starts, so it can pass its own.
+        stream: Model steps forward their text to the session's followers as it comes.
     """
 
     def __init__(
@@ -196,8 +197,10 @@ class InvocationFlow:
         budgets: Budgets | None = None,
         book: RequestBook | None = None,
         token_budget: int | None = None,
+        stream: bool = False,
     ) -> None:
         self._exec = executor
+        self._stream = stream
         self._base = ref
         self._max_steps = max_steps
         self._budgets = budgets or Budgets()
@@ -615,6 +618,7 @@ class InvocationFlow:
                 temp_state=self._temp_state,
                 run_before_agent=run_before_agent,
                 timestamp=self._exec.now(),
+                stream=self._stream,
             ),
             summary=f"{frame.agent} · model step {step}",
         )

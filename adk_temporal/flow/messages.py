@@ -40,6 +40,8 @@ __all__ = [
     "MergedResponses",
     "ModelStepInput",
     "ModelStepResult",
+    "NotifyEvent",
+    "NotifyPlan",
     "PendingEvent",
     "PendingRequest",
     "PlannedCall",
@@ -196,6 +198,24 @@ def call_summary(name: str, args: dict[str, Any]) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+NotifyEvent: TypeAlias = Literal["paused", "completed", "failed"]
+"""An invocation event the app's notifications may be sent for."""
+
+
+class NotifyPlan(BaseModel):
+    """Which events a worker's app notifies, to which endpoints, retried for how long.
+
+    Endpoints are named by digests of their URLs: a webhook URL may hold a token, and
+    history never holds it.
+    """
+
+    events: list[NotifyEvent]
+    endpoints: list[str]
+    initial_interval_seconds: float = 1.0
+    maximum_interval_seconds: float = 60.0
+    give_up_after_seconds: float = 86_400.0
+
+
 class AgentSpec(BaseModel):
     """An agent's kind and sub-agents: all the flow needs to orchestrate it."""
 
@@ -205,6 +225,8 @@ class AgentSpec(BaseModel):
     parent: str | None = None
     max_iterations: int | None = None
     """A loop agent's limit on iterations; ``None`` loops until a sub-agent escalates."""
+    notify: NotifyPlan | None = None
+    """On a tree's root: the notifications the serving app sends (``None``: none)."""
 
     def find(self, name: str) -> AgentSpec | None:
         """The agent called ``name`` in this tree, or ``None``."""
@@ -271,6 +293,8 @@ class ModelStepInput(BaseModel):
     run_before_agent: bool = False
     describe: bool = False
     timestamp: float = 0.0
+    stream: bool = False
+    """Forward the model's text to the session's followers as it is produced."""
 
 
 class _StepOutcome(BaseModel):

@@ -362,4 +362,8 @@ def weather_model(name: str = "scripted:weather") -> ScriptedModel:
             "I can tell you the weather in a city, sell you a weather report for a city, "
             "update that report, or plan your travel dates."
         ),
+        # Invocations started with stream=True show the reply being written, as a real
+        # model's would be; the others get it whole and never wait.
+        stream_chunk_chars=12,
+        stream_delay_seconds=0.02,
     )

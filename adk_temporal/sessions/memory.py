@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import copy
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import Event
+from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .service import (
     SessionService,
     apply_state_delta,
@@ -57,6 +59,9 @@ class InMemorySessionService(SessionService):
         self._app_states: dict[str, dict[str, Any]] = {}
         self._user_states: dict[tuple[str, str], dict[str, Any]] = {}
         self._sessions: dict[_SessionKey, _StoredSession] = {}
+        # Per session: (sequence, event, published at) of the pieces not yet superseded.
+        self._partials: dict[_SessionKey, list[tuple[int, Event, float]]] = {}
+        self._partial_sequence = 0
 
     async def close(self) -> None:
         """Nothing to release; the sessions stay readable."""
@@ -122,6 +127,7 @@ class InMemorySessionService(SessionService):
         check_identity(app_name, user_id, session_id)
         with self._lock:
             self._sessions.pop((app_name, user_id, session_id), None)
+            self._partials.pop((app_name, user_id, session_id), None)
 
     async def stage_events(
         self, *, app_name: str, user_id: str, session_id: str, events: Sequence[Event]
@@ -176,7 +182,45 @@ class InMemorySessionService(SessionService):
                 stored.events.append(event)
                 stored.last_update_time = event.timestamp
                 result.append(event)
+            self._supersede(key, {event.id for event in prepared})
             return [event.model_copy(deep=True) for event in result]
+
+    async def publish_partial(
+        self, *, app_name: str, user_id: str, session_id: str, event: Event
+    ) -> None:
+        """Keep a piece for this process's followers (``SessionService.publish_partial``)."""
+        key, _ = prepare_partial(app_name, user_id, session_id, event)
+        now = self._clock()
+        with self._lock:
+            self._partial_sequence += 1
+            kept = [p for p in self._partials.get(key, []) if now - p[2] < PARTIAL_TTL_SECONDS]
+            kept.append((self._partial_sequence, event.model_copy(deep=True), now))
+            self._partials[key] = kept
+
+    def follow_partials(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> AsyncIterator[Event]:
+        """Poll this process's pieces (see :meth:`SessionService.follow_partials`)."""
+        check_identity(app_name, user_id, session_id)
+        key = (app_name, user_id, session_id)
+
+        async def read_after(sequence: int) -> builtins.list[tuple[int, Event]]:
+            with self._lock:
+                return [
+                    (number, event.model_copy(deep=True))
+                    for number, event, _ in self._partials.get(key, [])
+                    if number > sequence
+                ]
+
+        return follow_log(read_after, lambda: asyncio.sleep(FOLLOW_POLL_SECONDS))
+
+    def _supersede(self, key: _SessionKey, event_ids: set[str]) -> None:
+        """Drop the pieces the final events with these ids replace (under the lock)."""
+        kept = [p for p in self._partials.get(key, []) if p[1].id not in event_ids]
+        if kept:
+            self._partials[key] = kept
+        else:
+            self._partials.pop(key, None)
 
     def _require(self, key: _SessionKey) -> _StoredSession:
         stored = self._sessions.get(key)

@@ -28,6 +28,12 @@ the database may be shared with other applications):
   event_json)``: ``event_json`` is ``Event.model_dump_json()``.
 * ``adk_staged_events(session_pk, event_id, event_json)``: events staged by tool steps
   until the append that takes them (created on open in older databases too).
+* ``adk_partial_events(sequence, app_name, user_id, session_id, event_id, event_json,
+  published)``: streamed pieces of model replies (:mod:`.partials`), deleted when their final
+  event is appended (created on open in older databases too). A publish also sends
+  ``NOTIFY`` on a channel named after the session, so followers on any machine read the new
+  piece at once instead of polling; the piece travels in the table, not in the notification,
+  whose payload PostgreSQL caps at 8000 bytes.
 
 The driver is an optional dependency: ``pip install 'adk-temporal[postgres]'``.
 """
@@ -36,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -44,6 +51,7 @@ from typing import Any, Literal
 
 try:
     import psycopg
+    from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg.rows import TupleRow
     from psycopg_pool import AsyncConnectionPool
@@ -54,6 +62,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 from ..events import Event
+from .partials import PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .service import (
     SessionService,
     apply_state_delta,
@@ -125,6 +134,36 @@ _STAGED_TABLE = """CREATE TABLE IF NOT EXISTS adk_staged_events (
     event_json TEXT NOT NULL,
     PRIMARY KEY (session_pk, event_id)
 )"""
+
+# Created on open like the staged table. The advisory lock in publish_partial serialises a
+# session's publishers, so its pieces commit in sequence order and a follower reading "after
+# the last sequence seen" never skips one that commits late.
+_PARTIAL_TABLES = (
+    """CREATE TABLE IF NOT EXISTS adk_partial_events (
+        sequence BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        app_name TEXT COLLATE "C" NOT NULL,
+        user_id TEXT COLLATE "C" NOT NULL,
+        session_id TEXT COLLATE "C" NOT NULL,
+        event_id TEXT COLLATE "C" NOT NULL,
+        event_json TEXT NOT NULL,
+        published DOUBLE PRECISION NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS adk_partial_events_session "
+    "ON adk_partial_events (app_name, user_id, session_id, sequence)",
+    "CREATE INDEX IF NOT EXISTS adk_partial_events_published ON adk_partial_events (published)",
+)
+
+_PARTIALS_OF_SESSION = "app_name = %s AND user_id = %s AND session_id = %s"
+
+# How long a follower waits for a notification before reading anyway: a notification is
+# only lost with its connection, which the next read then reports.
+_NOTIFY_WAIT_SECONDS = 1.0
+
+
+def _channel(key: tuple[str, str, str]) -> str:
+    """The session's NOTIFY channel: a hash, as ids may be longer than an identifier."""
+    return "adk_partials_" + hashlib.sha1("\x00".join(key).encode()).hexdigest()
+
 
 # The shared scopes come in the same statement, so the merged state is one snapshot even
 # outside a transaction.
@@ -294,6 +333,10 @@ class PostgresSessionService(SessionService):
                 "DELETE FROM adk_sessions WHERE app_name = %s AND user_id = %s AND session_id = %s",
                 (app_name, user_id, session_id),
             )
+            await conn.execute(
+                f"DELETE FROM adk_partial_events WHERE {_PARTIALS_OF_SESSION}",
+                (app_name, user_id, session_id),
+            )
 
     async def stage_events(
         self, *, app_name: str, user_id: str, session_id: str, events: Sequence[Event]
@@ -358,6 +401,11 @@ class PostgresSessionService(SessionService):
                 )
             if not prepared:
                 return []
+            await conn.execute(
+                f"DELETE FROM adk_partial_events WHERE {_PARTIALS_OF_SESSION} "
+                "AND event_id = ANY(%s)",
+                (*key, [event.id for event in prepared]),
+            )
             session_pk, state_json = row
             cursor = await conn.execute(
                 "SELECT event_id, event_json FROM adk_events "
@@ -419,6 +467,60 @@ class PostgresSessionService(SessionService):
                 )
             return result
 
+    async def publish_partial(
+        self, *, app_name: str, user_id: str, session_id: str, event: Event
+    ) -> None:
+        """Keep a piece and notify the session's followers (``publish_partial``)."""
+        key, data = prepare_partial(app_name, user_id, session_id, event)
+        now = self._clock()
+        channel = _channel(key)
+        async with self._connection("write") as conn:
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (channel,))
+            await conn.execute(
+                "DELETE FROM adk_partial_events WHERE published < %s",
+                (now - PARTIAL_TTL_SECONDS,),
+            )
+            await conn.execute(
+                "INSERT INTO adk_partial_events (app_name, user_id, session_id, event_id, "
+                "event_json, published) VALUES (%s, %s, %s, %s, %s, %s)",
+                (*key, event.id, data, now),
+            )
+            # Delivered when the transaction commits, so the row is there to read.
+            await conn.execute("SELECT pg_notify(%s, '')", (channel,))
+
+    def follow_partials(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> AsyncIterator[Event]:
+        """Pieces as NOTIFY announces them (``SessionService.follow_partials``)."""
+        check_identity(app_name, user_id, session_id)
+        return self._follow_partials((app_name, user_id, session_id))
+
+    async def _follow_partials(self, key: tuple[str, str, str]) -> AsyncIterator[Event]:
+        await self._open()
+        # A connection of its own, outside the pool: it listens for as long as the
+        # follower runs, and notifications arrive only on the connection that listens.
+        conn = await psycopg.AsyncConnection.connect(self._dsn, autocommit=True)
+        async with conn:
+            await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(_channel(key))))
+
+            async def read_after(sequence: int) -> builtins.list[tuple[int, Event]]:
+                cursor = await conn.execute(
+                    "SELECT sequence, event_json FROM adk_partial_events "
+                    f"WHERE {_PARTIALS_OF_SESSION} AND sequence > %s ORDER BY sequence",
+                    (*key, sequence),
+                )
+                return [
+                    (number, Event.model_validate_json(data))
+                    for number, data in await cursor.fetchall()
+                ]
+
+            async def wait() -> None:
+                async for _ in conn.notifies(timeout=_NOTIFY_WAIT_SECONDS, stop_after=1):
+                    pass
+
+            async for event in follow_log(read_after, wait):
+                yield event
+
     @asynccontextmanager
     async def _connection(self, mode: _Mode) -> AsyncIterator[_Connection]:
         pool = await self._open()
@@ -472,7 +574,7 @@ class PostgresSessionService(SessionService):
             if exists is None or not exists[0]:
                 for statement in _SCHEMA:
                     await conn.execute(statement)
-                await conn.execute(_STAGED_TABLE)
+                await _create_open_tables(conn)
                 await conn.execute(
                     "INSERT INTO adk_schema_version (version) VALUES (%s)", (SCHEMA_VERSION,)
                 )
@@ -486,7 +588,13 @@ class PostgresSessionService(SessionService):
                     f"version {SCHEMA_VERSION}; use a matching adk-temporal release or a new "
                     "database"
                 )
-            await conn.execute(_STAGED_TABLE)
+            await _create_open_tables(conn)
+
+
+async def _create_open_tables(conn: _Connection) -> None:
+    """The tables added after schema version 1, created on every open."""
+    for statement in (_STAGED_TABLE, *_PARTIAL_TABLES):
+        await conn.execute(statement)
 
 
 async def _update_shared_scopes(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import builtins
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol, Self
 
@@ -241,6 +241,38 @@ class SessionService(Protocol):
         """
         ...
 
+    async def publish_partial(
+        self, *, app_name: str, user_id: str, session_id: str, event: Event
+    ) -> None:
+        """Offer a piece of a streamed model reply to the session's followers.
+
+        Never part of the session: the piece is kept only until the final event with the
+        same id is appended, or for ``PARTIAL_TTL_SECONDS`` (see :mod:`.partials`). A store
+        without a side channel drops it, as this default does. Publishing to a session that
+        does not exist is not checked: followers of it would get the piece, no one else.
+
+        Raises:
+            InvalidSessionRequestError: An identity field is empty, or the event is not
+                marked partial or has no id.
+        """
+        from .partials import prepare_partial
+
+        prepare_partial(app_name, user_id, session_id, event)
+
+    def follow_partials(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> AsyncIterator[Event]:
+        """The session's partial events still kept, then new ones as they are published.
+
+        Runs until the caller stops iterating (closing the iterator releases what it holds).
+        A store without a side channel yields nothing and ends, as this default does.
+
+        Raises:
+            InvalidSessionRequestError: An identity field is empty.
+        """
+        check_identity(app_name, user_id, session_id)
+        return _nothing()
+
     async def close(self) -> None:
         """Release connections and threads; the service is unusable afterwards.
 
@@ -297,6 +329,11 @@ class SessionService(Protocol):
         except SessionExistsError:
             # Another worker created it between our read and our create; theirs stands.
             return await self.get(app_name=app_name, user_id=user_id, session_id=session_id)
+
+
+async def _nothing() -> AsyncIterator[Event]:
+    return
+    yield
 
 
 def prepare_create(
@@ -467,6 +504,12 @@ def prepare_events(events: Sequence[Event], *, now: float) -> builtins.list[Even
             JSON-serialisable (checked for the whole batch before anything is stored).
     """
     _check_event_ids(events)
+    streamed = [event.id for event in events if event.partial]
+    if streamed:
+        raise InvalidSessionRequestError(
+            f"invalid append request: events {streamed} are partial; a streamed piece is "
+            "published with publish_partial and never stored"
+        )
     prepared: builtins.list[Event] = []
     for event in events:
         state_delta = to_json_state(

@@ -18,6 +18,10 @@ Schema (version 1, recorded in ``schema_version`` so later versions can migrate)
   ``event_json`` is ``Event.model_dump_json()``; the other columns are for queries.
 * ``staged_events(session_pk, event_id, event_json)``: events staged by tool steps until
   the append that takes them (created on open in older files too: nothing else changes).
+* ``partial_events(sequence, app_name, user_id, session_id, event_id, event_json,
+  published)``: streamed pieces of model replies (:mod:`.partials`), deleted when their
+  final event is appended; followers in any process on the machine poll it. Written without
+  syncing to disk: a piece lost in a power cut is superseded by its final event anyway.
 """
 
 from __future__ import annotations
@@ -28,13 +32,14 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..events import Event
+from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .service import (
     SessionService,
     apply_state_delta,
@@ -95,7 +100,20 @@ _SCHEMA = (
         event_json TEXT NOT NULL,
         PRIMARY KEY (session_pk, event_id)
     )""",
+    """CREATE TABLE IF NOT EXISTS partial_events (
+        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+        app_name TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        event_json TEXT NOT NULL,
+        published REAL NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS partial_events_session "
+    "ON partial_events (app_name, user_id, session_id, sequence)",
 )
+
+_PARTIALS_OF_SESSION = "app_name = ? AND user_id = ? AND session_id = ?"
 
 _SESSION_ROW = (
     "SELECT pk, state, update_time FROM sessions "
@@ -252,6 +270,10 @@ class SqliteSessionService(SessionService):
                     "DELETE FROM sessions WHERE app_name = ? AND user_id = ? AND session_id = ?",
                     (app_name, user_id, session_id),
                 )
+                conn.execute(
+                    f"DELETE FROM partial_events WHERE {_PARTIALS_OF_SESSION}",
+                    (app_name, user_id, session_id),
+                )
 
         await self._run(delete)
 
@@ -367,6 +389,12 @@ class SqliteSessionService(SessionService):
                         session=session_state,
                     )
                     result.append(event)
+                if prepared:
+                    conn.execute(
+                        f"DELETE FROM partial_events WHERE {_PARTIALS_OF_SESSION} AND "
+                        f"event_id IN ({', '.join('?' * len(prepared))})",
+                        (*key, *(event.id for event in prepared)),
+                    )
                 if sequence > last_stored:
                     scopes.save(conn)
                     conn.execute(
@@ -376,6 +404,53 @@ class SqliteSessionService(SessionService):
                 return result
 
         return await self._run(append)
+
+    async def publish_partial(
+        self, *, app_name: str, user_id: str, session_id: str, event: Event
+    ) -> None:
+        """Keep a piece for the machine's followers (``SessionService.publish_partial``)."""
+        key, data = prepare_partial(app_name, user_id, session_id, event)
+        now = self._clock()
+
+        def publish(conn: sqlite3.Connection) -> None:
+            # Pieces are transient and superseded by their final event: their commits skip
+            # the fsync that every session write pays (FULL is restored for those).
+            conn.execute("PRAGMA synchronous = OFF")
+            try:
+                with _transaction(conn, write=True):
+                    conn.execute(
+                        "DELETE FROM partial_events WHERE published < ?",
+                        (now - PARTIAL_TTL_SECONDS,),
+                    )
+                    conn.execute(
+                        "INSERT INTO partial_events (app_name, user_id, session_id, event_id, "
+                        "event_json, published) VALUES (?, ?, ?, ?, ?, ?)",
+                        (*key, event.id, data, now),
+                    )
+            finally:
+                conn.execute("PRAGMA synchronous = FULL")
+
+        await self._run(publish)
+
+    def follow_partials(
+        self, *, app_name: str, user_id: str, session_id: str
+    ) -> AsyncIterator[Event]:
+        """Poll the file for pieces (``SessionService.follow_partials``)."""
+        check_identity(app_name, user_id, session_id)
+        key = (app_name, user_id, session_id)
+
+        def read(conn: sqlite3.Connection, sequence: int) -> builtins.list[tuple[int, Event]]:
+            rows = conn.execute(
+                f"SELECT sequence, event_json FROM partial_events WHERE {_PARTIALS_OF_SESSION} "
+                "AND sequence > ? ORDER BY sequence",
+                (*key, sequence),
+            ).fetchall()
+            return [(number, Event.model_validate_json(data)) for number, data in rows]
+
+        async def read_after(sequence: int) -> builtins.list[tuple[int, Event]]:
+            return await self._run(lambda conn: read(conn, sequence))
+
+        return follow_log(read_after, lambda: asyncio.sleep(FOLLOW_POLL_SECONDS))
 
     async def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         if self._closed:

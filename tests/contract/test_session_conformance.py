@@ -14,7 +14,7 @@ import sqlite3
 import sys
 import textwrap
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from adk_temporal.sessions import (
     SessionService,
     SqliteSessionService,
 )
+from adk_temporal.sessions.partials import PARTIAL_TTL_SECONDS
 from adk_temporal.testing.postgres import PostgresNotInstalledError, PostgresServer
 
 APP = "weather_app"
@@ -90,6 +91,98 @@ def _event(event_id: str, delta: dict[str, Any] | None = None, **fields: Any) ->
 async def _ids(service: SessionService, session_id: str, user_id: str = USER) -> list[str]:
     session = await service.get(app_name=APP, user_id=user_id, session_id=session_id)
     return [event.id for event in session.events]
+
+
+# --- streamed pieces (partial events) -------------------------------------------------------
+
+
+def _piece(event_id: str, text: str, attempt: int = 1) -> Event:
+    return _event(event_id, partial=True, attempt=attempt).model_copy(
+        update={"content": types.Content(role="model", parts=[types.Part(text=text)])}
+    )
+
+
+async def _take(follower: AsyncIterator[Event], count: int) -> list[Event]:
+    """The follower's next ``count`` events (a generous bound: the store is local)."""
+    taken: list[Event] = []
+    async with aclosing(follower), asyncio.timeout(30):  # type: ignore[type-var]
+        async for event in follower:
+            taken.append(event)
+            if len(taken) == count:
+                break
+    return taken
+
+
+async def test_followers_get_pieces_in_order_and_the_final_event_supersedes_them(
+    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
+) -> None:
+    """A follower on another connection gets each piece; once the final is stored they go."""
+    ids = {"app_name": APP, "user_id": USER, "session_id": "s1"}
+    async with open_service() as writer, open_service() as reader:
+        await writer.create(**ids)
+        follower = reader.follow_partials(**ids)
+        taking = asyncio.create_task(_take(follower, 3))
+        for text in ("The wea", "ther is ", "sunny"):
+            await writer.publish_partial(**ids, event=_piece("m1", text))
+        pieces = await taking
+        assert [(e.id, e.text(), e.partial, e.attempt) for e in pieces] == [
+            ("m1", "The wea", True, 1),
+            ("m1", "ther is ", True, 1),
+            ("m1", "sunny", True, 1),
+        ]
+        await writer.append_events(**ids, events=[_event("m1")])
+        await writer.publish_partial(**ids, event=_piece("m2", "next step"))
+        # A follower starting now finds m1's pieces gone: m2's is the first it gets.
+        assert [e.id for e in await _take(reader.follow_partials(**ids), 1)] == ["m2"]
+        session = await reader.get(**ids)
+        assert [e.id for e in session.events] == ["m1"]
+        assert session.events[0].partial is None
+
+
+async def test_a_late_follower_gets_the_pieces_of_the_unfinished_step_and_attempts_differ(
+    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
+) -> None:
+    """Pieces of a retried step stay apart from the abandoned attempt's by ``attempt``."""
+    ids = {"app_name": APP, "user_id": USER, "session_id": "s2"}
+    async with open_service() as writer, open_service() as reader:
+        await writer.create(**ids)
+        await writer.publish_partial(**ids, event=_piece("m1", "abandoned", attempt=1))
+        await writer.publish_partial(**ids, event=_piece("m1", "retried", attempt=2))
+        pieces = await _take(reader.follow_partials(**ids), 2)
+        assert [(e.text(), e.attempt) for e in pieces] == [("abandoned", 1), ("retried", 2)]
+
+
+async def test_pieces_older_than_their_time_to_live_are_dropped(
+    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
+) -> None:
+    """A step that died never supersedes its pieces: they expire instead."""
+    ids = {"app_name": APP, "user_id": USER, "session_id": "s3"}
+    async with open_service() as service:
+        await service.create(**ids)
+        await service.publish_partial(**ids, event=_piece("dead", "never finished"))
+        clock = service._clock
+        clock.now += PARTIAL_TTL_SECONDS + 10
+        await service.publish_partial(**ids, event=_piece("m2", "fresh"))
+        assert [e.id for e in await _take(service.follow_partials(**ids), 1)] == ["m2"]
+
+
+async def test_pieces_are_refused_unless_partial_and_never_appended(
+    service: SessionService,
+) -> None:
+    """A piece needs partial=True and an id; a partial event cannot enter the history."""
+    ids = {"app_name": APP, "user_id": USER, "session_id": "s4"}
+    await service.create(**ids)
+    with pytest.raises(InvalidSessionRequestError, match="partial=True"):
+        await service.publish_partial(**ids, event=_event("m1"))
+    with pytest.raises(InvalidSessionRequestError, match="partial=True"):
+        await service.publish_partial(**ids, event=_piece("", "no id"))
+    with pytest.raises(InvalidSessionRequestError, match="missing required fields: user_id"):
+        await service.publish_partial(
+            app_name=APP, user_id="", session_id="s4", event=_piece("m1", "x")
+        )
+    with pytest.raises(InvalidSessionRequestError, match="are partial"):
+        await service.append_events(**ids, events=[_piece("m1", "x")])
+    assert (await service.get(**ids)).events == []
 
 
 # --- staged events ------------------------------------------------------------------------

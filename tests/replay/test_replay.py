@@ -18,6 +18,7 @@ import os
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import timedelta
+from http.server import HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,15 @@ from temporalio.common import RetryPolicy
 from temporalio.worker import Replayer
 
 from adk_temporal.agents import Agent, BaseAgent
+from adk_temporal.background_http import BackgroundServer
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.context import ToolContext
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.examples.webhook_receiver import receiver
 from adk_temporal.mcp import close_connections
 from adk_temporal.models import ModelRegistry, ScriptedModel
+from adk_temporal.notifications import Notifications
 from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService
 from adk_temporal.tools import tool
@@ -112,6 +116,16 @@ async def _resume_input(adk: AdkClient, sid: str) -> InvocationHandle:
     await handle.wait_for_status("awaiting_input", timeout=30)
     [request] = await handle.pending()
     await handle.resume(request.id, {"start": "2026-12-01", "end": "2026-12-04"})
+    return handle
+
+
+async def _streamed(adk: AdkClient, sid: str) -> InvocationHandle:
+    """A tool step, then a reply streamed through the session store while a client follows."""
+    handle = await adk.start(
+        APP_NAME, USER, sid, "weather_agent", "What's the weather in Oslo?", stream=True
+    )
+    pieces = [e async for e in handle.stream() if e.partial]
+    assert pieces, "the weather model streams its text replies"
     return handle
 
 
@@ -202,6 +216,7 @@ SCENARIOS: dict[str, Scenario] = {
     "staged_parallel": _parallel,
     "refused_answers": _refused_answers,
     "cancelled_while_waiting": _cancelled,
+    "streamed": _streamed,
 }
 
 
@@ -277,7 +292,17 @@ MCP_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     # A tool of an MCP server (stdio) that needs approval, approved by signal.
     "mcp_approval": _mcp_approve,
 }
-ALL_SCENARIOS = {*SCENARIOS, *MULTI_SCENARIOS, *EDGES_SCENARIOS, *MCP_SCENARIOS}
+NOTIFY_SCENARIOS: dict[str, Scenario] = {
+    # An app with notifications: the pause and the completion start adk_notify children.
+    "notified_pause": _approve,
+}
+ALL_SCENARIOS = {
+    *SCENARIOS,
+    *MULTI_SCENARIOS,
+    *EDGES_SCENARIOS,
+    *MCP_SCENARIOS,
+    *NOTIFY_SCENARIOS,
+}
 
 
 async def _save_runs(client: Client, name: str, workflow_id: str) -> None:
@@ -305,6 +330,25 @@ async def test_record_missing_histories(
             with contextlib.suppress(WorkflowFailureError):  # a cancelled run "fails"
                 await handle.result()
             await _save_runs(temporal_client, name, handle.workflow_id)
+    hook = BackgroundServer(HTTPServer(("127.0.0.1", 0), receiver(b"replay", print)), "hook")
+    hook.start()
+    notifications = Notifications(
+        endpoints=[f"http://127.0.0.1:{hook.port}/"],
+        secret=b"replay",
+        answer_base_url="https://gateway.example",
+        on=["paused", "completed"],
+    )
+    try:
+        agents = [build_weather_agent("scripted:weather")]
+        async with run_worker(agents, notifications=notifications) as rt:
+            for name in _missing(NOTIFY_SCENARIOS):
+                handle = await NOTIFY_SCENARIOS[name](
+                    rt.adk, f"replay-{name}-{uuid.uuid4().hex[:6]}"
+                )
+                await handle.result()
+                await _save_runs(temporal_client, name, handle.workflow_id)
+    finally:
+        hook.stop()
     groups: list[tuple[str, Any, dict[str, tuple[str, str] | Scenario]]] = [
         (MULTI_APP, multi_agent_app(), MULTI_SCENARIOS),
         (EDGES_APP, _edges_app(), dict(EDGES_SCENARIOS)),

@@ -1,0 +1,55 @@
+"""A webhook receiver for adk-temporal's notifications: check each one, handle it once.
+
+Run it with the app's secret, then point ``Notifications(endpoints=[...])`` at it::
+
+    ADK_NOTIFY_SECRET=change-me python -m adk_temporal.examples.webhook_receiver 8080
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+from adk_temporal.signing import SignatureError, verify_body
+
+__all__ = ["receiver"]
+
+
+def receiver(
+    secret: bytes, handle: Callable[[dict[str, Any]], None]
+) -> type[BaseHTTPRequestHandler]:
+    """A request handler that passes each genuine, fresh, first-seen notification on."""
+    seen: set[str] = set()  # keep this durable in a real receiver
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            try:
+                verify_body(
+                    secret,
+                    signature=self.headers.get("X-Adk-Signature"),
+                    timestamp=self.headers.get("X-Adk-Timestamp"),
+                    body=body,
+                    now=time.time(),
+                )
+            except SignatureError:
+                self.send_response(401)  # not from our app, or replayed: refuse
+            else:
+                key = self.headers.get("Idempotency-Key", "")
+                if key not in seen:  # a retry of what was handled already is acknowledged
+                    handle(json.loads(body))
+                    seen.add(key)
+                self.send_response(204)
+            self.end_headers()
+
+    return Receiver
+
+
+if __name__ == "__main__":
+    handler = receiver(os.environ["ADK_NOTIFY_SECRET"].encode(), lambda doc: print(doc))
+    HTTPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()
