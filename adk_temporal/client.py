@@ -9,8 +9,8 @@ checked updates by default, so a wrong id is an error the caller sees.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Literal
 
 from google.genai import types
 from temporalio.api.enums.v1 import TaskQueueType
@@ -21,6 +21,7 @@ from temporalio.client import (
     WorkflowExecutionDescription,
     WorkflowHandle,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import (
     SearchAttributePair,
@@ -68,7 +69,44 @@ from .workflows.messages import (
     Published,
 )
 
-__all__ = ["DEFAULT_TASK_QUEUE", "AdkClient", "InvocationHandle"]
+__all__ = [
+    "DEFAULT_TASK_QUEUE",
+    "AdkClient",
+    "AnswerDelivery",
+    "InvocationHandle",
+    "deliver_answer",
+]
+
+AnswerDelivery = Literal["applied", "accepted"]
+"""How an answer went: a worker checked and applied it, or Temporal holds it for one."""
+
+
+async def deliver_answer(
+    send: Callable[[bool], Awaitable[None]], *, wait: float, fallback: bool = True
+) -> AnswerDelivery:
+    """Send an answer checked when a worker takes it within ``wait`` seconds, else unchecked.
+
+    Args:
+        send: Sends the answer; ``send(True)`` as the checked update (a worker validates it
+            and raises its refusal here), ``send(False)`` as the signal, which Temporal
+            keeps until a worker picks the run up.
+        wait: Seconds to wait for a worker to take the update.
+        fallback: Send the signal when no worker took the update in time.
+
+    Raises:
+        TimeoutError: No worker took the update in time and ``fallback`` is false (Temporal
+            may still apply it once one picks the run up).
+    """
+    try:
+        async with asyncio.timeout(wait):
+            await send(True)
+        return "applied"
+    # Cancelled by the timeout, the update call reports its own error type.
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+        if not fallback:
+            raise TimeoutError(f"no worker checked the answer within {wait:g} s") from None
+    await send(False)
+    return "accepted"
 
 
 def _waiting_query(
@@ -371,6 +409,7 @@ class AdkClient:
         token_budget: int | None = None,
         continue_as_new_after_events: int | None = None,
         model_timeout_seconds: float = 120.0,
+        model_maximum_attempts: int = 10,
         tool_timeout_seconds: float = 300.0,
         heartbeat_seconds: float = 20.0,
         stream: bool = False,
@@ -391,6 +430,9 @@ class AdkClient:
                 this many events (Temporal's own suggestion is honoured regardless).
             model_timeout_seconds: Start-to-close timeout of each model step; also how long
                 a step whose worker died waits before another worker retries it.
+            model_maximum_attempts: How often a failing model step runs in all (an
+                unreachable model, or an MCP server gone when its tools are listed) before
+                the invocation fails.
             tool_timeout_seconds: Default start-to-close timeout of each tool call (a tool's
                 own ``start_to_close_timeout`` wins).
             heartbeat_seconds: Heartbeat timeout of model steps and of tools that declare
@@ -421,6 +463,7 @@ class AdkClient:
             token_budget=token_budget,
             continue_as_new_after_events=continue_as_new_after_events,
             model_timeout_seconds=model_timeout_seconds,
+            model_maximum_attempts=model_maximum_attempts,
             tool_timeout_seconds=tool_timeout_seconds,
             heartbeat_seconds=heartbeat_seconds,
             stream=stream,

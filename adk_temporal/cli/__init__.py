@@ -4,10 +4,10 @@ Commands: ``demo`` (the seed scenario on an embedded server, then exit), ``dev``
 server plus a worker for the examples), ``server``, ``worker``, ``run`` (start an
 invocation and follow it), ``pending``, ``confirm``, ``resume``, ``events`` and
 ``artifacts list|versions|cat``, ``codec-server`` (the Temporal UI and CLI read encrypted
-payloads through it) and ``rotate-key``. Commands that talk to Temporal take ``--address``
-(``TEMPORAL_ADDRESS``), ``--namespace``, ``--task-queue`` and ``--encryption-key-file``
-(``ADK_ENCRYPTION_KEY_FILE``: every payload encrypted); commands that print data take
-``--json``.
+payloads through it), ``rotate-key`` and ``web`` (the HTTP approval gateway and console).
+Commands that talk to Temporal take ``--address`` (``TEMPORAL_ADDRESS``), ``--namespace``,
+``--task-queue`` and ``--encryption-key-file`` (``ADK_ENCRYPTION_KEY_FILE``: every payload
+encrypted); commands that print data take ``--json``.
 
 Exit statuses: ``0`` success, ``1`` an expected failure (one line on stderr, plus a hint:
 server unreachable, unknown workflow or request id, busy session, missing store…), ``2`` a

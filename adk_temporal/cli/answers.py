@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import click
 from rich.text import Text
-from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
 from temporalio.service import RPCError, RPCStatusCode
 
-from ..client import AdkClient, InvocationHandle
+from ..client import AdkClient, InvocationHandle, deliver_answer
 from ..errors import (
     InvalidAnswerError,
     InvalidResumeInputError,
@@ -150,21 +148,17 @@ async def _answer(
     handle = adk.handle(workflow_id)
     try:
         with err_console.status("waiting for a worker to check the answer…"):
-            async with asyncio.timeout(wait):
-                await send(handle, True)
-        return "applied"
-    # Cancelled by the timeout, the update call reports its own error type.
-    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
-        if checked_only:
-            raise CliError(
-                f"no worker checked the answer within {wait:g} s, so it is not confirmed",
-                "start a worker for the task queue; Temporal may still apply the update when "
-                "one picks the run up (`adk-temporal pending` shows whether it did)",
-            ) from None
+            return await deliver_answer(
+                lambda checked: send(handle, checked), wait=wait, fallback=not checked_only
+            )
+    except TimeoutError as err:
+        raise CliError(
+            f"{err}, so it is not confirmed",
+            "start a worker for the task queue; Temporal may still apply the update when "
+            "one picks the run up (`adk-temporal pending` shows whether it did)",
+        ) from None
     except (UnknownRequestIdError, InvalidResumeInputError, InvalidAnswerError) as err:
         raise CliError(str(err), hint) from err
-    await send(handle, False)
-    return "accepted"
 
 
 def _answer_options(f: F) -> F:

@@ -478,6 +478,7 @@ _COMMANDS = {
     "run": "adk_temporal.cli.invocations:run",
     "server": "adk_temporal.cli.serving:server",
     "show": "adk_temporal.cli.operate:show",
+    "web": "adk_temporal.cli.web:web",
     "worker": "adk_temporal.cli.serving:worker",
 }
 

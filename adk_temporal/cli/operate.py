@@ -16,7 +16,6 @@ from rich.text import Text
 from temporalio.api.failure.v1 import Failure
 from temporalio.client import (
     Client,
-    WorkflowExecution,
     WorkflowExecutionStatus,
     WorkflowFailureError,
 )
@@ -24,7 +23,8 @@ from temporalio.service import RPCError
 
 from ..client import AdkClient
 from ..flow.messages import InvocationStatus
-from ..workflows.messages import ADK_AGENT, ADK_STATUS, Published
+from ..visibility import invocations_query, run_status
+from ..workflows.messages import ADK_AGENT, Published
 from .answers import published_or_fail
 from .common import (
     connect,
@@ -41,22 +41,8 @@ __all__ = ["cancel", "list_runs", "show"]
 _STATUS_QUERY_SECONDS = 2.0
 
 
-def _quoted(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _time(value: datetime | None) -> str:
     return f"{value:%Y-%m-%d %H:%M:%S}" if value else ""
-
-
-def _state(wf: WorkflowExecution) -> str:
-    """The AdkStatus, or Temporal's own status for a run closed from outside."""
-    adk = wf.typed_search_attributes.get(ADK_STATUS)
-    closed = wf.status not in (None, WorkflowExecutionStatus.RUNNING)
-    if closed and adk in ("running", "awaiting_confirmation", "awaiting_input"):
-        # Terminated or timed out: the run never recorded its end.
-        return wf.status.name.lower() if wf.status else "unknown"
-    return adk or (wf.status.name.lower() if wf.status else "unknown")
 
 
 def _waits_for(published: Published) -> str:
@@ -111,20 +97,17 @@ def list_runs(
 
     async def body() -> int:
         client = await connect(address, namespace)
-        clauses = ["WorkflowType = 'InvocationWorkflow'"]
-        for key, value in (("AdkApp", app_name), ("AdkUser", user_id), ("AdkSession", session_id)):
-            if value:
-                clauses.append(f"{key} = {_quoted(value)}")
-        if statuses:
-            clauses.append(f"AdkStatus IN ({', '.join(map(_quoted, statuses))})")
+        query = invocations_query(
+            app_name=app_name, user_id=user_id, session_id=session_id, statuses=statuses
+        )
         rows: list[dict[str, Any]] = []
-        async for wf in client.list_workflows(" AND ".join(clauses), limit=limit):
+        async for wf in client.list_workflows(query, limit=limit):
             published = Published.from_memo(await wf.memo())
             rows.append(
                 {
                     "workflow_id": wf.id,
                     "run_id": wf.run_id,
-                    "status": _state(wf),
+                    "status": run_status(wf),
                     "agent": wf.typed_search_attributes.get(ADK_AGENT) or "",
                     "start_time": wf.start_time.isoformat() if wf.start_time else None,
                     "close_time": wf.close_time.isoformat() if wf.close_time else None,
@@ -183,7 +166,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
         shown: dict[str, Any] = {
             "workflow_id": workflow_id,
             "run_id": description.run_id,
-            "status": _state(description),
+            "status": run_status(description),
             "temporal_status": description.status.name.lower() if description.status else None,
             "agent": description.typed_search_attributes.get(ADK_AGENT) or "",
             "start_time": description.start_time.isoformat() if description.start_time else None,

@@ -9,7 +9,7 @@ recorded, with the API key removed, for assertions.
 A streamed reply is written one SSE event at a time, each sent as soon as it is written, with
 an optional pause between events and an optional gate before the last one, so a test can
 see a first chunk arrive while the server still holds the rest (:attr:`events_sent` counts
-what went out).
+what went out, :attr:`sent_at` says when).
 
 The server runs in its own thread, so it serves sync and async tests alike. An empty queue is
 answered with HTTP 500 and a message saying so, which makes a test's missing reply obvious.
@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,7 +82,7 @@ class _State:
     replies: deque[_Reply] = field(default_factory=deque)
     requests: list[RecordedRequest] = field(default_factory=list)
     stopping: threading.Event = field(default_factory=threading.Event)
-    events_sent: int = 0
+    sent_at: list[float] = field(default_factory=list)
 
 
 class _Server(ThreadingHTTPServer):
@@ -178,7 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
             # while the server still holds the rest.
             self.wfile.flush()
             with state.lock:
-                state.events_sent += 1
+                state.sent_at.append(time.perf_counter())
 
 
 def _error_body(status: int, message: str, status_name: str | None = None) -> dict[str, Any]:
@@ -277,7 +278,13 @@ class FakeGeminiServer:
     def events_sent(self) -> int:
         """How many SSE events all streamed replies have written so far."""
         with self._state.lock:
-            return self._state.events_sent
+            return len(self._state.sent_at)
+
+    @property
+    def sent_at(self) -> list[float]:
+        """When each SSE event went out (``time.perf_counter()``), oldest first."""
+        with self._state.lock:
+            return list(self._state.sent_at)
 
     def pending(self) -> int:
         """How many scripted replies are still queued."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from google.genai import types
 
@@ -12,6 +12,7 @@ from adk_temporal.agents import Agent
 from adk_temporal.errors import ModelUnavailableError
 from adk_temporal.events import Event
 from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry
+from adk_temporal.runner import LocalInvocation
 
 from .conftest import LocalFactory
 
@@ -61,6 +62,20 @@ def _registry(model: GatedModel) -> ModelRegistry:
     return models
 
 
+async def _follow(
+    invocation: LocalInvocation, model: GatedModel, opens: Callable[[Event], bool]
+) -> list[Event]:
+    """Everything ``invocation.stream()`` yields; the first piece ``opens`` accepts opens
+    the model's gate, which must still be closed then (the model is still writing)."""
+    seen: list[Event] = []
+    async with asyncio.timeout(30):
+        async for event in invocation.stream():
+            seen.append(event)
+            if event.partial and not model.gate.is_set() and opens(event):
+                model.gate.set()
+    return seen
+
+
 async def test_pieces_arrive_while_the_model_still_writes_and_the_final_event_supersedes_them(
     run_local: LocalFactory,
 ) -> None:
@@ -69,14 +84,8 @@ async def test_pieces_arrive_while_the_model_still_writes_and_the_final_event_su
     session = f"s-{uuid.uuid4().hex[:8]}"
     async with run_local([agent], models=_registry(model)) as rt:
         invocation = await rt.adk.start(APP, USER, session, "writer", "hi", stream=True)
-        seen: list[Event] = []
-        async with asyncio.timeout(30):
-            async for event in invocation.stream():
-                seen.append(event)
-                if event.partial and event.text() == "Hello, ":
-                    # The model is still blocked: this piece came while it was writing.
-                    assert not model.gate.is_set()
-                    model.gate.set()
+        seen = await _follow(invocation, model, lambda e: e.text() == "Hello, ")
+        assert model.gate.is_set()
         assert (await invocation.result()).final_text == "Hello, world."
         pieces = [e for e in seen if e.partial]
         finals = [e for e in seen if not e.partial]
@@ -106,12 +115,7 @@ async def test_a_retried_step_streams_under_a_higher_attempt(run_local: LocalFac
     session = f"s-{uuid.uuid4().hex[:8]}"
     async with run_local([agent], models=_registry(model)) as rt:
         invocation = await rt.adk.start(APP, USER, session, "writer", "hi", stream=True)
-        seen: list[Event] = []
-        async with asyncio.timeout(30):
-            async for event in invocation.stream():
-                seen.append(event)
-                if event.partial and event.attempt == 2:
-                    model.gate.set()
+        seen = await _follow(invocation, model, lambda e: e.attempt == 2)
         assert (await invocation.result()).final_text == "Hello, world."
     pieces = [(e.attempt, e.text()) for e in seen if e.partial]
     # The abandoned attempt's text was published before the retry began (a second later).

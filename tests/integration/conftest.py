@@ -22,8 +22,10 @@ from adk_temporal.agents import Agent
 from adk_temporal.artifacts import FileArtifactService
 from adk_temporal.client import AdkClient
 from adk_temporal.devserver import DevServer
+from adk_temporal.models import GeminiModel, ModelRegistry
 from adk_temporal.plugin import AdkPlugin, adk_data_converter
 from adk_temporal.sessions import SqliteSessionService
+from adk_temporal.testing.fake_gemini import FakeGeminiServer
 
 # Without this the dev server polls its transfer queue at 20/s and every step waits on a
 # 50 ms tick; tests run several hundred steps.
@@ -102,3 +104,19 @@ def run_worker(temporal_client: Client, tmp_path: Path) -> WorkerFactory:
             yield Runtime(temporal_client, task_queue, sessions, artifacts)
 
     return factory
+
+
+@pytest.fixture
+def gemini() -> Iterator[FakeGeminiServer]:
+    """A fake Gemini API on a free loopback port."""
+    with FakeGeminiServer() as server:
+        yield server
+
+
+def gemini_models(server: FakeGeminiServer) -> ModelRegistry:
+    """Models ``gemini-*`` as GeminiModel (the real google-genai client) aimed at ``server``."""
+    models = ModelRegistry()
+    models.register(
+        "gemini-*", lambda name: GeminiModel(name, api_key="test-key", base_url=server.base_url)
+    )
+    return models

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,12 +14,12 @@ from pydantic import BaseModel
 
 from adk_temporal.agents import Agent, SequentialAgent
 from adk_temporal.devserver import DevServer
-from adk_temporal.models import GeminiModel, ModelRegistry
+from adk_temporal.models import ModelRegistry
 from adk_temporal.testing.fake_gemini import FakeGeminiServer
 
 from ..commands import run_cli
 from ..multi_agents import RecordingModel
-from .conftest import WorkerFactory
+from .conftest import WorkerFactory, gemini_models
 
 pytestmark = pytest.mark.integration
 
@@ -43,21 +42,6 @@ def get_weather(city: str) -> dict[str, Any]:
         city: The city.
     """
     return {"city": city, "high": 3}
-
-
-@pytest.fixture
-def gemini() -> Iterator[FakeGeminiServer]:
-    """A fake Gemini API on a free loopback port."""
-    with FakeGeminiServer() as server:
-        yield server
-
-
-def _models(server: FakeGeminiServer) -> ModelRegistry:
-    models = ModelRegistry()
-    models.register(
-        "gemini-*", lambda name: GeminiModel(name, api_key="test-key", base_url=server.base_url)
-    )
-    return models
 
 
 def _session() -> str:
@@ -85,7 +69,7 @@ async def test_output_schema_valid_answer_is_stored_parsed_and_usage_is_summed(
     gemini.enqueue_function_call("get_weather", {"city": "Oslo"}, usage=(100, 10))
     gemini.enqueue_text('{"city": "Oslo", "high": 3}', usage=(130, 12))
     session_id = _session()
-    async with run_worker([_forecaster()], models=_models(gemini)) as rt:
+    async with run_worker([_forecaster()], models=gemini_models(gemini)) as rt:
         handle = await rt.adk.start(APP, USER, session_id, "forecaster", "Oslo?")
         result = await handle.result()
         status = await handle.status()
@@ -118,7 +102,7 @@ async def test_output_schema_invalid_answer_fails_the_invocation_and_keeps_the_a
     the answer stays in the session and nothing is written under output_key."""
     gemini.enqueue_text('{"city": "Oslo", "high": "warm"}')
     session_id = _session()
-    async with run_worker([_forecaster()], models=_models(gemini)) as rt:
+    async with run_worker([_forecaster()], models=gemini_models(gemini)) as rt:
         result = await (await rt.adk.start(APP, USER, session_id, "forecaster", "Oslo?")).result()
         session = await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)
     assert result.status == "failed"
@@ -140,7 +124,7 @@ async def test_token_budget_ends_the_invocation_after_the_step_that_went_over(
     gemini.enqueue_function_call("get_weather", {"city": "Rome"}, usage=(150, 10))
     gemini.enqueue_text('{"city": "Rome", "high": 9}')
     session_id = _session()
-    async with run_worker([_forecaster()], models=_models(gemini)) as rt:
+    async with run_worker([_forecaster()], models=gemini_models(gemini)) as rt:
         handle = await rt.adk.start(
             APP, USER, session_id, "forecaster", "Oslo and Rome?", token_budget=200
         )

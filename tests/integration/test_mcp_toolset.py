@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 from google.genai import types
+from temporalio.client import WorkflowFailureError
 from temporalio.common import RetryPolicy
 
 from adk_temporal.agents import Agent
+from adk_temporal.devserver import free_port
 from adk_temporal.mcp import IDEMPOTENCY_META_KEY, McpToolset, close_connections
 from adk_temporal.models import ModelRegistry
 
@@ -177,3 +179,23 @@ async def test_an_http_server_killed_mid_call_is_retried_after_its_restart(
     logged = [c for c in calls(server.log) if c["tool"] == "slow_add"]
     assert len(logged) >= 2 and len({c["pid"] for c in logged}) == 2
     assert len({c["meta"][IDEMPOTENCY_META_KEY] for c in logged}) == 1
+
+
+async def test_a_server_gone_at_listing_fails_the_step_naming_the_server(
+    run_worker: WorkerFactory,
+) -> None:
+    """Nothing listens at the toolset's URL: the step's attempts fail on the listing, then
+    the invocation fails with the server's URL and the cause; the model is never called."""
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    agents, models, model = _setup(McpToolset(url=url), "never said")
+    session_id = _session()
+    async with run_worker(agents, models=models) as rt:
+        handle = await rt.adk.start(
+            APP, USER, session_id, "helper", "add 2 and 3", model_maximum_attempts=2
+        )
+        with pytest.raises(WorkflowFailureError) as failure:
+            await handle.result()
+    cause = failure.value.cause
+    assert getattr(cause, "type", None) == "McpServerError"
+    assert f"MCP server {url}: cannot connect" in str(cause)
+    assert model.requests == []

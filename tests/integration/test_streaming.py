@@ -11,41 +11,23 @@ import asyncio
 import json
 import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from temporalio.api.enums.v1 import EventType
 
 from adk_temporal.agents import Agent
 from adk_temporal.devserver import DevServer
 from adk_temporal.events import Event
-from adk_temporal.models import GeminiModel, ModelRegistry
 from adk_temporal.sessions import SqliteSessionService
 from adk_temporal.testing.fake_gemini import FakeGeminiServer
 
 from ..commands import adk_command, offline_env
-from .conftest import WorkerFactory
+from .conftest import WorkerFactory, gemini_models
 
 APP = "streaming"
 USER = "u-1"
 MODEL = "gemini-2.5-flash"
 REPLY = "Oslo will be clear and cold tomorrow, with a high of three degrees."
-
-
-@pytest.fixture
-def gemini() -> Iterator[FakeGeminiServer]:
-    """A fake Gemini API on a free loopback port."""
-    with FakeGeminiServer() as server:
-        yield server
-
-
-def _models(server: FakeGeminiServer) -> ModelRegistry:
-    models = ModelRegistry()
-    models.register(
-        "gemini-*", lambda name: GeminiModel(name, api_key="test-key", base_url=server.base_url)
-    )
-    return models
 
 
 def _agent() -> Agent:
@@ -61,7 +43,7 @@ async def test_pieces_reach_another_connection_while_gemini_still_streams(
     gemini.enqueue_text_stream(REPLY, chunk_chars=10, hold_last=held)
     session_id = f"s-{uuid.uuid4().hex[:8]}"
     async with (
-        run_worker([_agent()], models=_models(gemini)) as rt,
+        run_worker([_agent()], models=gemini_models(gemini)) as rt,
         SqliteSessionService(tmp_path / "sessions.db") as reader,
     ):
         handle = await rt.adk.start(APP, USER, session_id, "forecaster", "Oslo?", stream=True)
@@ -103,7 +85,7 @@ async def test_run_prints_the_reply_as_gemini_writes_it(
     held = threading.Event()
     gemini.enqueue_text_stream(REPLY, chunk_chars=10, hold_last=held)
     session_id = f"s-{uuid.uuid4().hex[:8]}"
-    async with run_worker([_agent()], models=_models(gemini)) as rt:
+    async with run_worker([_agent()], models=gemini_models(gemini)) as rt:
         common = ["--data-dir", str(tmp_path), "--app", APP, "--user", USER]
         common += ["--session", session_id]
         await rt.sessions.create(app_name=APP, user_id=USER, session_id=session_id)

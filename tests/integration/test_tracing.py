@@ -81,6 +81,11 @@ def _named(spans: list[CollectedSpan], name: str) -> list[CollectedSpan]:
     return [s for s in spans if s.name == name]
 
 
+def _run_ids(spans: list[CollectedSpan]) -> set[str]:
+    """The runs whose workflow spans are among ``spans``."""
+    return {s.attributes["temporalRunID"] for s in _named(spans, "RunWorkflow:InvocationWorkflow")}
+
+
 async def test_one_trace_from_start_to_every_step_across_a_killed_worker(
     dev_server: DevServer, tmp_path: Path
 ) -> None:
@@ -113,9 +118,12 @@ async def test_one_trace_from_start_to_every_step_across_a_killed_worker(
             # and what worker A did is exported (a step killed mid-way would only wait out
             # its timeout, and its unfinished span would leave its children orphans).
             await _at_rest(client, handle.workflow_id, handle.run_id)
+            # Both runs' workflow spans too: worker B replays the second run's first task
+            # without a span of its own, so one that A never exported would be lost.
             await _until(
                 lambda: (
                     bool(_named(collector.spans, "execute_tool buy_weather_report"))
+                    and len(_run_ids(collector.spans)) == 2
                     and not _orphans(collector.spans, exporter)
                 ),
                 "worker A's spans",
@@ -154,8 +162,7 @@ async def test_one_trace_from_start_to_every_step_across_a_killed_worker(
     assert {s.resource.get("service.name") for s in ours} == {"worker-a", "worker-b"}
 
     # Each step once, although worker B replayed the history worker A had made.
-    runs = {s.attributes["temporalRunID"] for s in _named(ours, "RunWorkflow:InvocationWorkflow")}
-    assert len(runs) == 2, "both runs of the invocation are in its trace"
+    assert len(_run_ids(ours)) == 2, "both runs of the invocation are in its trace"
     assert len(_named(ours, "StartActivity:adk_model_step")) == 2
     tools = _named(ours, "execute_tool buy_weather_report")
     assert [t.attributes["adk.tool.outcome"] for t in tools] == ["waiting", "ok"]

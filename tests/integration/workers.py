@@ -27,6 +27,22 @@ class Deployment:
     task_queue: str
     data_dir: Path
 
+    def command(self, name: str, *args: str) -> list[str]:
+        """``adk-temporal NAME ARGS`` against this deployment's server, queue and data."""
+        return [
+            sys.executable,
+            "-m",
+            "adk_temporal.cli",
+            name,
+            *args,
+            "--address",
+            self.address,
+            "--task-queue",
+            self.task_queue,
+            "--data-dir",
+            str(self.data_dir),
+        ]
+
     @property
     def payments(self) -> FilePaymentGateway:
         """The ledger the example's payment tool charges through."""
@@ -70,21 +86,9 @@ def worker_process(
     if fault:
         env[FAULT_ENV] = fault
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "adk_temporal.cli",
-            "worker",
-            *(["--app", app] if app else ["--examples"]),
-            "--address",
-            deployment.address,
-            "--task-queue",
-            deployment.task_queue,
-            "--data-dir",
-            str(deployment.data_dir),
-            "--sticky-timeout",
-            "1",
-        ],
+        deployment.command(
+            "worker", *(["--app", app] if app else ["--examples"]), "--sticky-timeout", "1"
+        ),
         env=env,
         cwd=REPO,
         stdout=subprocess.PIPE,

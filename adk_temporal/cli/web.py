@@ -1,0 +1,162 @@
+"""``web``: the HTTP gateway (JSON API, answer links) and, with ``--console``, the console."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import click
+
+from ..app import App
+from ..client import AdkClient
+from ..worker import artifact_store, session_store
+from .common import (
+    connect,
+    connection_options,
+    console,
+    data_dir_option,
+    gcs_bucket_option,
+    postgres_option,
+    resolve_app,
+    run_command,
+)
+
+__all__ = ["web"]
+
+TOKENS_ENV = "ADK_WEB_TOKENS"
+"""Tokens given in the environment, in the tokens file's format."""
+
+
+def _link_secret(app: App | None, env_name: str | None) -> bytes | None:
+    """The app's notifications secret, else the one in ``env_name``; ``None``: no links."""
+    if app is not None and app.notifications is not None:
+        return app.notifications.secret
+    if env_name:
+        value = os.environ.get(env_name, "")
+        if not value:
+            raise click.BadParameter(
+                f"${env_name} is empty or unset", param_hint="--link-secret-env"
+            )
+        return value.encode()
+    return None
+
+
+@click.command()
+@connection_options
+@data_dir_option
+@postgres_option
+@gcs_bucket_option
+@click.option(
+    "--app",
+    "app_spec",
+    help="The served app, as package.module:attribute: its "
+    "agents are offered and checked, its notifications secret verifies answer links.",
+)
+@click.option("--examples", is_flag=True, help="The bundled example agents are the app.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@click.option(
+    "--tokens-file",
+    envvar="ADK_WEB_TOKENS_FILE",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help=f"Bearer tokens and their apps: lines 'TOKEN app1,app2' ('*': every app) or JSON "
+    f'{{"TOKEN": ["app1"]}} (or ADK_WEB_TOKENS_FILE; ${TOKENS_ENV} may hold more).',
+)
+@click.option(
+    "--console/--no-console",
+    "with_console",
+    default=False,
+    show_default=True,
+    help="Serve the web console under /console.",
+)
+@click.option(
+    "--temporal-ui",
+    envvar="ADK_TEMPORAL_UI",
+    default="http://localhost:8233",
+    show_default=True,
+    help="Base URL of the Temporal UI that runs link to; empty for none.",
+)
+@click.option(
+    "--answer-wait",
+    type=click.FloatRange(min=0),
+    default=5.0,
+    show_default=True,
+    help="Seconds an answer waits for a worker to check it before Temporal keeps it as a "
+    "signal (the reply is then 202).",
+)
+@click.option(
+    "--link-secret-env",
+    help="Environment variable holding the answer links' secret, for an app without notifications.",
+)
+def web(
+    address: str,
+    namespace: str,
+    task_queue: str,
+    data_dir: Path,
+    postgres_dsn: str | None,
+    gcs_bucket: str | None,
+    app_spec: str | None,
+    examples: bool,
+    host: str,
+    port: int,
+    tokens_file: Path | None,
+    with_console: bool,
+    temporal_ui: str,
+    answer_wait: float,
+    link_secret_env: str | None,
+) -> None:
+    """Serve the HTTP gateway until Ctrl-C: start runs, list them, answer their requests
+    (also through signed links), follow their events; with --console, the web console."""
+    try:
+        import uvicorn
+
+        from ..web.auth import TokenBook, TokenFileError
+        from ..web.gateway import Gateway
+        from ..web.links import RedactLinks
+        from ..web.server import create_app
+    except ImportError as err:
+        raise click.UsageError(
+            f"the gateway needs the web extra ({err.name} is missing): "
+            "pip install 'adk-temporal[web]'"
+        ) from None
+    served = resolve_app(app_spec, examples) if app_spec or examples else None
+    try:
+        tokens = TokenBook()
+        if tokens_file is not None:
+            tokens = TokenBook.parse(tokens_file.read_text(), str(tokens_file))
+        if os.environ.get(TOKENS_ENV):
+            tokens = tokens.merged(TokenBook.parse(os.environ[TOKENS_ENV], f"${TOKENS_ENV}"))
+    except TokenFileError as err:
+        raise click.BadParameter(str(err), param_hint="--tokens-file") from None
+    if not tokens.scopes:
+        raise click.UsageError(f"no tokens: give --tokens-file or set ${TOKENS_ENV}")
+    secret = _link_secret(served, link_secret_env)
+
+    async def body() -> None:
+        client = await connect(address, namespace)
+        sessions = session_store(data_dir, postgres_dsn)
+        gateway = Gateway(
+            AdkClient(client, task_queue=task_queue, session_service=sessions),
+            sessions=sessions,
+            artifacts=artifact_store(data_dir, gcs_bucket),
+            app=served,
+            temporal_ui=temporal_ui or None,
+            answer_wait=answer_wait,
+            link_secret=secret,
+        )
+        config = uvicorn.Config(
+            create_app(gateway, tokens, console=with_console), host=host, port=port
+        )
+        # Each answer link's path is a credential; bearer tokens never reach the log (they
+        # travel in a header, which the access log does not print).
+        logging.getLogger("uvicorn.access").addFilter(RedactLinks())
+        where = f"http://{host}:{port}"
+        pages = f" · console {where}/console" if with_console else ""
+        console.print(f"gateway on {where} · API {where}/v1 · task queue {task_queue}{pages}")
+        try:
+            await uvicorn.Server(config).serve()
+        finally:
+            await sessions.close()
+
+    run_command(body())

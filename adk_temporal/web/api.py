@@ -1,0 +1,261 @@
+"""The JSON API under ``/v1``: start, list, show, answer, cancel and follow invocations.
+
+Every route but the answer links needs ``Authorization: Bearer TOKEN`` with the path's app
+in the token's scope. A session's invocation is the resource
+``/v1/apps/{app}/users/{user}/sessions/{session}``.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ..visibility import run_status
+from .auth import TokenBook, bearer_token
+from .body import read_model
+from .errors import ApiError
+from .gateway import Gateway, SessionIds
+from .links import apply_link, show_link
+from .models import (
+    AnswerOutcome,
+    CancelOutcome,
+    ConfirmBody,
+    PendingView,
+    ResumeBody,
+    RunCreated,
+    RunList,
+    RunView,
+    StartRunBody,
+)
+from .openapi import Operation
+from .sse import sse_response
+
+__all__ = ["OPERATIONS", "SESSION"]
+
+SESSION = "/v1/apps/{app}/users/{user}/sessions/{session}"
+"""The resource of one session's invocation."""
+_STATUSES = {
+    "running",
+    "awaiting_confirmation",
+    "awaiting_input",
+    "completed",
+    "failed",
+    "cancelled",
+}
+
+
+def gateway(request: Request) -> Gateway:
+    """The gateway the app serves."""
+    served: Gateway = request.app.state.gateway
+    return served
+
+
+def _authorized(request: Request) -> str:
+    """The path's app, once the bearer token may use it."""
+    app: str = request.path_params["app"]
+    tokens: TokenBook = request.app.state.tokens
+    tokens.authorize(bearer_token(request), app)
+    return app
+
+
+def _session(request: Request) -> SessionIds:
+    app = _authorized(request)
+    return app, request.path_params["user"], request.path_params["session"]
+
+
+def _json(
+    model: RunCreated | RunList | RunView | PendingView | AnswerOutcome | CancelOutcome,
+    status: int = 200,
+) -> JSONResponse:
+    return JSONResponse(model.model_dump(mode="json"), status_code=status)
+
+
+async def start_run(request: Request) -> Response:
+    """``POST /v1/apps/{app}/runs``."""
+    app = _authorized(request)
+    body = await read_model(request, StartRunBody)
+    created = await gateway(request).start(
+        app, body.user_id, body.session_id, body.agent, body.message
+    )
+    return _json(created, 201)
+
+
+async def list_runs(request: Request) -> Response:
+    """``GET /v1/apps/{app}/runs``."""
+    app = _authorized(request)
+    statuses = [s for value in request.query_params.getlist("status") for s in value.split(",")]
+    unknown = set(statuses) - _STATUSES
+    if unknown:
+        raise ApiError(
+            422,
+            "invalid_query",
+            f"unknown status {', '.join(sorted(unknown))}; use {', '.join(sorted(_STATUSES))}",
+        )
+    limit = request.query_params.get("limit", "50")
+    if not limit.isdigit() or not 1 <= int(limit) <= 1000:
+        raise ApiError(422, "invalid_query", "limit must be a number from 1 to 1000")
+    runs = await gateway(request).list_runs(
+        app,
+        statuses=statuses,
+        user_id=request.query_params.get("user_id"),
+        session_id=request.query_params.get("session_id"),
+        limit=int(limit),
+    )
+    return _json(RunList(runs=runs))
+
+
+async def show_run(request: Request) -> Response:
+    """``GET {session}``."""
+    return _json(await gateway(request).show(_session(request)))
+
+
+async def pending(request: Request) -> Response:
+    """``GET {session}/pending``."""
+    return _json(await gateway(request).pending(_session(request)))
+
+
+def _answered(outcome: AnswerOutcome) -> JSONResponse:
+    return _json(outcome, 200 if outcome.outcome == "applied" else 202)
+
+
+async def confirm(request: Request) -> Response:
+    """``POST {session}/confirm``."""
+    ids = _session(request)
+    body = await read_model(request, ConfirmBody)
+    return _answered(
+        await gateway(request).confirm(
+            ids, body.confirmation_id, body.confirmed, body.payload, body.call_digest
+        )
+    )
+
+
+async def resume(request: Request) -> Response:
+    """``POST {session}/resume``."""
+    ids = _session(request)
+    body = await read_model(request, ResumeBody)
+    return _answered(await gateway(request).resume(ids, body.interrupt_id, body.input))
+
+
+async def cancel(request: Request) -> Response:
+    """``POST {session}/cancel``."""
+    return _json(await gateway(request).cancel(_session(request)), 202)
+
+
+async def events(request: Request) -> Response:
+    """``GET {session}/events``: server-sent events."""
+    return await event_stream(gateway(request), _session(request))
+
+
+async def event_stream(served: Gateway, ids: SessionIds) -> Response:
+    """The SSE response following the session's current invocation.
+
+    Raises:
+        ApiError: 404 when the session has no invocation.
+    """
+    handle = served.handle(ids)
+    await served.described(handle)
+
+    async def final_status() -> str:
+        description, _ = await served.described(handle)
+        return run_status(description)
+
+    return sse_response(handle, final_status)
+
+
+_ANSWER_ERRORS = (400, 404, 409, 413, 422, 503)
+
+OPERATIONS = [
+    Operation(
+        "POST",
+        "/v1/apps/{app}/runs",
+        start_run,
+        "Start an invocation",
+        body=StartRunBody,
+        reply=RunCreated,
+        replies=(201,),
+        errors=(400, 409, 413, 422),
+    ),
+    Operation(
+        "GET",
+        "/v1/apps/{app}/runs",
+        list_runs,
+        "List invocations (Temporal visibility)",
+        reply=RunList,
+        errors=(422,),
+        query=(
+            ("status", "AdkStatus, repeatable or comma-separated"),
+            ("user_id", "only this user's"),
+            ("session_id", "only this session's"),
+            ("limit", "at most this many (default 50)"),
+        ),
+    ),
+    Operation(
+        "GET", SESSION, show_run, "Show the session's invocation", reply=RunView, errors=(404,)
+    ),
+    Operation(
+        "GET",
+        f"{SESSION}/pending",
+        pending,
+        "Open requests (from a worker, or the run's memo when none answers)",
+        reply=PendingView,
+        errors=(404,),
+    ),
+    Operation(
+        "POST",
+        f"{SESSION}/confirm",
+        confirm,
+        "Approve or reject a confirmation request",
+        body=ConfirmBody,
+        reply=AnswerOutcome,
+        replies=(200, 202),
+        errors=_ANSWER_ERRORS,
+    ),
+    Operation(
+        "POST",
+        f"{SESSION}/resume",
+        resume,
+        "Answer an input request",
+        body=ResumeBody,
+        reply=AnswerOutcome,
+        replies=(200, 202),
+        errors=_ANSWER_ERRORS,
+    ),
+    Operation(
+        "POST",
+        f"{SESSION}/cancel",
+        cancel,
+        "Cancel the invocation",
+        reply=CancelOutcome,
+        replies=(202,),
+        errors=(404, 409),
+    ),
+    Operation(
+        "GET",
+        f"{SESSION}/events",
+        events,
+        "Follow the invocation's events (server-sent events: adk_event, adk_partial, end)",
+        replies=(200,),
+        errors=(404,),
+        media_type="text/event-stream",
+    ),
+    Operation(
+        "GET",
+        "/v1/links/{token}",
+        show_link,
+        "The page of a signed answer link (answers nothing)",
+        media_type="text/html",
+        errors=(400,),
+        bearer=False,
+    ),
+    Operation(
+        "POST",
+        "/v1/links/{token}",
+        apply_link,
+        "Apply a signed answer link once",
+        reply=AnswerOutcome,
+        replies=(200, 202),
+        errors=(400, 404, 409, 503),
+        bearer=False,
+    ),
+]
+"""The API's routes, in the order the OpenAPI document lists them."""

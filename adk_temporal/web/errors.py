@@ -1,0 +1,84 @@
+"""Every refusal of the gateway as one JSON shape: ``{"error": {"type", "message"}}``."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+from temporalio.service import RPCError, RPCStatusCode
+
+from ..errors import (
+    AdkRequestError,
+    BudgetExceededError,
+    ConfirmationMismatchError,
+    InvalidAnswerError,
+    InvalidIdError,
+    InvalidResumeInputError,
+    SessionBusyError,
+    SessionNotFoundError,
+    UnknownAgentError,
+    UnknownRequestIdError,
+)
+from ..signing import LinkError
+
+__all__ = ["ApiError", "ErrorBody", "ErrorDocument", "api_error"]
+
+
+class ErrorBody(BaseModel):
+    """What went wrong: a stable machine-readable type and a sentence for people."""
+
+    type: str
+    message: str
+
+
+class ErrorDocument(BaseModel):
+    """The body of every refusal."""
+
+    error: ErrorBody
+
+
+class ApiError(Exception):
+    """A refusal with its HTTP status; rendered as an :class:`ErrorDocument`."""
+
+    def __init__(
+        self, status: int, type: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.type = type
+        self.message = message
+        self.headers = headers or {}
+
+    def document(self) -> ErrorDocument:
+        """The JSON body of this refusal."""
+        return ErrorDocument(error=ErrorBody(type=self.type, message=self.message))
+
+
+# Most specific first: the first class the error is an instance of decides.
+_REQUEST_ERRORS: list[tuple[type[Exception], int, str]] = [
+    (UnknownRequestIdError, 404, "unknown_request"),
+    (ConfirmationMismatchError, 409, "confirmation_mismatch"),
+    (InvalidResumeInputError, 422, "invalid_input"),
+    (InvalidAnswerError, 422, "invalid_answer"),
+    (BudgetExceededError, 422, "over_budget"),
+    (InvalidIdError, 422, "invalid_id"),
+    (UnknownAgentError, 422, "unknown_agent"),
+    (SessionBusyError, 409, "session_busy"),
+    (SessionNotFoundError, 404, "session_not_found"),
+    (LinkError, 400, "invalid_link"),
+    (AdkRequestError, 400, "bad_request"),
+]
+
+
+def api_error(err: Exception) -> ApiError | None:
+    """The refusal an expected exception stands for; ``None`` for an unexpected one."""
+    if isinstance(err, ApiError):
+        return err
+    for kind, status, name in _REQUEST_ERRORS:
+        if isinstance(err, kind):
+            return ApiError(status, name, str(err))
+    if isinstance(err, RPCError):
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return ApiError(404, "not_found", err.message)
+        if err.status == RPCStatusCode.UNAVAILABLE:
+            return ApiError(503, "temporal_unavailable", f"Temporal is unavailable: {err.message}")
+        return ApiError(502, "temporal_error", f"Temporal refused the request: {err.message}")
+    return None

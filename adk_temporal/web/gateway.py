@@ -1,0 +1,437 @@
+"""What the HTTP API and the console do, over :class:`~adk_temporal.client.AdkClient`.
+
+Answers take the CLI's path (``adk-temporal confirm``): the id is checked against what the
+run published (no worker needed), then the checked update is sent; when no worker takes it
+within ``answer_wait`` seconds the answer is left with Temporal as a signal instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import quote
+
+from temporalio.client import (
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+)
+from temporalio.service import RPCError, RPCStatusCode
+
+from ..app import App
+from ..artifacts import ArtifactService, GetArtifactVersionRequest, ListRequest, VersionsRequest
+from ..client import AdkClient, AnswerDelivery, InvocationHandle, deliver_answer
+from ..errors import EncryptionError, UnknownRequestIdError
+from ..ids import workflow_id_for
+from ..sessions import Session, SessionService
+from ..signing import AnswerLink
+from ..visibility import invocations_query, run_status
+from ..workflows.messages import ADK_AGENT, ADK_SESSION, ADK_USER, Published
+from .errors import ApiError
+from .models import (
+    AnswerOutcome,
+    CancelOutcome,
+    PendingView,
+    RunCreated,
+    RunLinks,
+    RunSummary,
+    RunView,
+)
+
+__all__ = ["ArtifactVersions", "Gateway", "SessionIds", "session_path"]
+
+_QUERY_SECONDS = 2.0
+"""How long a query waits for a worker before the memo is read instead."""
+_SETTLE_SECONDS = 5.0
+"""How long an applied answer may take to show in what the run publishes."""
+
+SessionIds = tuple[str, str, str]
+"""``(app, user_id, session_id)``: one session, and so one workflow id."""
+
+
+def session_path(ids: SessionIds, prefix: str = "/v1") -> str:
+    """The resource of a session's invocation: ``{prefix}/apps/{app}/users/{user}/sessions/
+    {session}``."""
+    app, user, session = (quote(part, safe="") for part in ids)
+    return f"{prefix}/apps/{app}/users/{user}/sessions/{session}"
+
+
+def _ids_of(workflow_id: str) -> SessionIds:
+    _, app, user, session = workflow_id.split("/", 3)
+    return app, user, session
+
+
+@dataclass(frozen=True)
+class ArtifactVersions:
+    """One artifact's versions, oldest first."""
+
+    name: str
+    versions: list[int]
+    mime_types: list[str]
+
+
+@dataclass
+class Gateway:
+    """The operations behind the routes: start, list, show, answer, cancel, read stores.
+
+    Args:
+        adk: A client on the workers' task queue, with their session store.
+        sessions: That session store (the console shows events and state).
+        artifacts: The workers' artifact store (the console shows versions).
+        app: The served app: its agents are offered and checked; ``None`` checks nothing.
+        temporal_ui: The Temporal UI's base URL, for links to runs; ``None`` for none.
+        answer_wait: Seconds a checked answer waits for a worker before it becomes a signal.
+        link_secret: Verifies answer links; ``None`` refuses every link.
+    """
+
+    adk: AdkClient
+    sessions: SessionService | None = None
+    artifacts: ArtifactService | None = None
+    app: App | None = None
+    temporal_ui: str | None = None
+    answer_wait: float = 5.0
+    link_secret: bytes | None = None
+
+    # ---------------------------------------------------------------- runs
+
+    def handle(self, ids: SessionIds) -> InvocationHandle:
+        """The handle of the session's invocation (the ids are checked first)."""
+        return self.adk.handle(workflow_id_for(*ids))
+
+    def agents(self, app_name: str) -> list[str] | None:
+        """The agent names the served app offers under ``app_name``; ``None``: unknown."""
+        if self.app is None or (self.app.name is not None and self.app.name != app_name):
+            return None
+        return [agent.name for agent in self.app.agents]
+
+    def links(self, ids: SessionIds, run_id: str | None) -> RunLinks:
+        """Where a run's resources are."""
+        base = session_path(ids)
+        ui = None
+        if self.temporal_ui and run_id:
+            namespace = quote(self.adk.client.namespace, safe="")
+            wid = quote(workflow_id_for(*ids), safe="")
+            root = self.temporal_ui.rstrip("/")
+            ui = f"{root}/namespaces/{namespace}/workflows/{wid}/{run_id}/history"
+        return RunLinks(
+            self=base,
+            pending=f"{base}/pending",
+            events=f"{base}/events",
+            confirm=f"{base}/confirm",
+            resume=f"{base}/resume",
+            cancel=f"{base}/cancel",
+            temporal_ui=ui,
+        )
+
+    async def start(
+        self, app_name: str, user_id: str, session_id: str | None, agent: str, message: str
+    ) -> RunCreated:
+        """Start an invocation; a new session id when none is given.
+
+        Raises:
+            ApiError: 422 for an agent the served app does not have.
+            SessionBusyError: An invocation already runs in the session.
+        """
+        offered = self.agents(app_name)
+        if offered is not None and agent not in offered:
+            raise ApiError(
+                422,
+                "unknown_agent",
+                f"app {app_name!r} has no agent {agent!r}; it has: {', '.join(offered)}",
+            )
+        ids = (app_name, user_id, session_id or f"s-{uuid.uuid4().hex[:12]}")
+        handle = await self.adk.start(*ids, agent, message, stream=True)
+        return RunCreated(
+            workflow_id=handle.workflow_id,
+            run_id=handle.run_id,
+            app=ids[0],
+            user_id=ids[1],
+            session_id=ids[2],
+            status="running",
+            links=self.links(ids, handle.run_id),
+        )
+
+    async def list_runs(
+        self,
+        app_name: str,
+        *,
+        statuses: Sequence[str] = (),
+        user_id: str | None = None,
+        session_id: str | None = None,
+        limit: int = 50,
+    ) -> list[RunSummary]:
+        """The app's invocations, newest first, from one visibility query (no worker)."""
+        query = invocations_query(
+            app_name=app_name, user_id=user_id, session_id=session_id, statuses=statuses
+        )
+        runs: list[RunSummary] = []
+        async for wf in self.adk.client.list_workflows(query, limit=limit):
+            unreadable = None
+            try:
+                published = Published.from_memo(await wf.memo())
+            except EncryptionError as err:
+                # One run encrypted with a key this gateway lacks must not hide the others.
+                published, unreadable = Published(), str(err)
+            attributes = wf.typed_search_attributes
+            ids = (app_name, attributes.get(ADK_USER) or "", attributes.get(ADK_SESSION) or "")
+            runs.append(
+                RunSummary(
+                    workflow_id=wf.id,
+                    run_id=wf.run_id,
+                    app=app_name,
+                    user_id=ids[1],
+                    session_id=ids[2],
+                    status=run_status(wf),
+                    agent=attributes.get(ADK_AGENT) or "",
+                    start_time=wf.start_time.isoformat() if wf.start_time else None,
+                    close_time=wf.close_time.isoformat() if wf.close_time else None,
+                    waiting_for=[r.model_dump(mode="json") for r in published.requests],
+                    unreadable=unreadable,
+                    links=self.links(ids, wf.run_id),
+                )
+            )
+        return runs
+
+    async def described(
+        self, handle: InvocationHandle
+    ) -> tuple[WorkflowExecutionDescription, Published]:
+        """Temporal's description of the run and what it published (no worker needed).
+
+        Raises:
+            ApiError: 404 when the session has no invocation.
+        """
+        try:
+            description = await handle.describe()
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                raise ApiError(
+                    404,
+                    "no_invocation",
+                    f"no invocation {handle.workflow_id!r} in namespace "
+                    f"{self.adk.client.namespace!r}",
+                ) from err
+            raise
+        return description, Published.from_memo(await description.memo())
+
+    async def show(self, ids: SessionIds) -> RunView:
+        """The session's latest invocation: status, open requests, refused answers."""
+        handle = self.handle(ids)
+        description, published = await self.described(handle)
+        return RunView(
+            workflow_id=description.id,
+            run_id=description.run_id,
+            app=ids[0],
+            user_id=ids[1],
+            session_id=ids[2],
+            status=run_status(description),
+            temporal_status=description.status.name.lower() if description.status else None,
+            agent=description.typed_search_attributes.get(ADK_AGENT) or "",
+            start_time=description.start_time.isoformat() if description.start_time else None,
+            close_time=description.close_time.isoformat() if description.close_time else None,
+            waiting_for=[r.model_dump(mode="json") for r in published.requests],
+            refused_answers=published.refused,
+            links=self.links(ids, description.run_id),
+        )
+
+    async def pending(self, ids: SessionIds) -> PendingView:
+        """The open requests whole from a worker, or as published when none answers."""
+        handle = self.handle(ids)
+        _, published = await self.described(handle)
+        if published.requests:
+            try:
+                async with asyncio.timeout(_QUERY_SECONDS):
+                    full = await handle.pending()
+                return PendingView(
+                    workflow_id=handle.workflow_id,
+                    source="worker",
+                    requests=[r.model_dump(mode="json") for r in full],
+                )
+            except (RPCError, TimeoutError):
+                pass  # no worker: what Temporal serves itself must do
+        return PendingView(
+            workflow_id=handle.workflow_id,
+            source="memo",
+            requests=[r.model_dump(mode="json") for r in published.requests],
+        )
+
+    async def waiting(self, app_name: str) -> list[tuple[SessionIds, Published]]:
+        """The app's runs waiting for an answer, with what they published (visibility)."""
+        found = await self.adk.waiting_requests(task_queue=self.adk.task_queue)
+        return [(_ids_of(wid), p) for wid, p in found if _ids_of(wid)[0] == app_name]
+
+    async def cancel(self, ids: SessionIds) -> CancelOutcome:
+        """Ask Temporal to cancel the invocation.
+
+        Raises:
+            ApiError: 404 without an invocation, 409 when it is not running.
+        """
+        handle = self.handle(ids)
+        description, _ = await self.described(handle)
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            raise ApiError(409, "run_closed", f"{handle.workflow_id} is not running")
+        await handle.cancel()
+        return CancelOutcome(workflow_id=handle.workflow_id, cancel_requested=True)
+
+    # ---------------------------------------------------------------- answers
+
+    async def confirm(
+        self,
+        ids: SessionIds,
+        confirmation_id: str,
+        confirmed: bool,
+        payload: Any = None,
+        call_digest: str | None = None,
+    ) -> AnswerOutcome:
+        """Approve or reject a confirmation request (see the module's note on the path)."""
+        handle = self.handle(ids)
+        _, published = await self.described(handle)
+        outcome = await self._answer(
+            handle,
+            published,
+            confirmation_id,
+            "confirmation",
+            lambda checked: handle.confirm(
+                confirmation_id, confirmed, payload, call_digest=call_digest, checked=checked
+            ),
+        )
+        return AnswerOutcome(
+            workflow_id=handle.workflow_id, request_id=confirmation_id, outcome=outcome
+        )
+
+    async def resume(self, ids: SessionIds, interrupt_id: str, value: Any) -> AnswerOutcome:
+        """Answer an input request (see the module's note on the path)."""
+        handle = self.handle(ids)
+        _, published = await self.described(handle)
+        outcome = await self._answer(
+            handle,
+            published,
+            interrupt_id,
+            "input",
+            lambda checked: handle.resume(interrupt_id, value, checked=checked),
+        )
+        return AnswerOutcome(
+            workflow_id=handle.workflow_id, request_id=interrupt_id, outcome=outcome
+        )
+
+    async def _answer(
+        self,
+        handle: InvocationHandle,
+        published: Published,
+        request_id: str,
+        kind: Literal["confirmation", "input"],
+        send: Callable[[bool], Awaitable[None]],
+    ) -> AnswerDelivery:
+        open_ids = {r.id: r.kind for r in published.requests}
+        if open_ids.get(request_id) != kind:
+            listed = ", ".join(i for i, k in open_ids.items() if k == kind) or "none"
+            raise UnknownRequestIdError(
+                f"{handle.workflow_id} has no open {kind} request {request_id!r}; "
+                f"open {kind} requests: {listed}"
+            )
+        return await deliver_answer(send, wait=self.answer_wait)
+
+    async def settled(self, ids: SessionIds, request_id: str) -> None:
+        """Wait (a few seconds at most) until an applied answer's request is no longer
+        published, so a page shown next does not offer it again."""
+        handle = self.handle(ids)
+        try:
+            async with asyncio.timeout(_SETTLE_SECONDS):
+                while any(r.id == request_id for r in (await self.described(handle))[1].requests):
+                    await asyncio.sleep(0.1)
+        except TimeoutError:
+            pass  # the page then shows it still open; a reload shows the truth
+
+    # ---------------------------------------------------------------- links
+
+    async def apply_link(self, link: AnswerLink) -> AnswerOutcome:
+        """Apply a verified answer link once.
+
+        Raises:
+            ApiError: 409 when the run is closed, the link names another invocation of the
+                workflow, or its request is no longer open (answered already: a reused link).
+        """
+        handle = self.adk.handle(link.workflow_id)
+        description, published = await self.described(handle)
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            raise ApiError(409, "run_closed", f"{link.workflow_id} is no longer running")
+        current = await self._invocation_id(handle)
+        if current is not None and current != link.invocation_id:
+            raise ApiError(
+                409,
+                "wrong_run",
+                f"the link answers invocation {link.invocation_id}, but "
+                f"{link.workflow_id} now runs invocation {current}",
+            )
+        used = ApiError(
+            409,
+            "link_used",
+            f"request {link.request_id} is no longer open: it was answered "
+            "already (this link or another answer), or it expired",
+        )
+        if not any(r.id == link.request_id for r in published.requests):
+            raise used
+        try:
+            outcome = await self._answer(
+                handle,
+                published,
+                link.request_id,
+                "confirmation",
+                lambda checked: handle.confirm(
+                    link.request_id,
+                    link.decision == "approve",
+                    call_digest=link.call_digest or None,
+                    checked=checked,
+                ),
+            )
+        except UnknownRequestIdError as err:
+            raise used from err  # answered between the check and the update
+        return AnswerOutcome(
+            workflow_id=link.workflow_id, request_id=link.request_id, outcome=outcome
+        )
+
+    async def _invocation_id(self, handle: InvocationHandle) -> str | None:
+        """The run's current invocation id; ``None`` when no worker answers.
+
+        Without a worker the open request ids still bind a link to its invocation: they are
+        generated by the run, so no other invocation has them.
+        """
+        try:
+            async with asyncio.timeout(_QUERY_SECONDS):
+                return (await handle.status()).invocation_id
+        except (RPCError, TimeoutError):
+            return None
+
+    # ---------------------------------------------------------------- stores
+
+    async def session(self, ids: SessionIds) -> Session | None:
+        """The session as stored (events, state); ``None`` before its first step."""
+        if self.sessions is None:
+            return None
+        try:
+            return await self.sessions.get(app_name=ids[0], user_id=ids[1], session_id=ids[2])
+        except LookupError:
+            return None
+
+    async def artifact_versions(self, ids: SessionIds) -> list[ArtifactVersions]:
+        """Every artifact the session sees, with its versions."""
+        if self.artifacts is None:
+            return []
+        scope = {"app_name": ids[0], "user_id": ids[1], "session_id": ids[2]}
+        listed = await self.artifacts.list(ListRequest(**scope))
+        found: list[ArtifactVersions] = []
+        for name in listed.file_names:
+            versions = (
+                await self.artifacts.versions(VersionsRequest(**scope, file_name=name))
+            ).versions
+            mime_types = [
+                (
+                    await self.artifacts.get_artifact_version(
+                        GetArtifactVersionRequest(**scope, file_name=name, version=v)
+                    )
+                ).artifact_version.mime_type
+                for v in versions
+            ]
+            found.append(ArtifactVersions(name, list(versions), mime_types))
+        return found

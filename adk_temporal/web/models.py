@@ -1,0 +1,144 @@
+"""The JSON bodies of the gateway's API, requests and replies."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
+
+from ..client import AnswerDelivery
+
+__all__ = [
+    "AnswerOutcome",
+    "CancelOutcome",
+    "ConfirmBody",
+    "PendingView",
+    "ResumeBody",
+    "RunCreated",
+    "RunLinks",
+    "RunList",
+    "RunSummary",
+    "RunView",
+    "StartRunBody",
+]
+
+
+class _Body(BaseModel):
+    # A misspelt field would otherwise be dropped silently and its default used.
+    model_config = ConfigDict(extra="forbid")
+
+
+class StartRunBody(_Body):
+    """Start an invocation of ``agent`` with ``message`` in a session of the path's app."""
+
+    agent: str
+    user_id: str
+    session_id: str | None = None
+    """A new ``s-…`` id when omitted."""
+    message: str
+
+
+class ConfirmBody(_Body):
+    """Approve (``confirmed: true``) or reject one confirmation request."""
+
+    confirmation_id: str
+    confirmed: StrictBool
+    payload: Any = None
+    call_digest: str | None = None
+    """When given, the answer applies only to the call with this digest."""
+
+
+class ResumeBody(_Body):
+    """Answer one input request; ``null`` is a valid answer."""
+
+    interrupt_id: str
+    input: Any = Field(...)
+
+
+class RunLinks(BaseModel):
+    """Where to go next for a run."""
+
+    self: str
+    pending: str
+    events: str
+    confirm: str
+    resume: str
+    cancel: str
+    temporal_ui: str | None = None
+
+
+class RunSummary(BaseModel):
+    """One invocation as a list shows it."""
+
+    workflow_id: str
+    run_id: str
+    app: str
+    user_id: str
+    session_id: str
+    status: str
+    agent: str
+    start_time: str | None = None
+    close_time: str | None = None
+    waiting_for: list[dict[str, Any]] = Field(default_factory=list)
+    unreadable: str | None = None
+    """Why what the run published cannot be read (its payloads are encrypted with a key
+    this gateway was not given); ``waiting_for`` is then empty."""
+    links: RunLinks
+
+
+class RunList(BaseModel):
+    """Invocations, newest first."""
+
+    runs: list[RunSummary]
+
+
+class RunCreated(BaseModel):
+    """A started invocation."""
+
+    workflow_id: str
+    run_id: str | None
+    app: str
+    user_id: str
+    session_id: str
+    status: str
+    links: RunLinks
+
+
+class RunView(RunSummary):
+    """One invocation in detail: what it waits for and the answers it refused."""
+
+    temporal_status: str | None = None
+    refused_answers: list[str] = Field(default_factory=list)
+
+
+class PendingView(BaseModel):
+    """A run's open requests.
+
+    ``source`` is ``worker`` when a worker answered the ``adk_pending`` query (payloads and
+    schemas whole), ``memo`` when Temporal served what the run published (no worker
+    needed; payloads summarised by digest and size).
+    """
+
+    workflow_id: str
+    source: Literal["worker", "memo"]
+    requests: list[dict[str, Any]]
+
+
+class AnswerOutcome(BaseModel):
+    """What became of an answer.
+
+    ``applied``: a worker checked and applied it (HTTP 200). ``accepted``: no worker took it
+    in time, so Temporal keeps it as a signal that applies when a worker picks the run up
+    (HTTP 202; a refusal is then listed in the run's ``refused_answers``).
+    """
+
+    workflow_id: str
+    request_id: str
+    outcome: AnswerDelivery
+
+
+class CancelOutcome(BaseModel):
+    """A cancellation asked of Temporal; the run closes when a worker picks it up."""
+
+    workflow_id: str
+    cancel_requested: bool

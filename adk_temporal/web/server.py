@@ -1,0 +1,108 @@
+"""The gateway's ASGI application: the JSON API, answer links, the console, the refusals."""
+
+from __future__ import annotations
+
+import logging
+from importlib.metadata import PackageNotFoundError, version
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from temporalio.service import RPCError
+
+from ..errors import AdkError
+from .api import OPERATIONS
+from .auth import TokenBook
+from .console import console_routes
+from .cookies import ConsoleSessions
+from .errors import ApiError, api_error
+from .gateway import Gateway
+from .openapi import openapi_document, routes
+from .pages import error_page
+
+__all__ = ["create_app"]
+
+log = logging.getLogger(__name__)
+
+_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    # The link pages carry a credential in their URL: never hand it on as a referrer.
+    (b"referrer-policy", b"no-referrer"),
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self'; form-action 'self'; "
+        b"frame-ancestors 'none'; base-uri 'none'",
+    ),
+]
+
+
+class _SecurityHeaders:
+    """Adds the headers above to every response (streams included, unlike a
+    ``BaseHTTPMiddleware``, which would buffer them)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+_HTTP_TYPES = {404: "not_found", 405: "method_not_allowed"}
+
+
+async def _refusal(request: Request, exc: Exception) -> Response:
+    err = api_error(exc)
+    if err is None and isinstance(exc, HTTPException):
+        err = ApiError(exc.status_code, _HTTP_TYPES.get(exc.status_code, "http_error"), exc.detail)
+    if err is None:
+        log.exception("unexpected failure of %s %s", request.method, request.url.path)
+        err = ApiError(500, "internal_error", "the gateway failed; its log says why")
+    path = request.url.path
+    # Console pages refuse as pages; their event stream's script reads JSON like the API.
+    if path.startswith("/console") and not path.endswith("/events"):
+        return error_page(err)
+    return JSONResponse(err.document().model_dump(), status_code=err.status, headers=err.headers)
+
+
+def _version() -> str:
+    try:
+        return version("adk-temporal")
+    except PackageNotFoundError:
+        return "0"
+
+
+def create_app(gateway: Gateway, tokens: TokenBook, *, console: bool = False) -> Starlette:
+    """The ASGI app serving ``gateway`` to holders of ``tokens``; the console only when
+    ``console`` is true."""
+    document = openapi_document(OPERATIONS, "adk-temporal gateway", _version())
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    served: list[BaseRoute] = [
+        *routes(OPERATIONS),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Mount("/static", StaticFiles(packages=[(__package__, "static")]), name="static"),
+    ]
+    if console:
+        served += console_routes()
+    handlers = {kind: _refusal for kind in (ApiError, AdkError, RPCError, HTTPException, Exception)}
+    app = Starlette(routes=served, exception_handlers=handlers)
+    app.add_middleware(_SecurityHeaders)
+    app.state.gateway = gateway
+    app.state.tokens = tokens
+    app.state.console_sessions = ConsoleSessions()
+    return app

@@ -1,0 +1,75 @@
+"""The web console in headless Chromium: sign in, chat, approve, see the answer and artifact.
+
+Debian's ``chromium`` driven by Python Playwright (no browser download); skips with the
+reason when either is missing. Assertions read visible text; the screenshots are kept for
+people to look at, never compared.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from adk_temporal.devserver import DevServer
+
+from .browser import UI_TIMEOUT_MS, launch_or_skip, playwright_or_skip
+from .gateway import TOKEN, gateway_process
+from .workers import Deployment, worker_process
+
+pytestmark = pytest.mark.integration
+
+
+async def test_chat_approve_and_see_the_answer_and_artifact(
+    dev_server: DevServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A purchase started in the console pauses for approval; approving it there shows the
+    final answer and the report's new artifact version."""
+    async_playwright = playwright_or_skip()
+    root = tmp_path_factory.mktemp("web-console")
+    deployment = Deployment(dev_server.address, "web-console", root / "data")
+    with (
+        worker_process(deployment),
+        gateway_process(deployment, root, console=True) as gateway,
+    ):
+        async with async_playwright() as playwright:
+            browser = await launch_or_skip(playwright)
+            try:
+                page = await browser.new_page(viewport={"width": 1200, "height": 1000})
+                page.set_default_timeout(UI_TIMEOUT_MS)
+                await page.goto(f"{gateway.base}/console")
+                await page.get_by_role("heading", name="Sign in").wait_for()
+                await page.get_by_label("Access token").fill(TOKEN)
+                await page.get_by_role("button", name="Sign in").click()
+
+                await page.get_by_role("heading", name="App weather").wait_for()
+                await page.get_by_label("Message").fill("Buy a weather report for Hangzhou")
+                await page.get_by_role("button", name="Send").click()
+
+                request = page.get_by_role("article", name=re.compile("Approval request"))
+                await request.get_by_text(
+                    "Approval: Buy the weather report for Hangzhou"
+                ).wait_for()
+                await request.get_by_text('"price_usd": 2.0').wait_for()
+                await page.screenshot(path=str(root / "approval.png"), full_page=True)
+
+                # A form post without the CSRF token is refused, even with the cookie.
+                forged = await page.request.post(
+                    page.url + "/confirm",
+                    form={"confirmation_id": "adk-x", "decision": "approve"},
+                    fail_on_status_code=False,
+                )
+                assert forged.status == 403
+
+                await request.get_by_role("button", name="Approve").click()
+                answer = "Your weather report for Hangzhou is saved as report.txt (version 1)."
+                await page.get_by_text(answer).wait_for()
+                await page.get_by_text("completed", exact=True).wait_for()
+                artifacts = page.get_by_role("table").filter(has_text="report.txt")
+                row = artifacts.get_by_role("row").filter(has_text="report.txt")
+                assert (await row.inner_text()).split("\t")[:2] == ["report.txt", "1"]
+                await page.get_by_role("link", name="open in the Temporal UI").wait_for()
+                await page.screenshot(path=str(root / "completed.png"), full_page=True)
+            finally:
+                await browser.close()
+    assert len(deployment.payments.charges()) == 1
