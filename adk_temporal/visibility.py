@@ -6,9 +6,10 @@ from collections.abc import Sequence
 
 from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
 
-from .workflows.messages import ADK_STATUS
+from .errors import EncryptionError
+from .workflows.messages import ADK_STATUS, Published
 
-__all__ = ["invocations_query", "quoted", "run_status"]
+__all__ = ["invocations_query", "published_or_unreadable", "quoted", "run_status"]
 
 
 def quoted(value: str) -> str:
@@ -41,3 +42,15 @@ def run_status(wf: WorkflowExecution) -> str:
         # Terminated or timed out: the run never recorded its end.
         return wf.status.name.lower() if wf.status else "unknown"
     return adk or (wf.status.name.lower() if wf.status else "unknown")
+
+
+async def published_or_unreadable(wf: WorkflowExecution) -> tuple[Published, str | None]:
+    """What the run published, or nothing and why it cannot be read.
+
+    A listing shows every run: one whose payloads are sealed with a key this process lacks
+    (another deployment's, an older key file) is listed with the reason, not a failure.
+    """
+    try:
+        return Published.from_memo(await wf.memo()), None
+    except EncryptionError as err:
+        return Published(), str(err)

@@ -23,7 +23,7 @@ from temporalio.service import RPCError
 
 from ..client import AdkClient
 from ..flow.messages import InvocationStatus
-from ..visibility import invocations_query, run_status
+from ..visibility import invocations_query, published_or_unreadable, run_status
 from ..workflows.messages import ADK_AGENT, Published
 from .answers import published_or_fail
 from .common import (
@@ -102,7 +102,7 @@ def list_runs(
         )
         rows: list[dict[str, Any]] = []
         async for wf in client.list_workflows(query, limit=limit):
-            published = Published.from_memo(await wf.memo())
+            published, unreadable = await published_or_unreadable(wf)
             rows.append(
                 {
                     "workflow_id": wf.id,
@@ -112,7 +112,8 @@ def list_runs(
                     "start_time": wf.start_time.isoformat() if wf.start_time else None,
                     "close_time": wf.close_time.isoformat() if wf.close_time else None,
                     "waiting_for": [r.model_dump(mode="json") for r in published.requests],
-                    "text": _waits_for(published),
+                    "unreadable": unreadable,
+                    "text": f"(unreadable: {unreadable})" if unreadable else _waits_for(published),
                     "started": _time(wf.start_time),
                 }
             )
@@ -124,7 +125,8 @@ def list_runs(
             return 0
         for row in rows:
             # One line per run, the id whole: the console never wraps it.
-            waits = f"  waits for {row['text']}" if row["text"] else ""
+            waits = f"  waits for {row['text']}" if row["waiting_for"] else ""
+            waits = f"  {row['text']}" if row["unreadable"] else waits
             console.print(
                 f"{row['workflow_id']}  {row['status']}  {row['agent']}  {row['started']}{waits}"
             )

@@ -23,11 +23,11 @@ from temporalio.service import RPCError, RPCStatusCode
 from ..app import App
 from ..artifacts import ArtifactService, GetArtifactVersionRequest, ListRequest, VersionsRequest
 from ..client import AdkClient, AnswerDelivery, InvocationHandle, deliver_answer
-from ..errors import EncryptionError, UnknownRequestIdError
+from ..errors import UnknownRequestIdError
 from ..ids import workflow_id_for
 from ..sessions import Session, SessionService
 from ..signing import AnswerLink
-from ..visibility import invocations_query, run_status
+from ..visibility import invocations_query, published_or_unreadable, run_status
 from ..workflows.messages import ADK_AGENT, ADK_SESSION, ADK_USER, Published
 from .errors import ApiError
 from .models import (
@@ -168,12 +168,7 @@ class Gateway:
         )
         runs: list[RunSummary] = []
         async for wf in self.adk.client.list_workflows(query, limit=limit):
-            unreadable = None
-            try:
-                published = Published.from_memo(await wf.memo())
-            except EncryptionError as err:
-                # One run encrypted with a key this gateway lacks must not hide the others.
-                published, unreadable = Published(), str(err)
+            published, unreadable = await published_or_unreadable(wf)
             attributes = wf.typed_search_attributes
             ids = (app_name, attributes.get(ADK_USER) or "", attributes.get(ADK_SESSION) or "")
             runs.append(

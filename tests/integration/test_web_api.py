@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +23,7 @@ from adk_temporal.plugin import adk_data_converter
 from adk_temporal.signing import AnswerLink, sign_link
 
 from .. import web_app
-from ..commands import adk_command, offline_env
+from ..commands import adk_command, offline_env, run_cli
 from .gateway import LINK_SECRET, OTHER_TOKEN, Gateway, Reply, gateway_process
 from .workers import Deployment, worker_process
 
@@ -185,9 +186,13 @@ async def test_a_run_encrypted_with_a_key_the_gateway_lacks_does_not_hide_the_ot
         await until(lambda: _unreadable(gateway, path))
     plain = await start(gateway, "What's the weather in Bern?")
     runs = (await call(gateway, "GET", RUNS)).json["runs"]
-    client = await Client.connect(deployment.address)
     [workflow_id] = [r["workflow_id"] for r in runs if r["links"]["self"] == path]
+    listed_by_cli = await run_cli(deployment.address, "list", "--app", "weather", "--json")
+    client = await Client.connect(deployment.address)
     await client.get_workflow_handle(workflow_id).terminate("the test is over")
+    assert listed_by_cli.returncode == 0, listed_by_cli.stderr
+    [row] = [r for r in json.loads(listed_by_cli.stdout) if r["workflow_id"] == workflow_id]
+    assert "encrypted" in row["unreadable"]
     assert listed.status == 200
     encrypted = [r for r in runs if r["links"]["self"] == path]
     assert encrypted and "encrypted" in encrypted[0]["unreadable"]
