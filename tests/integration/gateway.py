@@ -144,8 +144,10 @@ def gateway_process(
             str(port),
             "--tokens-file",
             str(tokens),
+            # Long enough for a worker on a loaded machine to take the update; the cases
+            # without a worker wait it out once each.
             "--answer-wait",
-            "2",
+            "5",
             "--link-secret-env",
             SECRET_ENV,
             "--console" if console else "--no-console",

@@ -149,13 +149,13 @@ async def test_a_notified_pause_is_answered_by_its_receiver_over_the_api_after_a
         answer = request["answer"]
         assert answer["url"] == f"{gateway.base}{path}/confirm"
         with worker_process(deployment, app="tests.web_app:app", env=env):
-            applied = await call(gateway, "POST", f"{path}/confirm", answer["body"])
-            assert applied.status == 200, applied.text
-            assert applied.json["outcome"] == "applied"
+            answered = await call(gateway, "POST", f"{path}/confirm", answer["body"])
+            # Applied when the fresh worker took the update in time, else held by Temporal.
             done = await status_is(gateway, path, "completed", "failed")
             again = await call(gateway, "POST", f"{path}/confirm", answer["body"])
     finally:
         hook.stop()
+    assert (answered.status, answered.json["outcome"]) in ((200, "applied"), (202, "accepted"))
     assert done["status"] == "completed"
     assert again.status in (404, 409), again.text
     assert len(deployment.payments.charges()) == charged + 1
