@@ -58,8 +58,6 @@ class PartialForwarder:
         self._ready = asyncio.Event()
         self._done = False
         self._task: asyncio.Task[None] | None = None
-        self.published = 0
-        """How many pieces were published (merged text counts once)."""
 
     async def __aenter__(self) -> Self:
         """Start the publishing task."""
@@ -110,7 +108,6 @@ class PartialForwarder:
                 )
                 try:
                     await self._sessions.publish_partial(**self._ids, event=piece)
-                    self.published += 1
                 except Exception:
                     if not failed:
                         logger.warning(

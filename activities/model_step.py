@@ -233,7 +233,9 @@ class ModelStepActivity:
             # Stored before the model is called, as ADK stores the user's message before the
             # agent runs: followers then see the message, and the tool responses the model
             # answers, ahead of the reply being written. Idempotent, so a retry is harmless.
-            await self._append(ref, new, unstage)
+            # Not through _append: its fault point stands for the append of the reply.
+            if new or unstage:
+                await append_to_session(services.sessions, ref, new, unstage)
             new, unstage = [], []
         async with heartbeating():
             response = await self._generate(agent, cctx, request, forwarder)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["adk_command", "offline_env", "run_cli"]
+__all__ = ["adk_command", "new_key_file", "offline_env", "run_cli"]
 
 
 def adk_command() -> list[str]:
@@ -41,3 +41,16 @@ async def run_cli(address: str, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=90,
         env=offline_env(),
     )
+
+
+def new_key_file(path: Path) -> Path:
+    """A key file with one fresh key at ``path``, made by ``adk-temporal rotate-key``."""
+    created = subprocess.run(
+        [*adk_command(), "rotate-key", "--encryption-key-file", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=offline_env(),
+    )
+    assert created.returncode == 0, created.stderr
+    return path

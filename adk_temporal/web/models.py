@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..client import AnswerDelivery
+from ..flow.messages import ConfirmInput
 
 __all__ = [
     "AnswerOutcome",
@@ -38,14 +39,9 @@ class StartRunBody(_Body):
     message: str
 
 
-class ConfirmBody(_Body):
-    """Approve (``confirmed: true``) or reject one confirmation request."""
-
-    confirmation_id: str
-    confirmed: StrictBool
-    payload: Any = None
-    call_digest: str | None = None
-    """When given, the answer applies only to the call with this digest."""
+class ConfirmBody(ConfirmInput, _Body):
+    """Approve (``confirmed: true``) or reject one confirmation request; ``call_digest``,
+    when given, makes the answer apply only to the call with this digest."""
 
 
 class ResumeBody(_Body):

@@ -37,7 +37,7 @@ from adk_temporal.examples.weather import APP_NAME, _forecast, build_weather_age
 from adk_temporal.flow.messages import InvocationResult
 from adk_temporal.worker import artifact_store, build_worker, session_store
 
-from ..commands import adk_command, offline_env
+from ..commands import adk_command, new_key_file, offline_env
 from .workers import Deployment as WorkerDeployment
 from .workers import worker_process
 
@@ -266,15 +266,7 @@ async def deployment(
 ) -> AsyncIterator[Deployment]:
     """A key file with one key and `adk-temporal codec-server` serving it."""
     root = tmp_path_factory.mktemp("encryption")
-    key_file = root / "keys.json"
-    created = subprocess.run(
-        [*adk_command(), "rotate-key", "--encryption-key-file", str(key_file)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=offline_env(),
-    )
-    assert created.returncode == 0, created.stderr
+    key_file = new_key_file(root / "keys.json")
     token_file = root / "codec-token"
     token_file.write_text(TOKEN + "\n")
     token_file.chmod(0o600)

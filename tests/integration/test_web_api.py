@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from http.server import HTTPServer
@@ -23,7 +22,7 @@ from adk_temporal.plugin import adk_data_converter
 from adk_temporal.signing import AnswerLink, sign_link
 
 from .. import web_app
-from ..commands import adk_command, offline_env, run_cli
+from ..commands import new_key_file, run_cli
 from .gateway import LINK_SECRET, OTHER_TOKEN, Gateway, Reply, gateway_process
 from .workers import Deployment, worker_process
 
@@ -171,15 +170,7 @@ async def test_a_run_encrypted_with_a_key_the_gateway_lacks_does_not_hide_the_ot
 ) -> None:
     """Listing the app's runs shows a run whose memo is encrypted as unreadable, and the
     other runs as usual."""
-    key_file = tmp_path / "keys.json"
-    created = subprocess.run(
-        [*adk_command(), "rotate-key", "--encryption-key-file", str(key_file)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=offline_env(),
-    )
-    assert created.returncode == 0, created.stderr
+    key_file = new_key_file(tmp_path / "keys.json")
     with worker_process(deployment, env={KEY_FILE_ENV: str(key_file)}):
         path = await start(gateway, "Buy a weather report for Bern")
         listed = await call(gateway, "GET", f"{RUNS}?status=awaiting_confirmation")
