@@ -114,10 +114,17 @@ class DevServer:
         host: str = "127.0.0.1",
     ) -> None:
         self.host = host
-        self.port = port or free_port(host)
-        self.ui_port = ui_port or free_port(host)
-        self.http_port = http_port or free_port(host)
-        self.metrics_port = metrics_port or free_port(host)
+        self._chosen = {
+            name: value
+            for name, value in (
+                ("port", port),
+                ("ui_port", ui_port),
+                ("http_port", http_port),
+                ("metrics_port", metrics_port),
+            )
+            if value
+        }
+        self._pick_ports()
         self.headless = headless
         self.dynamic_config = dict(dynamic_config or {})
         self.log_path = Path(log_path) if log_path else None
@@ -147,6 +154,13 @@ class DevServer:
     def running(self) -> bool:
         """True while the server process is alive."""
         return self._process is not None and self._process.poll() is None
+
+    def _pick_ports(self) -> None:
+        """Set every port the caller left open to one that is free now."""
+        self.port = self._chosen.get("port") or free_port(self.host)
+        self.ui_port = self._chosen.get("ui_port") or free_port(self.host)
+        self.http_port = self._chosen.get("http_port") or free_port(self.host)
+        self.metrics_port = self._chosen.get("metrics_port") or free_port(self.host)
 
     def _ports(self) -> list[int]:
         ports = [self.port, self.http_port, self.metrics_port]
@@ -181,22 +195,55 @@ class DevServer:
             cmd += ["--dynamic-config-value", f"{key}={value}"]
         return cmd
 
-    def start(self, timeout: float = 30.0) -> DevServer:
+    def start(self, timeout: float = 30.0, attempts: int = 3) -> DevServer:
         """Start the process and wait until the frontend accepts connections.
 
+        A port is checked free before the server binds it, so another process can take it in
+        between, and the server also binds internal ports it picks itself; either shows up as
+        an early exit, so an early exit is retried with the open ports picked afresh.
+
         Raises:
-            DevServerError: When the process exits early or is not ready within ``timeout``.
+            DevServerError: When the process exits early ``attempts`` times or is not ready
+                within ``timeout``; the message carries the end of the server's output.
         """
         if self.running:
             return self
-        # A port someone else listens on would pass the readiness poll below at once, and
-        # the caller would silently talk to that other server.
-        taken = [p for p in self._ports() if _port_open(self.host, p)]
-        if taken:
-            raise DevServerError(
-                f"port {taken[0]} on {self.host} is already in use; choose other ports"
-            )
         self.db_filename.parent.mkdir(parents=True, exist_ok=True)
+        failure = ""
+        for attempt in range(attempts):
+            if attempt:
+                self._pick_ports()
+            # A port someone else listens on would pass the readiness poll below at once,
+            # and the caller would silently talk to that other server.
+            taken = [p for p in self._ports() if _port_open(self.host, p)]
+            chosen = [p for p in taken if p in self._chosen.values()]
+            if chosen:
+                raise DevServerError(
+                    f"port {chosen[0]} on {self.host} is already in use; choose other ports"
+                )
+            if taken:
+                failure = f"port {taken[0]} on {self.host} was taken before the server bound it"
+                continue
+            log_start = (
+                self.log_path.stat().st_size if self.log_path and self.log_path.exists() else 0
+            )
+            self._spawn()
+            if self._wait_until_ready(timeout):
+                return self
+            exit_code = self.exit_code
+            if exit_code is None:
+                self.stop()
+                raise DevServerError(
+                    f"temporal dev server not ready on {self.address} in {timeout}s"
+                    + self._output_since(log_start)
+                )
+            self._process = None
+            failure = f"temporal dev server exited with code {exit_code}" + self._output_since(
+                log_start
+            )
+        raise DevServerError(failure)
+
+    def _spawn(self) -> None:
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         try:
             self._process = subprocess.Popen(
@@ -211,22 +258,30 @@ class DevServer:
         finally:
             if out is not subprocess.DEVNULL:
                 out.close()  # type: ignore[union-attr]
+
+    def _wait_until_ready(self, timeout: float) -> bool:
+        """Poll until the server is healthy (True), exits (False) or ``timeout`` passes."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise DevServerError(
-                    f"temporal dev server exited with code {self._process.returncode}"
-                    + (f"; see {self.log_path}" if self.log_path else "")
-                )
+            if not self.running:
+                return False
             if (
                 _port_open(self.host, self.port)
                 and (self.headless or _port_open(self.host, self.ui_port))
                 and self._healthy()
             ):
-                return self
+                return True
             time.sleep(0.05)
-        self.stop()
-        raise DevServerError(f"temporal dev server not ready on {self.address} in {timeout}s")
+        return False
+
+    def _output_since(self, offset: int) -> str:
+        """The last lines the server wrote to its log after ``offset``, as a message suffix."""
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        with open(self.log_path, "rb") as log:
+            log.seek(offset)
+            lines = log.read().decode("utf-8", "replace").strip().splitlines()[-5:]
+        return f"; see {self.log_path}" + "".join(f"\n  {line}" for line in lines)
 
     def _healthy(self) -> bool:
         """Whether the frontend reports SERVING.

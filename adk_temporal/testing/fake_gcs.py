@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import platform
-import socket
 import subprocess
 import time
 import types
@@ -26,6 +25,8 @@ from pathlib import Path
 
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import storage
+
+from adk_temporal.devserver import free_port
 
 __all__ = ["FakeGcsServer", "fake_gcs_server_binary"]
 
@@ -60,13 +61,6 @@ def fake_gcs_server_binary() -> Path:
     if arch is None or not binary.is_file():
         raise RuntimeError(f"no bundled fake-gcs-server binary for {system}/{platform.machine()}")
     return binary
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class FakeGcsServer:
@@ -119,7 +113,7 @@ class FakeGcsServer:
         # The port is chosen before the server binds it, so another process can take it in
         # between; that shows up as an early exit, and a few fresh ports make it go away.
         for _ in range(3):
-            self._port = _free_port()
+            self._port = free_port()
             self._process = self._spawn(binary)
             if self._wait_until_ready():
                 break

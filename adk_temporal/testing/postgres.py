@@ -26,7 +26,6 @@ import pwd
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -34,6 +33,8 @@ import types
 import uuid
 from pathlib import Path
 from typing import TypedDict
+
+from adk_temporal.devserver import free_port
 
 __all__ = ["PostgresNotInstalledError", "PostgresServer", "postgres_bin_dir"]
 
@@ -83,13 +84,6 @@ def _holds_server_binaries(directory: Path) -> bool:
 def _major_version(directory: Path) -> int:
     match = re.search(r"(\d+)", directory.parent.name)
     return int(match.group(1)) if match else 0
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class PostgresServer:
@@ -157,7 +151,7 @@ class PostgresServer:
             # The port is chosen before the server binds it, so another process can take it
             # in between; that shows up as an early exit, and a fresh port makes it go away.
             for _ in range(3):
-                self._port = _free_port()
+                self._port = free_port()
                 self._process = self._spawn()
                 if self._wait_until_ready():
                     return self
