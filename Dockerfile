@@ -1,4 +1,5 @@
-# The adk-temporal worker image: the package, its `adk-temporal` command and the examples.
+# The adk-temporal image (workers and the gateway): the package, its `adk-temporal` command
+# and the examples.
 #   docker build -t adk-temporal .
 #   docker run --rm adk-temporal adk-temporal --help
 FROM python:3.11-slim
@@ -18,7 +19,7 @@ COPY activities ./activities
 COPY examples ./examples
 # Compiled at install: the workflow sandbox imports the workflow module for every run,
 # and without .pyc files it recompiles the source each time.
-RUN pip install '.[postgres]' && rm -rf /src
+RUN pip install '.[postgres,web]' && rm -rf /src
 
 # Without ADK_POSTGRES_DSN / ADK_GCS_BUCKET, sessions (SQLite) and file artifacts live in
 # /data, a volume shared by the workers of one host.

@@ -86,6 +86,14 @@ def _link_secret(app: App | None, env_name: str | None) -> bytes | None:
     "signal (the reply is then 202).",
 )
 @click.option(
+    "--sse-keepalive",
+    type=click.FloatRange(min=0.1),
+    default=15.0,
+    show_default=True,
+    help="Seconds of silence after which an event stream sends a comment, so proxies keep "
+    "it open while a run waits.",
+)
+@click.option(
     "--link-secret-env",
     help="Environment variable holding the answer links' secret, for an app without notifications.",
 )
@@ -104,6 +112,7 @@ def web(
     with_console: bool,
     temporal_ui: str,
     answer_wait: float,
+    sse_keepalive: float,
     link_secret_env: str | None,
 ) -> None:
     """Serve the HTTP gateway until Ctrl-C: start runs, list them, answer their requests
@@ -144,6 +153,7 @@ def web(
             temporal_ui=temporal_ui or None,
             answer_wait=answer_wait,
             link_secret=secret,
+            keepalive=sse_keepalive,
         )
         config = uvicorn.Config(
             create_app(gateway, tokens, console=with_console), host=host, port=port

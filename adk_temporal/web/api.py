@@ -159,7 +159,7 @@ async def event_stream(served: Gateway, ids: SessionIds) -> Response:
         description, _ = await served.described(handle)
         return run_status(description)
 
-    return sse_response(handle, final_status)
+    return sse_response(handle, final_status, served.keepalive)
 
 
 _ANSWER_ERRORS = (400, 404, 409, 413, 422, 503)

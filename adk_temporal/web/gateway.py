@@ -84,6 +84,8 @@ class Gateway:
         temporal_ui: The Temporal UI's base URL, for links to runs; ``None`` for none.
         answer_wait: Seconds a checked answer waits for a worker before it becomes a signal.
         link_secret: Verifies answer links; ``None`` refuses every link.
+        keepalive: Seconds of silence after which an event stream sends a comment, so
+            proxies in between do not close it while nothing happens.
     """
 
     adk: AdkClient
@@ -93,6 +95,7 @@ class Gateway:
     temporal_ui: str | None = None
     answer_wait: float = 5.0
     link_secret: bytes | None = None
+    keepalive: float = 15.0
 
     # ---------------------------------------------------------------- runs
 

@@ -2,11 +2,16 @@
 
 Frames: ``event: adk_event`` with a stored event as JSON (``partial: true`` pieces of a
 streamed reply come as ``event: adk_partial``), then one ``event: end`` with
-``{"status": ...}`` once the invocation completes, fails or pauses.
+``{"status": ...}`` once the invocation completes, fails or pauses. A run that waits for a
+worker, or for a long tool call, sends nothing for minutes, and proxies close connections idle
+for a minute or so, so a ``: keep-alive`` comment goes out after every ``keepalive`` seconds of
+silence.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -15,7 +20,10 @@ from starlette.responses import StreamingResponse
 from ..cli.common import event_json
 from ..client import InvocationHandle
 
-__all__ = ["frame", "sse_response"]
+__all__ = ["KEEPALIVE", "frame", "sse_response", "with_keepalive"]
+
+KEEPALIVE = b": keep-alive\n\n"
+"""The comment sent on a quiet stream; clients ignore comments."""
 
 
 def frame(name: str, data: str, event_id: str | None = None) -> bytes:
@@ -38,12 +46,38 @@ async def _frames(
     yield frame("end", json.dumps({"status": await final_status()}))
 
 
+async def with_keepalive(frames: AsyncIterator[bytes], every: float) -> AsyncIterator[bytes]:
+    """``frames`` as they come, with :data:`KEEPALIVE` after each ``every`` seconds of none."""
+    source = aiter(frames)
+    next_frame: asyncio.Future[bytes] = asyncio.ensure_future(anext(source))
+    try:
+        while True:
+            # Waiting on the pending fetch (not wait_for) keeps it alive across pings: a
+            # cancelled fetch would cancel the follower mid-poll.
+            done, _ = await asyncio.wait({next_frame}, timeout=every)
+            if not done:
+                yield KEEPALIVE
+                continue
+            try:
+                item = next_frame.result()
+            except StopAsyncIteration:
+                return
+            yield item
+            next_frame = asyncio.ensure_future(anext(source))
+    finally:
+        next_frame.cancel()
+        with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+            await next_frame
+        await source.aclose()  # type: ignore[attr-defined]
+
+
 def sse_response(
-    handle: InvocationHandle, final_status: Callable[[], Awaitable[str]]
+    handle: InvocationHandle, final_status: Callable[[], Awaitable[str]], keepalive: float
 ) -> StreamingResponse:
-    """The stream of ``handle``'s events; ``final_status`` says how it ended."""
+    """The stream of ``handle``'s events; ``final_status`` says how it ended; a comment goes
+    out after each ``keepalive`` seconds without an event."""
     return StreamingResponse(
-        _frames(handle, final_status),
+        with_keepalive(_frames(handle, final_status), keepalive),
         media_type="text/event-stream",
         # Buffering proxies would hold the events back until the stream ends.
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},

@@ -105,8 +105,11 @@ class Gateway:
         finally:
             conn.close()
 
-    def sse(self, path: str, token: str = TOKEN) -> list[tuple[str, Any]]:
-        """Read a server-sent event stream to its ``end`` event: ``(event, data)`` pairs."""
+    def sse(
+        self, path: str, token: str = TOKEN, comments: list[str] | None = None
+    ) -> list[tuple[str, Any]]:
+        """Read a server-sent event stream to its ``end`` event: ``(event, data)`` pairs;
+        comment lines are added to ``comments`` as they arrive."""
         request = urllib.request.Request(
             self.base + path, headers={"Authorization": f"Bearer {token}"}
         )
@@ -116,7 +119,9 @@ class Gateway:
             name = ""
             for raw in reply:
                 line = raw.decode().rstrip("\n")
-                if line.startswith("event: "):
+                if line.startswith(":") and comments is not None:
+                    comments.append(line)
+                elif line.startswith("event: "):
                     name = line.removeprefix("event: ")
                 elif line.startswith("data: "):
                     frames.append((name, json.loads(line.removeprefix("data: "))))
@@ -148,6 +153,8 @@ def gateway_process(
             # without a worker wait it out once each.
             "--answer-wait",
             "5",
+            "--sse-keepalive",
+            "0.2",
             "--link-secret-env",
             SECRET_ENV,
             "--console" if console else "--no-console",

@@ -23,7 +23,7 @@ from adk_temporal.signing import AnswerLink, sign_link
 
 from .. import web_app
 from ..commands import new_key_file, run_cli
-from .gateway import LINK_SECRET, OTHER_TOKEN, Gateway, Reply, gateway_process
+from .gateway import LINK_SECRET, OTHER_TOKEN, TOKEN, Gateway, Reply, gateway_process
 from .workers import Deployment, worker_process
 
 pytestmark = pytest.mark.integration
@@ -354,6 +354,28 @@ async def test_answer_links_apply_once_and_refuse_the_rest(
         assert "no longer open" in page.text
     assert len(deployment.payments.charges()) == charged + 1
     assert good.rsplit("/", 1)[1] not in gateway.log.read_text()
+
+
+async def test_a_stream_waiting_for_a_worker_is_kept_alive_until_the_run_ends(
+    gateway: Gateway, deployment: Deployment
+) -> None:
+    """With no worker nothing happens for as long as none comes; the stream sends comments
+    meanwhile, then the events and the end once a worker runs the invocation."""
+    path = await start(gateway, "What is the weather in Paris?")
+    comments: list[str] = []
+    following = asyncio.create_task(
+        asyncio.to_thread(gateway.sse, f"{path}/events", TOKEN, comments)
+    )
+
+    async def kept_alive() -> bool | None:
+        return comments.count(": keep-alive") >= 2 or None
+
+    await until(kept_alive)
+    assert not following.done()
+    with worker_process(deployment):
+        frames = await following
+    assert frames[-1] == ("end", {"status": "completed"})
+    assert any(name == "adk_event" for name, _ in frames)
 
 
 async def test_events_stream_as_server_sent_events(

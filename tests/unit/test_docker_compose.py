@@ -29,6 +29,7 @@ EXPECTED_SERVICES = {
     "temporal-ui",
     "fake-gcs",
     "worker",
+    "gateway",
 }
 
 
@@ -49,7 +50,7 @@ def _script(service: dict[str, Any]) -> str:
     return command if isinstance(command, str) else "\n".join(command)
 
 
-def test_the_stack_has_temporal_postgres_ui_fake_gcs_and_a_worker(
+def test_the_stack_has_temporal_postgres_ui_fake_gcs_workers_and_a_gateway(
     services: dict[str, dict[str, Any]],
 ) -> None:
     """Exactly the services of the production-like stack, on pinned images."""
@@ -61,8 +62,9 @@ def test_the_stack_has_temporal_postgres_ui_fake_gcs_and_a_worker(
     assert images["temporal-setup"] == images["temporal-schema"]
     assert images["temporal-ui"].startswith("temporalio/ui:")
     assert images["fake-gcs"].startswith("fsouza/fake-gcs-server:")
+    assert images["gateway"] == images["worker"]
     for name, image in images.items():
-        if name != "worker":
+        if name not in ("worker", "gateway"):
             tag = image.rpartition(":")[2]
             assert re.fullmatch(r"\d+(\.\d+)*", tag), f"{name} image {image!r} is not pinned"
     server_version = images["temporal"].rpartition(":")[2]
@@ -75,6 +77,7 @@ def test_published_ports(services: dict[str, dict[str, Any]]) -> None:
     assert services["temporal-ui"]["ports"] == ["8080:8080"]
     assert services["fake-gcs"]["ports"] == ["4443:4443"]
     assert "ports" not in services["worker"]
+    assert services["gateway"]["ports"] == ["8000:8000"]
 
 
 def test_start_order_is_enforced_by_conditions(services: dict[str, dict[str, Any]]) -> None:
@@ -89,6 +92,10 @@ def test_start_order_is_enforced_by_conditions(services: dict[str, dict[str, Any
     assert depends["worker"] == {
         "temporal-setup": {"condition": "service_completed_successfully"},
         "fake-gcs": {"condition": "service_healthy"},
+    }
+    assert depends["gateway"] == {
+        **depends["worker"],
+        "worker": {"condition": "service_started"},
     }
     for name, needs in depends.items():
         for target, rule in needs.items():
@@ -230,3 +237,46 @@ def test_dockerignore_keeps_tests_and_git_out_of_the_build_context() -> None:
     """Tests, VCS data and caches never reach the image's build context."""
     ignored = set((ROOT / ".dockerignore").read_text().split())
     assert {".git", "tests", ".venv", "**/__pycache__"} <= ignored
+
+
+def test_gateway_serves_the_workers_stores_with_secrets_the_user_must_give(
+    services: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`adk-temporal web` parses with the service's environment, reads the workers' task
+    queue and stores, and compose refuses to start it without tokens or a link secret."""
+    gateway, worker = services["gateway"], services["worker"]
+    env = {k: str(v) for k, v in gateway["environment"].items()}
+    required = {k for k, v in env.items() if v.startswith("${") and ":?" in v}
+    assert required == {"ADK_WEB_TOKENS", "ADK_LINK_SECRET"}
+    given = {k: v for k, v in env.items() if k not in required}
+    ctx = _parse_cli(gateway["command"], given, monkeypatch)
+    assert ctx.command.name == "web"
+    assert ctx.params["examples"] is True
+    assert ctx.params["with_console"] is True
+    assert (ctx.params["host"], ctx.params["port"]) == ("0.0.0.0", 8000)
+    assert ctx.params["link_secret_env"] in required
+    assert ctx.params["temporal_ui"] == "http://localhost:8080"
+    for name in ("address", "namespace", "task_queue", "gcs_bucket", "postgres_dsn", "data_dir"):
+        assert ctx.params[name] is not None
+    worker_ctx = _parse_cli(
+        worker["command"],
+        {k: str(v) for k, v in worker["environment"].items() if "${" not in str(v)},
+        monkeypatch,
+    )
+    for name in ("address", "namespace", "task_queue", "gcs_bucket", "postgres_dsn"):
+        assert ctx.params[name] == worker_ctx.params[name], name
+    assert env["STORAGE_EMULATOR_HOST"] == worker["environment"]["STORAGE_EMULATOR_HOST"]
+    probe = " ".join(gateway["healthcheck"]["test"])
+    assert "http://localhost:8000/openapi.json" in probe
+
+
+def test_the_image_installs_the_gateways_extra() -> None:
+    """`adk-temporal web` in the image needs the web extra the Dockerfile installs."""
+    installs = [
+        rest for word, rest in _dockerfile_instructions() if word == "RUN" and "pip install" in rest
+    ]
+    extras = re.search(r"\.\[([\w,]+)\]", installs[0])
+    assert extras is not None
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert {"postgres", "web"} <= set(extras.group(1).split(","))
+    assert {"postgres", "web"} <= set(pyproject["project"]["optional-dependencies"])
