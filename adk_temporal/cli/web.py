@@ -10,6 +10,7 @@ import click
 
 from ..app import App
 from ..client import AdkClient
+from ..web.cors import CorsOriginError, checked_origin
 from ..worker import artifact_store, session_store
 from .common import (
     connect,
@@ -40,6 +41,15 @@ def _link_secret(app: App | None, env_name: str | None) -> bytes | None:
             )
         return value.encode()
     return None
+
+
+def _origins(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    try:
+        return tuple(checked_origin(value) for value in values)
+    except CorsOriginError as err:
+        raise click.BadParameter(str(err)) from None
 
 
 @click.command()
@@ -94,6 +104,14 @@ def _link_secret(app: App | None, env_name: str | None) -> bytes | None:
     "it open while a run waits.",
 )
 @click.option(
+    "--cors-origin",
+    "cors_origins",
+    multiple=True,
+    callback=_origins,
+    help="A browser origin (scheme://host[:port]) whose pages may call the API; repeat for "
+    "more. Without it no other site's page can.",
+)
+@click.option(
     "--link-secret-env",
     help="Environment variable holding the answer links' secret, for an app without notifications.",
 )
@@ -113,6 +131,7 @@ def web(
     temporal_ui: str,
     answer_wait: float,
     sse_keepalive: float,
+    cors_origins: tuple[str, ...],
     link_secret_env: str | None,
 ) -> None:
     """Serve the HTTP gateway until Ctrl-C: start runs, list them, answer their requests
@@ -156,7 +175,9 @@ def web(
             keepalive=sse_keepalive,
         )
         config = uvicorn.Config(
-            create_app(gateway, tokens, console=with_console), host=host, port=port
+            create_app(gateway, tokens, console=with_console, cors_origins=cors_origins),
+            host=host,
+            port=port,
         )
         # Each answer link's path is a credential; bearer tokens never reach the log (they
         # travel in a header, which the access log does not print).

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -19,6 +21,7 @@ from .api import OPERATIONS
 from .auth import TokenBook
 from .console import console_routes
 from .cookies import ConsoleSessions
+from .cors import cors_options
 from .errors import ApiError, api_error
 from .gateway import Gateway
 from .openapi import openapi_document, routes
@@ -84,9 +87,15 @@ def _version() -> str:
         return "0"
 
 
-def create_app(gateway: Gateway, tokens: TokenBook, *, console: bool = False) -> Starlette:
+def create_app(
+    gateway: Gateway,
+    tokens: TokenBook,
+    *,
+    console: bool = False,
+    cors_origins: Sequence[str] = (),
+) -> Starlette:
     """The ASGI app serving ``gateway`` to holders of ``tokens``; the console only when
-    ``console`` is true."""
+    ``console`` is true; cross-origin calls from ``cors_origins`` only."""
     document = openapi_document(OPERATIONS, "adk-temporal gateway", _version())
 
     async def openapi(request: Request) -> Response:
@@ -102,6 +111,9 @@ def create_app(gateway: Gateway, tokens: TokenBook, *, console: bool = False) ->
     handlers = {kind: _refusal for kind in (ApiError, AdkError, RPCError, HTTPException, Exception)}
     app = Starlette(routes=served, exception_handlers=handlers)
     app.add_middleware(_SecurityHeaders)
+    if cors_origins:
+        # Outermost, so a preflight is answered before authentication asks for a token.
+        app.add_middleware(CORSMiddleware, **cors_options(cors_origins))
     app.state.gateway = gateway
     app.state.tokens = tokens
     app.state.console_sessions = ConsoleSessions()

@@ -26,6 +26,8 @@ OTHER_TOKEN = "t-other-0123456789abcdef"
 """May use app ``other`` only."""
 LINK_SECRET = "link-secret-for-the-tests"
 SECRET_ENV = web_app.SECRET_ENV
+CORS_ORIGIN = "https://tickets.example.com"
+"""The one other site whose pages may call the gateway's API."""
 
 
 def _lower(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -155,6 +157,8 @@ def gateway_process(
             "5",
             "--sse-keepalive",
             "0.2",
+            "--cors-origin",
+            CORS_ORIGIN,
             "--link-secret-env",
             SECRET_ENV,
             "--console" if console else "--no-console",

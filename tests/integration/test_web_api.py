@@ -23,7 +23,15 @@ from adk_temporal.signing import AnswerLink, sign_link
 
 from .. import web_app
 from ..commands import new_key_file, run_cli
-from .gateway import LINK_SECRET, OTHER_TOKEN, TOKEN, Gateway, Reply, gateway_process
+from .gateway import (
+    CORS_ORIGIN,
+    LINK_SECRET,
+    OTHER_TOKEN,
+    TOKEN,
+    Gateway,
+    Reply,
+    gateway_process,
+)
 from .workers import Deployment, worker_process
 
 pytestmark = pytest.mark.integration
@@ -354,6 +362,44 @@ async def test_answer_links_apply_once_and_refuse_the_rest(
         assert "no longer open" in page.text
     assert len(deployment.payments.charges()) == charged + 1
     assert good.rsplit("/", 1)[1] not in gateway.log.read_text()
+
+
+async def test_only_the_configured_origin_may_call_from_a_browser(gateway: Gateway) -> None:
+    """The configured site's preflight is answered without a token, and its calls carry the
+    allowing header (but never credentials); another site gets neither."""
+    allowed = await call(
+        gateway,
+        "OPTIONS",
+        RUNS,
+        token=None,
+        headers={
+            "Origin": CORS_ORIGIN,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization,content-type",
+        },
+    )
+    assert allowed.status == 200
+    assert allowed.headers["access-control-allow-origin"] == CORS_ORIGIN
+    assert "authorization" in allowed.headers["access-control-allow-headers"].lower()
+    assert "access-control-allow-credentials" not in allowed.headers
+    foreign = await call(
+        gateway,
+        "OPTIONS",
+        RUNS,
+        token=None,
+        headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"},
+    )
+    assert foreign.status == 400
+    assert "access-control-allow-origin" not in foreign.headers
+
+    listed = await call(gateway, "GET", RUNS, headers={"Origin": CORS_ORIGIN})
+    assert listed.status == 200
+    assert listed.headers["access-control-allow-origin"] == CORS_ORIGIN
+    refused = await call(gateway, "GET", RUNS, token=None, headers={"Origin": CORS_ORIGIN})
+    assert refused.status == 401
+    assert refused.headers["access-control-allow-origin"] == CORS_ORIGIN
+    other = await call(gateway, "GET", RUNS, headers={"Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in other.headers
 
 
 async def test_a_stream_waiting_for_a_worker_is_kept_alive_until_the_run_ends(
