@@ -284,27 +284,46 @@ class InvocationHandle:
         description = await self._current.describe()
         return Published.from_memo(await description.memo())
 
-    async def events(self, *, poll_interval: float = 0.2) -> AsyncIterator[Event]:
+    async def events(
+        self, *, poll_interval: float = 0.2, after: str | None = None
+    ) -> AsyncIterator[Event]:
         """Follow the session's events from now until the invocation stops running.
 
         Needs the session service the workers write to (given to :class:`AdkClient`).
         Yields events already stored for this invocation first, then new ones as they are
         appended; stops after the run completes, fails or pauses for an answer, or once the
         workflow has closed for any reason (terminated, cancelled, timed out). Events of
-        the session's earlier invocations are skipped.
+        the session's earlier invocations are skipped. A follower reconnecting passes the
+        id of the last event it got as ``after`` and resumes behind it; an id that is not
+        one of this invocation's events starts from the first.
         """
         if self._sessions is None:
             raise ValueError("events() needs AdkClient(session_service=...)")
         # A run closed from outside (or by a workflow error) never reports a final
         # adk_status, so following only the status could wait forever.
         closed = asyncio.ensure_future(self._handle.result())
+
+        async def status() -> InvocationStatus | None:
+            # A query waits up to half a minute for a worker, while a closed run's result
+            # (with its invocation id) is read from history at once: take whichever answers
+            # first, so a finished run's events are shown with no worker running.
+            asked = asyncio.ensure_future(self._safe_status())
+            await asyncio.wait({asked, closed}, return_when=asyncio.FIRST_COMPLETED)
+            if asked.done():
+                return asked.result()
+            if closed.exception() is None:
+                asked.cancel()
+                return _ended_status(closed.result())
+            return await asked
+
         try:
             async for event in follow_events(
                 self._sessions,
                 self._ids,
-                self._safe_status,
+                status,
                 closed.done,
                 poll_interval=poll_interval,
+                after=after,
             ):
                 yield event
         finally:
@@ -313,7 +332,9 @@ class InvocationHandle:
             closed.add_done_callback(lambda f: f.cancelled() or f.exception())
             closed.cancel()
 
-    async def stream(self, *, poll_interval: float = 0.2) -> AsyncIterator[Event]:
+    async def stream(
+        self, *, poll_interval: float = 0.2, after: str | None = None
+    ) -> AsyncIterator[Event]:
         """:meth:`events`, plus the model's text as it is produced (partial events).
 
         Pieces come only from invocations started with ``stream=True``, through the session
@@ -321,7 +342,8 @@ class InvocationHandle:
         ``partial=True`` and the id of the model event it precedes, holding the text new
         since the previous piece; the model event itself (``partial`` unset) supersedes
         them, and no piece of a step follows it. A retried step's pieces carry a higher
-        ``attempt``: drop the text shown for the lower one. Ends as :meth:`events` does.
+        ``attempt``: drop the text shown for the lower one. Ends, and resumes ``after`` an
+        event, as :meth:`events` does.
         """
         if self._sessions is None:
             raise ValueError("stream() needs AdkClient(session_service=...)")
@@ -331,7 +353,10 @@ class InvocationHandle:
             return status.invocation_id if status is not None else None
 
         async for event in with_partials(
-            self._sessions, self._ids, self.events(poll_interval=poll_interval), invocation_id
+            self._sessions,
+            self._ids,
+            self.events(poll_interval=poll_interval, after=after),
+            invocation_id,
         ):
             yield event
 
@@ -340,6 +365,19 @@ class InvocationHandle:
             return await self.status()
         except Exception:  # not started yet or already gone: keep polling the store
             return None
+
+
+def _ended_status(result: InvocationResult) -> InvocationStatus:
+    """What ``adk_status`` said when the run returned ``result`` (its agent aside)."""
+    return InvocationStatus(
+        status=result.status,
+        invocation_id=result.invocation_id,
+        agent="",
+        step=result.steps,
+        final_text=result.final_text,
+        error=result.error,
+        usage=result.usage,
+    )
 
 
 class AdkClient:

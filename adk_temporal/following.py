@@ -27,6 +27,7 @@ async def follow_events(
     closed: Callable[[], bool],
     *,
     poll_interval: float = 0.2,
+    after: str | None = None,
 ) -> AsyncIterator[Event]:
     """Yield the invocation's events from the first until it stops running.
 
@@ -36,6 +37,8 @@ async def follow_events(
         status: The invocation's status, or ``None`` while it cannot be read yet.
         closed: True once the invocation ended for any reason, recorded or not.
         poll_interval: Seconds between reads of the store.
+        after: Start after the stored event with this id, when it is one of this
+            invocation's (a follower reconnecting); otherwise from the first.
 
     Yields:
         Events of this invocation (earlier invocations' events are skipped), then new ones
@@ -57,9 +60,16 @@ async def follow_events(
                 session = None
             if session is not None:
                 seen += len(session.events)
-                for event in session.events:
-                    if event.invocation_id == now.invocation_id:
-                        yield event
+                mine = [e for e in session.events if e.invocation_id == now.invocation_id]
+                if after is not None:
+                    # The first read holds every event stored so far, the one to resume
+                    # after included if it is this invocation's.
+                    resumed = [e.id for e in mine]
+                    if after in resumed:
+                        mine = mine[resumed.index(after) + 1 :]
+                    after = None
+                for event in mine:
+                    yield event
         if ended or (now is not None and now.status != "running"):
             return
         await asyncio.sleep(poll_interval)

@@ -346,8 +346,11 @@ class LocalInvocation:
         assert self._task is not None
         return await asyncio.shield(self._task)
 
-    async def events(self, *, poll_interval: float = 0.05) -> AsyncIterator[Event]:
-        """This invocation's events as they are appended, until it stops running."""
+    async def events(
+        self, *, poll_interval: float = 0.05, after: str | None = None
+    ) -> AsyncIterator[Event]:
+        """This invocation's events as they are appended, until it stops running; ``after``
+        as for :meth:`InvocationHandle.events <adk_temporal.client.InvocationHandle.events>`."""
 
         async def status() -> InvocationStatus:
             return self._flow.snapshot()
@@ -358,10 +361,13 @@ class LocalInvocation:
             status,
             self.done,
             poll_interval=poll_interval,
+            after=after,
         ):
             yield event
 
-    async def stream(self, *, poll_interval: float = 0.05) -> AsyncIterator[Event]:
+    async def stream(
+        self, *, poll_interval: float = 0.05, after: str | None = None
+    ) -> AsyncIterator[Event]:
         """:meth:`events` plus the model's text as it is produced (see
         :meth:`InvocationHandle.stream <adk_temporal.client.InvocationHandle.stream>`)."""
 
@@ -371,7 +377,7 @@ class LocalInvocation:
         async for event in with_partials(
             self._runner.services.sessions,
             self._ids,
-            self.events(poll_interval=poll_interval),
+            self.events(poll_interval=poll_interval, after=after),
             invocation_id,
         ):
             yield event

@@ -143,11 +143,12 @@ async def cancel(request: Request) -> Response:
 
 async def events(request: Request) -> Response:
     """``GET {session}/events``: server-sent events."""
-    return await event_stream(gateway(request), _session(request))
+    return await event_stream(gateway(request), _session(request), request)
 
 
-async def event_stream(served: Gateway, ids: SessionIds) -> Response:
-    """The SSE response following the session's current invocation.
+async def event_stream(served: Gateway, ids: SessionIds, request: Request) -> Response:
+    """The SSE response following the session's current invocation, behind the event the
+    client names in ``Last-Event-ID`` (sent by a reconnecting ``EventSource``).
 
     Raises:
         ApiError: 404 when the session has no invocation.
@@ -159,7 +160,8 @@ async def event_stream(served: Gateway, ids: SessionIds) -> Response:
         description, _ = await served.described(handle)
         return run_status(description)
 
-    return sse_response(handle, final_status, served.keepalive)
+    after = request.headers.get("last-event-id") or None
+    return sse_response(handle, final_status, served.keepalive, after)
 
 
 _ANSWER_ERRORS = (400, 404, 409, 413, 422, 503)

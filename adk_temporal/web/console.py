@@ -399,7 +399,7 @@ async def session_events(request: Request) -> Response:
         _signed_in(request, ids[0])
     except _SignIn:
         raise ApiError(401, "unauthenticated", "sign in at /console/sign-in first") from None
-    return await event_stream(gateway(request), ids)
+    return await event_stream(gateway(request), ids, request)
 
 
 async def send_message(request: Request) -> Response:

@@ -2,7 +2,9 @@
 
 Frames: ``event: adk_event`` with a stored event as JSON (``partial: true`` pieces of a
 streamed reply come as ``event: adk_partial``), then one ``event: end`` with
-``{"status": ...}`` once the invocation completes, fails or pauses. A run that waits for a
+``{"status": ...}`` once the invocation completes, fails or pauses. Each stored event's frame
+carries its id, so a client reconnecting with ``Last-Event-ID`` resumes behind it. A run that
+waits for a
 worker, or for a long tool call, sends nothing for minutes, and proxies close connections idle
 for a minute or so, so a ``: keep-alive`` comment goes out after every ``keepalive`` seconds of
 silence.
@@ -20,7 +22,7 @@ from starlette.responses import StreamingResponse
 from ..cli.common import event_json
 from ..client import InvocationHandle
 
-__all__ = ["KEEPALIVE", "frame", "sse_response", "with_keepalive"]
+__all__ = ["KEEPALIVE", "RETRY_MS", "frame", "sse_response", "with_keepalive"]
 
 KEEPALIVE = b": keep-alive\n\n"
 """The comment sent on a quiet stream; clients ignore comments."""
@@ -32,12 +34,16 @@ def frame(name: str, data: str, event_id: str | None = None) -> bytes:
     return f"{head}event: {name}\ndata: {data}\n\n".encode()
 
 
+RETRY_MS = 2000
+"""How soon a browser reconnects a dropped stream (it then sends ``Last-Event-ID``)."""
+
+
 async def _frames(
-    handle: InvocationHandle, final_status: Callable[[], Awaitable[str]]
+    handle: InvocationHandle, final_status: Callable[[], Awaitable[str]], after: str | None
 ) -> AsyncIterator[bytes]:
     # A comment first: proxies and browsers see the stream open before the first event.
-    yield b": following\n\n"
-    async for event in handle.stream():
+    yield f": following\nretry: {RETRY_MS}\n\n".encode()
+    async for event in handle.stream(after=after):
         data = json.dumps(event_json(event), ensure_ascii=False)
         if event.partial:
             yield frame("adk_partial", data)
@@ -72,12 +78,16 @@ async def with_keepalive(frames: AsyncIterator[bytes], every: float) -> AsyncIte
 
 
 def sse_response(
-    handle: InvocationHandle, final_status: Callable[[], Awaitable[str]], keepalive: float
+    handle: InvocationHandle,
+    final_status: Callable[[], Awaitable[str]],
+    keepalive: float,
+    after: str | None = None,
 ) -> StreamingResponse:
-    """The stream of ``handle``'s events; ``final_status`` says how it ended; a comment goes
-    out after each ``keepalive`` seconds without an event."""
+    """The stream of ``handle``'s events, behind event ``after`` when the client had it;
+    ``final_status`` says how it ended; a comment goes out after each ``keepalive`` seconds
+    without an event."""
     return StreamingResponse(
-        with_keepalive(_frames(handle, final_status), keepalive),
+        with_keepalive(_frames(handle, final_status, after), keepalive),
         media_type="text/event-stream",
         # Buffering proxies would hold the events back until the stream ends.
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},

@@ -108,13 +108,19 @@ class Gateway:
             conn.close()
 
     def sse(
-        self, path: str, token: str = TOKEN, comments: list[str] | None = None
+        self,
+        path: str,
+        token: str = TOKEN,
+        comments: list[str] | None = None,
+        last_event_id: str | None = None,
     ) -> list[tuple[str, Any]]:
         """Read a server-sent event stream to its ``end`` event: ``(event, data)`` pairs;
-        comment lines are added to ``comments`` as they arrive."""
-        request = urllib.request.Request(
-            self.base + path, headers={"Authorization": f"Bearer {token}"}
-        )
+        comment lines are added to ``comments`` as they arrive. ``last_event_id`` is sent as
+        a reconnecting browser sends it."""
+        headers = {"Authorization": f"Bearer {token}"}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        request = urllib.request.Request(self.base + path, headers=headers)
         frames: list[tuple[str, Any]] = []
         with urllib.request.urlopen(request, timeout=60) as reply:
             assert reply.headers["Content-Type"].startswith("text/event-stream")

@@ -443,3 +443,13 @@ async def test_events_stream_as_server_sent_events(
     assert any("Paris" in text for text in texts)
     authors = {event["author"] for name, event in frames if name == "adk_event"}
     assert {"user", "weather_agent"} <= authors
+
+    # A browser reconnecting sends the id of the last event it got, and gets only the rest;
+    # with the worker gone, the finished run's result names the invocation to follow.
+    stored = [event["id"] for name, event in frames if name == "adk_event"]
+    assert len(stored) >= 3
+    resumed = await asyncio.to_thread(gateway.sse, f"{path}/events", TOKEN, None, stored[1])
+    assert [event["id"] for name, event in resumed if name == "adk_event"] == stored[2:]
+    assert resumed[-1] == ("end", {"status": "completed"})
+    unknown = await asyncio.to_thread(gateway.sse, f"{path}/events", TOKEN, None, "not-an-event")
+    assert [event["id"] for name, event in unknown if name == "adk_event"] == stored

@@ -75,9 +75,17 @@ function follow(marker) {
     marker.textContent = "The run is " + JSON.parse(message.data).status + ".";
     window.location.reload();
   });
+  // A dropped stream reconnects by itself and resumes behind the last event it got
+  // (Last-Event-ID); only a refused reconnect closes it.
+  const following = marker.textContent;
+  source.onopen = () => {
+    marker.textContent = following;
+  };
   source.onerror = () => {
-    source.close();
-    marker.textContent = "Lost the connection to the run; reload the page to follow it again.";
+    marker.textContent =
+      source.readyState === EventSource.CLOSED
+        ? "Lost the connection to the run; reload the page to follow it again."
+        : "Reconnecting to the run…";
   };
 }
 

@@ -1,0 +1,56 @@
+"""Following an invocation's stored events, and resuming behind one after a reconnect."""
+
+from __future__ import annotations
+
+import pytest
+
+from adk_temporal.events import Event
+from adk_temporal.flow.messages import InvocationStatus
+from adk_temporal.following import follow_events
+from adk_temporal.sessions import InMemorySessionService
+
+IDS = ("app", "u-1", "s-1")
+
+
+@pytest.fixture
+async def sessions() -> InMemorySessionService:
+    """A session holding two invocations' events: e1, e2 of inv-a, then e3..e5 of inv-b."""
+    store = InMemorySessionService()
+    await store.create(app_name=IDS[0], user_id=IDS[1], session_id=IDS[2])
+    events = [
+        Event(id=f"e{n}", invocation_id="inv-a" if n <= 2 else "inv-b", author="user")
+        for n in range(1, 6)
+    ]
+    await store.append_events(app_name=IDS[0], user_id=IDS[1], session_id=IDS[2], events=events)
+    return store
+
+
+async def _followed(sessions: InMemorySessionService, after: str | None) -> list[str]:
+    async def status() -> InvocationStatus:
+        return InvocationStatus(invocation_id="inv-b", agent="a", step=1, status="completed")
+
+    return [
+        event.id async for event in follow_events(sessions, IDS, status, lambda: True, after=after)
+    ]
+
+
+async def test_a_follower_gets_the_current_invocations_events_from_the_first(
+    sessions: InMemorySessionService,
+) -> None:
+    assert await _followed(sessions, None) == ["e3", "e4", "e5"]
+
+
+async def test_a_reconnecting_follower_resumes_behind_the_last_event_it_got(
+    sessions: InMemorySessionService,
+) -> None:
+    assert await _followed(sessions, "e3") == ["e4", "e5"]
+    assert await _followed(sessions, "e5") == []
+
+
+@pytest.mark.parametrize("after", ["e1", "no-such-event", ""])
+async def test_an_id_not_of_this_invocation_starts_from_the_first(
+    sessions: InMemorySessionService, after: str
+) -> None:
+    """An earlier invocation's event (a new run began while the client was away), or an id
+    that was never stored, must not hide any of this invocation's events."""
+    assert await _followed(sessions, after) == ["e3", "e4", "e5"]
