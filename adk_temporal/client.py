@@ -48,7 +48,7 @@ from .flow.messages import (
     as_content,
 )
 from .flow.requests import AnswerKind, parse_answer, refusal, refused
-from .following import follow_events, with_partials
+from .following import StoreReads, follow_events, with_partials
 from .ids import DEFAULT_TASK_QUEUE, workflow_id_for
 from .sessions import SessionService
 from .tracing import Telemetry
@@ -299,6 +299,16 @@ class InvocationHandle:
         """
         if self._sessions is None:
             raise ValueError("events() needs AdkClient(session_service=...)")
+        async for event in self._follow(self._sessions, poll_interval, after, None):
+            yield event
+
+    async def _follow(
+        self,
+        sessions: SessionService,
+        poll_interval: float,
+        after: str | None,
+        reads: StoreReads | None,
+    ) -> AsyncIterator[Event]:
         # A run closed from outside (or by a workflow error) never reports a final
         # adk_status, so following only the status could wait forever.
         closed = asyncio.ensure_future(self._handle.result())
@@ -312,18 +322,22 @@ class InvocationHandle:
             if asked.done():
                 return asked.result()
             if closed.exception() is None:
-                asked.cancel()
+                # Left to finish, not cancelled: a worker answering a query its client
+                # abandoned logs a warning.
+                _LINGERING.add(asked)
+                asked.add_done_callback(_LINGERING.discard)
                 return _ended_status(closed.result())
             return await asked
 
         try:
             async for event in follow_events(
-                self._sessions,
+                sessions,
                 self._ids,
                 status,
                 closed.done,
                 poll_interval=poll_interval,
                 after=after,
+                reads=reads,
             ):
                 yield event
         finally:
@@ -352,11 +366,13 @@ class InvocationHandle:
             status = await self._safe_status()
             return status.invocation_id if status is not None else None
 
+        reads = StoreReads()
         async for event in with_partials(
             self._sessions,
             self._ids,
-            self.events(poll_interval=poll_interval, after=after),
+            self._follow(self._sessions, poll_interval, after, reads),
             invocation_id,
+            reads,
         ):
             yield event
 
@@ -365,6 +381,10 @@ class InvocationHandle:
             return await self.status()
         except Exception:  # not started yet or already gone: keep polling the store
             return None
+
+
+_LINGERING: set[asyncio.Future[InvocationStatus | None]] = set()
+"""Status queries nobody waits for any more, kept referenced until they finish."""
 
 
 def _ended_status(result: InvocationResult) -> InvocationStatus:

@@ -118,7 +118,11 @@ class _Scenario:
             async with asyncio.timeout(_WAIT_SECONDS):
                 async for event in handle.stream():
                     spinner.stop()
-                    if event.partial or event.id not in self._printed:
+                    # A piece carries the id of the event that will supersede it: only
+                    # stored events count as printed.
+                    if event.partial:
+                        printer.feed(event)
+                    elif event.id not in self._printed:
                         self._printed.add(event.id)
                         printer.feed(event)
                 printer.close()

@@ -17,7 +17,61 @@ from .events import Event
 from .flow.messages import InvocationStatus
 from .sessions import SessionService
 
-__all__ = ["follow_events", "follow_session", "with_partials"]
+__all__ = ["StoreReads", "follow_events", "follow_session", "with_partials"]
+
+
+class StoreReads:
+    """Puts a streamed step's text behind the events stored before the step began.
+
+    The stored events are polled and the pieces pushed, so the first pieces of a step can
+    arrive before the events stored just ahead of it (the previous call, its response, the
+    user's message). Shared by a follower of the store and :func:`with_partials`: the first
+    piece of each step waits for one read of the store begun after it arrived (at most
+    ``patience`` seconds: the order is for readers, the text must not stall).
+    """
+
+    def __init__(self, patience: float = 1.0) -> None:
+        self._patience = patience
+        self._wake = asyncio.Event()
+        self._signal = asyncio.Event()
+        self._begun = 0
+        self._ended = 0
+        self._closed = False
+
+    def begin(self) -> None:
+        """A read of the store starts."""
+        self._begun += 1
+
+    def end(self) -> None:
+        """The read that started last is over and its events were handed on."""
+        self._ended = self._begun
+        self._notify()
+
+    def close(self) -> None:
+        """The follower stopped: nobody waits for its reads any more."""
+        self._closed = True
+        self._notify()
+
+    async def pause(self, seconds: float) -> None:
+        """Sleep between reads: ``seconds``, or less when a piece asks for a read."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
+        self._wake.clear()
+
+    async def fresh(self) -> None:
+        """Return once a read begun after this call is over (or the patience ran out)."""
+        target = self._begun + 1
+        self._wake.set()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._patience):
+                while self._ended < target and not self._closed:
+                    signal = self._signal
+                    await signal.wait()
+
+    def _notify(self) -> None:
+        self._signal.set()
+        self._signal = asyncio.Event()
 
 
 async def follow_events(
@@ -28,6 +82,7 @@ async def follow_events(
     *,
     poll_interval: float = 0.2,
     after: str | None = None,
+    reads: StoreReads | None = None,
 ) -> AsyncIterator[Event]:
     """Yield the invocation's events from the first until it stops running.
 
@@ -39,60 +94,81 @@ async def follow_events(
         poll_interval: Seconds between reads of the store.
         after: Start after the stored event with this id, when it is one of this
             invocation's (a follower reconnecting); otherwise from the first.
+        reads: Reports each read, and reads early when a streamed piece asks.
 
     Yields:
         Events of this invocation (earlier invocations' events are skipped), then new ones
         as they are appended; stops after the run completes, fails or pauses.
     """
     app_name, user_id, session_id = ids
+    reads = reads or StoreReads()
     seen = 0
-    while True:
-        ended = closed()
-        now = await status()
-        # Until the invocation answers, its id is unknown and no event of it can be stored
-        # yet: reading now could only mix in earlier invocations.
-        if now is not None:
-            try:
-                session = await sessions.get(
-                    app_name=app_name, user_id=user_id, session_id=session_id, after_sequence=seen
-                )
-            except LookupError:
-                session = None
-            if session is not None:
-                seen += len(session.events)
-                mine = [e for e in session.events if e.invocation_id == now.invocation_id]
-                if after is not None:
-                    # The first read holds every event stored so far, the one to resume
-                    # after included if it is this invocation's.
-                    resumed = [e.id for e in mine]
-                    if after in resumed:
-                        mine = mine[resumed.index(after) + 1 :]
-                    after = None
-                for event in mine:
-                    yield event
-        if ended or (now is not None and now.status != "running"):
-            return
-        await asyncio.sleep(poll_interval)
+    try:
+        while True:
+            reads.begin()
+            ended = closed()
+            now = await status()
+            # Until the invocation answers, its id is unknown and no event of it can be
+            # stored yet: reading now could only mix in earlier invocations.
+            if now is not None:
+                try:
+                    session = await sessions.get(
+                        app_name=app_name,
+                        user_id=user_id,
+                        session_id=session_id,
+                        after_sequence=seen,
+                    )
+                except LookupError:
+                    session = None
+                if session is not None:
+                    seen += len(session.events)
+                    mine = [e for e in session.events if e.invocation_id == now.invocation_id]
+                    if after is not None:
+                        # The first read holds every event stored so far, the one to resume
+                        # after included if it is this invocation's.
+                        resumed = [e.id for e in mine]
+                        if after in resumed:
+                            mine = mine[resumed.index(after) + 1 :]
+                        after = None
+                    for event in mine:
+                        yield event
+            reads.end()
+            if ended or (now is not None and now.status != "running"):
+                return
+            await reads.pause(poll_interval)
+    finally:
+        reads.close()
 
 
 async def follow_session(
-    sessions: SessionService, ids: tuple[str, str, str], *, poll_interval: float = 0.2
+    sessions: SessionService,
+    ids: tuple[str, str, str],
+    *,
+    poll_interval: float = 0.2,
+    reads: StoreReads | None = None,
 ) -> AsyncIterator[Event]:
-    """Yield a session's stored events from the first, then new ones, until the caller stops.
+    """Yield a session's stored events from the first, then new ones, until the caller stops;
+    ``reads`` as for :func:`follow_events`.
 
     Raises:
         SessionNotFoundError: The session does not exist (when first read).
     """
     app_name, user_id, session_id = ids
+    reads = reads or StoreReads()
     seen = 0
-    while True:
-        session = await sessions.get(
-            app_name=app_name, user_id=user_id, session_id=session_id, after_sequence=seen
-        )
-        seen += len(session.events)
-        for event in session.events:
-            yield event
-        await asyncio.sleep(poll_interval)
+    try:
+        while True:
+            reads.begin()
+            session = await sessions.get(
+                app_name=app_name, user_id=user_id, session_id=session_id, after_sequence=seen
+            )
+            seen += len(session.events)
+            for event in session.events:
+                yield event
+            reads.end()
+            await reads.pause(poll_interval)
+    finally:
+        reads.close()
 
 
 _Item = tuple[bool, Event | BaseException | None]
@@ -104,11 +180,14 @@ async def with_partials(
     ids: tuple[str, str, str],
     finals: AsyncIterator[Event],
     invocation_id: Callable[[], Awaitable[str | None]] | None = None,
+    reads: StoreReads | None = None,
 ) -> AsyncIterator[Event]:
     """``finals`` interleaved with the pieces streamed for the session, until ``finals`` ends.
 
     A piece whose final event was already yielded is dropped (it is superseded), so a
-    follower never sees text of a step after the step's event.
+    follower never sees text of a step after the step's event. With ``reads`` (shared with
+    the follower ``finals`` comes from), a step's text also comes after the events stored
+    before the step.
 
     Args:
         sessions: The store whose side channel carries the pieces.
@@ -116,14 +195,20 @@ async def with_partials(
         finals: The stored events to follow; its end ends the merge, its error is raised.
         invocation_id: Keep only the pieces of this invocation (read again whenever a piece
             names another one, as the id may not be known yet); ``None`` keeps all.
+        reads: The reads of the follower behind ``finals``.
     """
     app_name, user_id, session_id = ids
     queue: asyncio.Queue[_Item] = asyncio.Queue()
+
+    steps: set[str] = set()
 
     async def pump(final: bool, source: AsyncIterator[Event]) -> None:
         try:
             async with aclosing(source):  # type: ignore[type-var]
                 async for event in source:
+                    if not final and reads is not None and event.id not in steps:
+                        steps.add(event.id)
+                        await reads.fresh()
                     queue.put_nowait((final, event))
         except Exception as err:
             queue.put_nowait((final, err))

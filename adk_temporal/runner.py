@@ -56,7 +56,7 @@ from .flow.messages import (
     as_content,
 )
 from .flow.requests import Answer, AnswerKind
-from .following import follow_events, with_partials
+from .following import StoreReads, follow_events, with_partials
 from .ids import workflow_id_for
 from .memory import MemoryService
 from .models import ModelRegistry, default_registry
@@ -352,18 +352,24 @@ class LocalInvocation:
         """This invocation's events as they are appended, until it stops running; ``after``
         as for :meth:`InvocationHandle.events <adk_temporal.client.InvocationHandle.events>`."""
 
+        async for event in self._follow(poll_interval, after, None):
+            yield event
+
+    def _follow(
+        self, poll_interval: float, after: str | None, reads: StoreReads | None
+    ) -> AsyncIterator[Event]:
         async def status() -> InvocationStatus:
             return self._flow.snapshot()
 
-        async for event in follow_events(
+        return follow_events(
             self._runner.services.sessions,
             self._ids,
             status,
             self.done,
             poll_interval=poll_interval,
             after=after,
-        ):
-            yield event
+            reads=reads,
+        )
 
     async def stream(
         self, *, poll_interval: float = 0.05, after: str | None = None
@@ -374,11 +380,13 @@ class LocalInvocation:
         async def invocation_id() -> str:
             return self._flow.invocation_id
 
+        reads = StoreReads()
         async for event in with_partials(
             self._runner.services.sessions,
             self._ids,
-            self.events(poll_interval=poll_interval, after=after),
+            self._follow(poll_interval, after, reads),
             invocation_id,
+            reads,
         ):
             yield event
 

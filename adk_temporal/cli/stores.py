@@ -24,7 +24,7 @@ from ..artifacts import (
 from ..errors import (
     AdkError,
 )
-from ..following import follow_session, with_partials
+from ..following import StoreReads, follow_session, with_partials
 from ..render import StreamPrinter, part_bytes
 from ..sessions import SessionService
 from ..worker import artifact_store, session_store
@@ -99,7 +99,9 @@ async def _follow_session(
 ) -> None:
     """``events --follow``: the session's events, then new ones and pieces, until stopped."""
     printer = StreamPrinter(console)
-    async for event in with_partials(sessions, ids, follow_session(sessions, ids)):
+    reads = StoreReads()
+    stored = follow_session(sessions, ids, reads=reads)
+    async for event in with_partials(sessions, ids, stored, reads=reads):
         if as_json:
             # One line per event, flushed, so a pipe reader sees each as it happens.
             print(json.dumps(event_json(event), ensure_ascii=False), flush=True)

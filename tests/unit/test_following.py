@@ -6,7 +6,7 @@ import pytest
 
 from adk_temporal.events import Event
 from adk_temporal.flow.messages import InvocationStatus
-from adk_temporal.following import follow_events
+from adk_temporal.following import StoreReads, follow_events, with_partials
 from adk_temporal.sessions import InMemorySessionService
 
 IDS = ("app", "u-1", "s-1")
@@ -54,3 +54,40 @@ async def test_an_id_not_of_this_invocation_starts_from_the_first(
     """An earlier invocation's event (a new run began while the client was away), or an id
     that was never stored, must not hide any of this invocation's events."""
     assert await _followed(sessions, after) == ["e3", "e4", "e5"]
+
+
+async def test_a_steps_text_comes_after_the_events_stored_before_the_step() -> None:
+    """The tool's response is stored, then the next step streams at once: a follower that
+    polls rarely still shows the response first, then the text, then the reply."""
+    store = InMemorySessionService()
+    await store.create(app_name=IDS[0], user_id=IDS[1], session_id=IDS[2])
+    stored = {"app_name": IDS[0], "user_id": IDS[1], "session_id": IDS[2]}
+    call = Event(id="call", invocation_id="inv", author="agent")
+    await store.append_events(**stored, events=[call])
+    finished = False
+
+    async def status() -> InvocationStatus:
+        state = "completed" if finished else "running"
+        return InvocationStatus(invocation_id="inv", agent="agent", step=1, status=state)
+
+    reads = StoreReads(patience=30)
+    stored_events = follow_events(
+        store, IDS, status, lambda: finished, poll_interval=60, reads=reads
+    )
+    merged = with_partials(store, IDS, stored_events, reads=reads)
+    assert (await anext(merged)).id == "call"
+    # The follower now sleeps for a minute; the step stores the response, then streams.
+    await store.append_events(
+        **stored, events=[Event(id="response", invocation_id="inv", author="agent")]
+    )
+    piece = Event(id="reply", invocation_id="inv", author="agent", partial=True, attempt=1)
+    await store.publish_partial(**stored, event=piece)
+    assert (await anext(merged)).id == "response"
+    assert (await anext(merged)).partial
+    finished = True
+    await store.append_events(
+        **stored, events=[Event(id="reply", invocation_id="inv", author="agent")]
+    )
+    await reads.fresh()
+    rest = [event async for event in merged]
+    assert [(e.id, e.partial) for e in rest] == [("reply", None)]
