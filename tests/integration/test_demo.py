@@ -31,6 +31,15 @@ def test_demo_runs_the_seed_scenario_and_exits_0() -> None:
     assert result.returncode == 0, out + result.stderr
     assert "Traceback" not in result.stderr
     assert 'state last_city = "Hangzhou"' in out
+    # Each streamed reply is printed once and whole, after the tool response it sums up.
+    for response, reply in [
+        ("← get_weather ", r"The weather in Hangzhou is [^\n]+, low -?\d+°C\."),
+        ('← buy_weather_report {"status": "purchased"', r"saved as report\.txt \(version 1\)\."),
+        ("← update_report ", r"The report for Hangzhou is updated \(version 2\)\."),
+    ]:
+        [line] = [m.start() for m in re.finditer(rf"weather_agent +[^\n]*{reply}\n", out)]
+        assert out.index(response) < line, out
+    assert "WARN" not in out + result.stderr
     assert "waiting for approval of buy_weather_report(city='Hangzhou')" in out
     assert "hint     Buy the weather report for Hangzhou for $2.00?" in out
     assert 'payload  {"city": "Hangzhou", "price_usd": 2.0}' in out
