@@ -52,12 +52,14 @@ class StoreReads:
         self._closed = True
         self._notify()
 
-    async def pause(self, seconds: float) -> None:
-        """Sleep between reads: ``seconds``, or less when a piece asks for a read."""
+    async def pause(self, seconds: float) -> bool:
+        """Sleep between reads: ``seconds``, or less when a piece asks for a read (True)."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 await self._wake.wait()
+        woken = self._wake.is_set()
         self._wake.clear()
+        return woken
 
     async def fresh(self) -> None:
         """Return once a read begun after this call is over (or the patience ran out)."""
@@ -103,11 +105,16 @@ async def follow_events(
     app_name, user_id, session_id = ids
     reads = reads or StoreReads()
     seen = 0
+    now: InvocationStatus | None = None
+    woken = False
     try:
         while True:
             reads.begin()
             ended = closed()
-            now = await status()
+            # A piece asking for a read needs the store, not the status: the invocation
+            # that streams it is still the one running.
+            if not (woken and now is not None):
+                now = await status()
             # Until the invocation answers, its id is unknown and no event of it can be
             # stored yet: reading now could only mix in earlier invocations.
             if now is not None:
@@ -135,7 +142,7 @@ async def follow_events(
             reads.end()
             if ended or (now is not None and now.status != "running"):
                 return
-            await reads.pause(poll_interval)
+            woken = await reads.pause(poll_interval)
     finally:
         reads.close()
 
