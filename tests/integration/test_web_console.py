@@ -8,16 +8,32 @@ people to look at, never compared.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import pytest
 
 from adk_temporal.devserver import DevServer
 
 from .browser import UI_TIMEOUT_MS, launch_or_skip, playwright_or_skip
-from .gateway import TOKEN, gateway_process
+from .gateway import TOKEN, Gateway, gateway_process
 from .workers import Deployment, worker_process
 
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Page, Route
+
 pytestmark = pytest.mark.integration
+
+
+async def _signed_in(browser: Browser, gateway: Gateway) -> Page:
+    """A new page of the console, signed in with the weather app's token."""
+    page = await browser.new_page(viewport={"width": 1200, "height": 1000})
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    await page.goto(f"{gateway.base}/console")
+    await page.get_by_role("heading", name="Sign in").wait_for()
+    await page.get_by_label("Access token").fill(TOKEN)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.get_by_role("heading", name="App weather").wait_for()
+    return page
 
 
 async def test_chat_approve_and_see_the_answer_and_artifact(
@@ -35,14 +51,7 @@ async def test_chat_approve_and_see_the_answer_and_artifact(
         async with async_playwright() as playwright:
             browser = await launch_or_skip(playwright)
             try:
-                page = await browser.new_page(viewport={"width": 1200, "height": 1000})
-                page.set_default_timeout(UI_TIMEOUT_MS)
-                await page.goto(f"{gateway.base}/console")
-                await page.get_by_role("heading", name="Sign in").wait_for()
-                await page.get_by_label("Access token").fill(TOKEN)
-                await page.get_by_role("button", name="Sign in").click()
-
-                await page.get_by_role("heading", name="App weather").wait_for()
+                page = await _signed_in(browser, gateway)
                 await page.get_by_label("Message").fill("Buy a weather report for Hangzhou")
                 await page.get_by_role("button", name="Send").click()
 
@@ -73,3 +82,43 @@ async def test_chat_approve_and_see_the_answer_and_artifact(
             finally:
                 await browser.close()
     assert len(deployment.payments.charges()) == 1
+
+
+async def test_a_dropped_stream_reconnects_by_itself_and_the_reply_appears(
+    dev_server: DevServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The page's first event stream ends after one event, as a dropped connection does: the
+    page does not give up, the browser reconnects (sending that event's id as
+    ``Last-Event-ID``, which the API tests follow on the server) and the reply appears."""
+    async_playwright = playwright_or_skip()
+    root = tmp_path_factory.mktemp("web-console-reconnect")
+    deployment = Deployment(dev_server.address, "web-console-reconnect", root / "data")
+    streams: list[str] = []
+
+    async def drop_the_first(route: Route) -> None:
+        streams.append(route.request.url)
+        if len(streams) == 1:
+            await route.fulfill(
+                status=200,
+                headers={"Content-Type": "text/event-stream"},
+                body=": following\nretry: 100\n\nid: seen-before\nevent: ping\ndata: {}\n\n",
+            )
+        else:
+            await route.continue_()
+
+    with (
+        worker_process(deployment),
+        gateway_process(deployment, root, console=True) as gateway,
+    ):
+        async with async_playwright() as playwright:
+            browser = await launch_or_skip(playwright)
+            try:
+                page = await _signed_in(browser, gateway)
+                await page.route("**/events", drop_the_first)
+                await page.get_by_label("Message").fill("What is the weather in Oslo?")
+                await page.get_by_role("button", name="Send").click()
+                await page.get_by_text(re.compile(r"The weather in Oslo is .+\.")).wait_for()
+                await page.get_by_text("completed", exact=True).wait_for()
+            finally:
+                await browser.close()
+    assert len(streams) >= 2

@@ -80,6 +80,8 @@ function follow(marker) {
   const following = marker.textContent;
   source.onopen = () => {
     marker.textContent = following;
+    // A (re)opened stream sends the pieces of the step in progress again from its first.
+    for (const id of Object.keys(streamed)) delete streamed[id];
   };
   source.onerror = () => {
     marker.textContent =
