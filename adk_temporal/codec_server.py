@@ -49,6 +49,7 @@ from temporalio.converter import PayloadCodec
 
 from .background_http import BackgroundServer
 from .errors import EncryptionError
+from .signing import same_text
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -144,9 +145,9 @@ class _Auth:
 
     def session_ok(self, value: str) -> bool:
         expires_text, _, mac = value.partition(".")
-        if not expires_text.isdigit() or int(expires_text) <= self._clock():
+        if not expires_text.isdecimal() or int(expires_text) <= self._clock():
             return False
-        return hmac.compare_digest(mac.encode(), self._mac(int(expires_text)).encode())
+        return same_text(mac, self._mac(int(expires_text)))
 
     def _mac(self, expires: int) -> str:
         mac = self._session_key.copy()
@@ -327,7 +328,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _body(self, limit: int) -> bytes:
         length_text = self.headers.get("Content-Length")
-        if length_text is None or not length_text.isdigit():
+        if length_text is None or not length_text.isdecimal():
             self.close_connection = True
             raise _Reply(HTTPStatus.LENGTH_REQUIRED, "send Content-Length")
         length = int(length_text)

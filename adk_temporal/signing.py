@@ -29,6 +29,7 @@ __all__ = [
     "LinkError",
     "SignatureError",
     "read_link",
+    "same_text",
     "sign_body",
     "sign_link",
     "verify_body",
@@ -50,6 +51,12 @@ class SignatureError(AdkRequestError, ValueError):
 
 class LinkError(AdkRequestError, ValueError):
     """An answer link is malformed, tampered with, or expired."""
+
+
+def same_text(given: str, expected: str) -> bool:
+    """Constant-time equality of a received credential and the expected one; any characters
+    (``hmac.compare_digest`` refuses non-ASCII ``str``, which a client may send)."""
+    return hmac.compare_digest(given.encode(), expected.encode())
 
 
 def _mac(secret: bytes, message: bytes) -> str:
@@ -89,7 +96,7 @@ def verify_body(
             f"the notification was signed {now - sent:.0f} s ago; at most "
             f"{tolerance_seconds:.0f} s is accepted"
         )
-    if not hmac.compare_digest(signature, sign_body(secret, sent, body)):
+    if not same_text(signature, sign_body(secret, sent, body)):
         raise SignatureError("the signature does not match the body")
 
 
@@ -129,7 +136,7 @@ def read_link(secret: bytes, token: str, *, now: float) -> AnswerLink:
     body, sep, mac = token.partition(".")
     if not sep or not body or not mac:
         raise LinkError("the answer link is malformed")
-    if not hmac.compare_digest(mac, _mac(secret, body.encode())):
+    if not same_text(mac, _mac(secret, body.encode())):
         raise LinkError("the answer link's signature does not match")
     try:
         link = AnswerLink.model_validate_json(_unb64(body))

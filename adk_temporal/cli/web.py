@@ -10,6 +10,7 @@ import click
 
 from ..app import App
 from ..client import AdkClient
+from ..notifications import NotificationConfigError, secret_from_env
 from ..web.cors import CorsOriginError, checked_origin
 from ..worker import artifact_store, session_store
 from .common import (
@@ -34,12 +35,10 @@ def _link_secret(app: App | None, env_name: str | None) -> bytes | None:
     if app is not None and app.notifications is not None:
         return app.notifications.secret
     if env_name:
-        value = os.environ.get(env_name, "")
-        if not value:
-            raise click.BadParameter(
-                f"${env_name} is empty or unset", param_hint="--link-secret-env"
-            )
-        return value.encode()
+        try:
+            return secret_from_env(env_name)
+        except NotificationConfigError as err:
+            raise click.BadParameter(str(err), param_hint="--link-secret-env") from None
     return None
 
 

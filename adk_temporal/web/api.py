@@ -7,9 +7,12 @@ in the token's scope. A session's invocation is the resource
 
 from __future__ import annotations
 
+from typing import get_args
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from ..flow.messages import AdkStatus
 from ..visibility import run_status
 from .auth import TokenBook, bearer_token
 from .body import read_model
@@ -34,14 +37,7 @@ __all__ = ["OPERATIONS", "SESSION"]
 
 SESSION = "/v1/apps/{app}/users/{user}/sessions/{session}"
 """The resource of one session's invocation."""
-_STATUSES = {
-    "running",
-    "awaiting_confirmation",
-    "awaiting_input",
-    "completed",
-    "failed",
-    "cancelled",
-}
+_STATUSES = frozenset(get_args(AdkStatus))
 
 
 def gateway(request: Request) -> Gateway:
@@ -92,7 +88,7 @@ async def list_runs(request: Request) -> Response:
             f"unknown status {', '.join(sorted(unknown))}; use {', '.join(sorted(_STATUSES))}",
         )
     limit = request.query_params.get("limit", "50")
-    if not limit.isdigit() or not 1 <= int(limit) <= 1000:
+    if not limit.isdecimal() or not 1 <= int(limit) <= 1000:
         raise ApiError(422, "invalid_query", "limit must be a number from 1 to 1000")
     runs = await gateway(request).list_runs(
         app,

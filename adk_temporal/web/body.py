@@ -33,7 +33,7 @@ async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
         ApiError: 413 when the body is larger than ``limit``.
     """
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    if declared.isdecimal() and int(declared) > limit:
         raise _too_large(limit)
     chunks: list[bytes] = []
     size = 0

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
+from ..signing import same_text
 from .auth import Scope
 from .errors import ApiError
 
@@ -60,7 +61,7 @@ class ConsoleSessions:
         """
         if not session_id or not token:
             raise ApiError(403, "csrf", "the form has no CSRF token; reload the page")
-        if not hmac.compare_digest(token, self.csrf_token(session_id)):
+        if not same_text(token, self.csrf_token(session_id)):
             raise ApiError(403, "csrf", "the form's CSRF token does not match; reload the page")
 
     def sign_in(self, scope: Scope, now: float | None = None) -> str:

@@ -109,13 +109,13 @@ class Gateway:
             return None
         return [agent.name for agent in self.app.agents]
 
-    def links(self, ids: SessionIds, run_id: str | None) -> RunLinks:
+    def links(self, ids: SessionIds, workflow_id: str, run_id: str | None) -> RunLinks:
         """Where a run's resources are."""
         base = session_path(ids)
         ui = None
         if self.temporal_ui and run_id:
             namespace = quote(self.adk.client.namespace, safe="")
-            wid = quote(workflow_id_for(*ids), safe="")
+            wid = quote(workflow_id, safe="")
             root = self.temporal_ui.rstrip("/")
             ui = f"{root}/namespaces/{namespace}/workflows/{wid}/{run_id}/history"
         return RunLinks(
@@ -153,7 +153,7 @@ class Gateway:
             user_id=ids[1],
             session_id=ids[2],
             status="running",
-            links=self.links(ids, handle.run_id),
+            links=self.links(ids, handle.workflow_id, handle.run_id),
         )
 
     async def list_runs(
@@ -187,7 +187,7 @@ class Gateway:
                     close_time=wf.close_time.isoformat() if wf.close_time else None,
                     waiting_for=[r.model_dump(mode="json") for r in published.requests],
                     unreadable=unreadable,
-                    links=self.links(ids, wf.run_id),
+                    links=self.links(ids, wf.id, wf.run_id),
                 )
             )
         return runs
@@ -230,7 +230,7 @@ class Gateway:
             close_time=description.close_time.isoformat() if description.close_time else None,
             waiting_for=[r.model_dump(mode="json") for r in published.requests],
             refused_answers=published.refused,
-            links=self.links(ids, description.run_id),
+            links=self.links(ids, description.id, description.run_id),
         )
 
     async def pending(self, ids: SessionIds) -> PendingView:

@@ -24,12 +24,15 @@ from .cookies import ConsoleSessions
 from .cors import cors_options
 from .errors import ApiError, api_error
 from .gateway import Gateway
+from .links import RedactLinks
 from .openapi import openapi_document, routes
 from .pages import error_page
 
 __all__ = ["create_app"]
 
 log = logging.getLogger(__name__)
+# The path of a failed request may hold an answer link's token, a credential.
+log.addFilter(RedactLinks())
 
 _HEADERS = [
     (b"x-content-type-options", b"nosniff"),

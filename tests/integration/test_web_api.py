@@ -230,6 +230,9 @@ async def test_tokens_scopes_and_body_limits(gateway: Gateway) -> None:
     )
     assert malformed.status == 422
     assert "confirmation_id" in malformed.json["error"]["message"]
+    # A digit that is not 0-9 ("²" passes str.isdigit, int() refuses it) is a bad query.
+    superscript = await call(gateway, "GET", f"{RUNS}?limit=%C2%B2")
+    assert (superscript.status, superscript.json["error"]["type"]) == (422, "invalid_query")
     missing = await call(gateway, "GET", "/v1/apps/weather/users/u/sessions/never")
     assert missing.status == 404
     assert missing.json["error"]["type"] == "no_invocation"
@@ -341,6 +344,7 @@ async def test_answer_links_apply_once_and_refuse_the_rest(
         body, mac = good.rsplit(".", 1)
         refused = {
             "tampered": (f"{body}.{'0' * len(mac)}", 400, "invalid_link"),
+            "non-ASCII signature": (f"{body}.%C3%A9", 400, "invalid_link"),
             "expired": (link(expires_at=int(time.time()) - 1), 400, "invalid_link"),
             "wrong run": (link(invocation_id="e-another-invocation"), 409, "wrong_run"),
             "other secret": (link(key=b"another secret"), 400, "invalid_link"),

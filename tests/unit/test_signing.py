@@ -24,6 +24,8 @@ def test_a_signed_body_verifies_and_an_altered_one_does_not() -> None:
         verify_body(SECRET, signature=signature, timestamp="1000", body=b'{"a":2}', now=1010)
     with pytest.raises(SignatureError, match="does not match"):
         verify_body(b"other", signature=signature, timestamp="1000", body=b'{"a":1}', now=1010)
+    with pytest.raises(SignatureError, match="does not match"):
+        verify_body(SECRET, signature="v1=é", timestamp="1000", body=b'{"a":1}', now=1010)
 
 
 def test_an_old_or_headerless_notification_is_refused() -> None:
@@ -64,3 +66,5 @@ def test_a_tampered_or_foreign_link_is_refused() -> None:
         read_link(b"other", token, now=1000)
     with pytest.raises(LinkError, match="malformed"):
         read_link(SECRET, body, now=1000)
+    with pytest.raises(LinkError, match="signature"):
+        read_link(SECRET, f"{body}.é", now=1000)

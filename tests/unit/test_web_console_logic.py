@@ -24,6 +24,7 @@ def test_csrf_token_binds_to_the_session_and_the_server_key() -> None:
         (None, sessions.csrf_token(sid)),
         (sid, sessions.csrf_token(sessions.new_id())),
         (sid, other.csrf_token(sid)),
+        (sid, "é"),
     ):
         with pytest.raises(ApiError) as refused:
             sessions.check_csrf(session_id, token)
