@@ -163,9 +163,11 @@ class ModelStepActivity:
         """Call the model on the session plus ``pending_events``; store both with the reply.
 
         The pending events and the model event are appended in one transaction, after the
-        model answered. A retry after that append returns the stored reply instead of
-        calling the model again, so each step produces exactly one model event; a retry
-        before it finds the pending events still to store and stores them with the reply.
+        model answered (a streamed step stores the pending events first, so that followers
+        see them ahead of the reply). A retry after that append returns the stored reply
+        instead of calling the model again, so each step produces exactly one model event; a
+        retry before it finds the pending events still to store and stores them with the
+        reply.
 
         Args:
             inp: The step.
@@ -225,11 +227,14 @@ class ModelStepActivity:
             tools=[t.declaration() for t in tools],
             generation_config=agent.request_config,
         )
+        # Ids the reply's calls must not reuse: stored calls and the calls of the events
+        # this step stores (taken before a streamed step stores them ahead of the reply).
+        taken = (stored.call_ids, {c.id for e in new for c in e.function_calls() if c.id})
         forwarder = None
         if inp.stream:
-            forwarder = PartialForwarder(
-                services.sessions, ref, self._event(inp, ref, agent, None, actions), attempt
-            )
+            # Pieces carry the reply's identity, not its actions: those are still changing.
+            template = self._event(inp, ref, agent, None, EventActions())
+            forwarder = PartialForwarder(services.sessions, ref, template, attempt)
             # Stored before the model is called, as ADK stores the user's message before the
             # agent runs: followers then see the message, and the tool responses the model
             # answers, ahead of the reply being written. Idempotent, so a retry is harmless.
@@ -243,7 +248,6 @@ class ModelStepActivity:
         # choose the same ids: whether one is stored first is timing, so ids there are
         # always generated. At the top level steps never overlap.
         nested = bool(ref.branch or ref.isolation_scope)
-        taken = (stored.call_ids, {c.id for e in new for c in e.function_calls() if c.id})
         content = _with_call_ids(response.content, inp.model_event_id, taken, always=nested)
         event = self._event(inp, ref, agent, content, actions)
         event.error_code = response.error_code

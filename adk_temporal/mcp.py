@@ -406,6 +406,8 @@ class _Connection:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), timeout=self.idle_seconds)
             if self.in_use == 0 and time.monotonic() - self.last_used >= self.idle_seconds:
+                # Marked before the client shuts down, so no lease is handed a closing one.
+                self.broken = True
                 return
 
     async def close(self) -> None:
@@ -423,6 +425,8 @@ class _Pool:
 
     def __init__(self) -> None:
         self._open: dict[tuple[int, _ServerConfig], _Connection] = {}
+        # Closing connections, referenced until closed: a bare task may be collected mid-close.
+        self._closing: set[asyncio.Task[None]] = set()
 
     @contextlib.asynccontextmanager
     async def _lease(self, config: _ServerConfig, idle_seconds: float) -> AsyncIterator[Client]:
@@ -453,7 +457,9 @@ class _Pool:
         if self._open.get(key) is conn:
             del self._open[key]
         conn.broken = True
-        asyncio.get_running_loop().create_task(conn.close())
+        closing = asyncio.get_running_loop().create_task(conn.close())
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
 
     async def list_tools(
         self, config: _ServerConfig, idle_seconds: float, timeout: float | None

@@ -129,7 +129,9 @@ class StreamPrinter:
         self._end_line()
         for line in event_lines(event, width=self._width):
             self._console.print(line)
-        if interrupted is not None:
+        # The event that supersedes the pieces ends their line for good, even when its
+        # text is not theirs (a callback replaced the reply, a safety stop emptied it).
+        if interrupted is not None and interrupted[0] != event.id:
             self._start_line(interrupted, author, "")
             self._write(shown)
 

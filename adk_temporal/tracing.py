@@ -15,6 +15,7 @@ approval; the interceptor's spans are visible as soon as each step ran.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -217,8 +218,9 @@ async def configure_telemetry(
         await sdk_metrics.__aexit__(None, None, None)
 
     async def flush() -> None:
-        tracer_provider.shutdown()
-        meter_provider.shutdown()
+        # Exporting what is buffered may wait on an unreachable collector's retries.
+        await asyncio.to_thread(tracer_provider.shutdown)
+        await asyncio.to_thread(meter_provider.shutdown)
 
     return Telemetry(
         interceptors=[TracingInterceptor()],

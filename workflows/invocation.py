@@ -16,7 +16,12 @@ from typing import Any, cast
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    WorkflowAlreadyStartedError,
+)
 from temporalio.workflow import ChildWorkflowCancellationType, ParentClosePolicy
 
 # Pure data and logic modules, and the activity classes referenced by type: passed through
@@ -161,16 +166,21 @@ class _Notifier:
             requests=requests,
             error=error,
         )
-        await workflow.start_child_workflow(
-            NotifyWorkflow.run,
-            NotifyInput(notice=notice, plan=self._plan),
-            id=f"notify/{info.workflow_id}/{self._invocation_id}/{event}{suffix}",
-            parent_close_policy=ParentClosePolicy.ABANDON,
-            cancellation_type=ChildWorkflowCancellationType.ABANDON,
-            static_summary=f"invocation.{event}: {len(requests)} request(s)"
-            if requests
-            else f"invocation.{event}",
-        )
+        try:
+            await workflow.start_child_workflow(
+                NotifyWorkflow.run,
+                NotifyInput(notice=notice, plan=self._plan),
+                id=f"notify/{info.workflow_id}/{self._invocation_id}/{event}{suffix}",
+                parent_close_policy=ParentClosePolicy.ABANDON,
+                cancellation_type=ChildWorkflowCancellationType.ABANDON,
+                static_summary=f"invocation.{event}: {len(requests)} request(s)"
+                if requests
+                else f"invocation.{event}",
+            )
+        except WorkflowAlreadyStartedError:
+            # The same notice (same invocation id, event and requests: a reused invocation id,
+            # a reset run) is still being delivered; a notification never fails the run.
+            workflow.logger.warning("notice %s is already being delivered", notice.id)
 
 
 class TemporalExecutor:

@@ -122,6 +122,7 @@ def run(
                 max_steps=max_steps,
                 token_budget=token_budget,
                 as_json=as_json,
+                stream=not (no_stream or as_json),
             )
         )
 
@@ -204,6 +205,7 @@ async def _run_local(
     max_steps: int,
     token_budget: int | None,
     as_json: bool,
+    stream: bool,
 ) -> int:
     """``run --local``: the invocation in this process, its requests answered here."""
     sessions = session_store(data_dir, postgres_dsn)
@@ -223,7 +225,7 @@ async def _run_local(
             message,
             max_steps=max_steps,
             token_budget=token_budget,
-            stream=not as_json,
+            stream=stream,
         )
         try:
             status = await answer_on_terminal(

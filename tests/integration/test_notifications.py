@@ -269,3 +269,37 @@ async def test_a_pause_carried_over_continue_as_new_is_notified_once(
     assert len(runs) > 1 and doc["run_id"] in runs[:-1]
     assert [r["id"] for r in doc["requests"]] == [pending.id]
     assert len(hook.deliveries) == 1
+
+
+async def test_a_notice_still_being_delivered_never_fails_a_later_run(
+    run_worker: WorkerFactory, temporal_client: Client
+) -> None:
+    """Two runs of one session reuse a caller-chosen invocation id while the endpoint is down:
+    the second run's completion notice is the first one's, still being retried. The second
+    run completes all the same, and the one delivery keeps going."""
+    hook = Hook()  # never up: every attempt is refused
+    config = _notifications(hook, on=("completed",))
+    session_id = _session()
+    try:
+        async with run_worker(
+            [build_weather_agent("scripted:weather")], notifications=config
+        ) as rt:
+            for _ in range(2):
+                handle = await rt.adk.start(
+                    APP_NAME,
+                    USER,
+                    session_id,
+                    "weather_agent",
+                    "What is the weather in Oslo?",
+                    invocation_id="e-chosen-by-the-caller",
+                )
+                assert (await handle.result()).status == "completed"
+            notice = temporal_client.get_workflow_handle(
+                f"notify/{handle.workflow_id}/e-chosen-by-the-caller/completed"
+            )
+            described = await notice.describe()
+            assert described.status == WorkflowExecutionStatus.RUNNING
+            await notice.terminate("the test is over")
+    finally:
+        hook.background.stop()
+    assert hook.deliveries == []
