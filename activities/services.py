@@ -198,8 +198,7 @@ def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]
             raise _failure(err, non_retryable=True) from None
         except Exception as err:
             activity.logger.warning("step failed: %s", type(err).__name__, exc_info=True)
-            # Duck-typed so this module needs no optional SDK (McpServerError carries it).
-            final = isinstance(err, AdkRunError) and getattr(err, "retryable", True) is False
+            final = isinstance(err, AdkRunError) and not err.retryable
             raise _failure(err, non_retryable=final) from None
 
     return wrapper

@@ -102,6 +102,9 @@ class AdkRequestError(AdkError):
 class AdkRunError(AdkError):
     """A valid request could not be completed by the run or its backends."""
 
+    retryable: bool = True
+    """False when another attempt cannot help: the step then fails at once."""
+
 
 class InvalidIdError(AdkRequestError, ValueError):
     """An app, user or session id breaks the id grammar of :mod:`adk_temporal.ids`."""
