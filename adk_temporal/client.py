@@ -9,8 +9,8 @@ checked updates by default, so a wrong id is an error the caller sees.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Literal
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Literal, Unpack
 
 from google.genai import types
 from temporalio.api.enums.v1 import TaskQueueType
@@ -49,10 +49,10 @@ from .flow.messages import (
 )
 from .flow.requests import AnswerKind, parse_answer, refusal, refused
 from .following import StoreReads, follow_events, with_partials
-from .ids import DEFAULT_TASK_QUEUE, workflow_id_for
+from .ids import DEFAULT_TASK_QUEUE, SessionKey, session_key_of, workflow_id_for
+from .run_config import RunConfig, RunOptions, with_options
 from .sessions import SessionService
 from .tracing import Telemetry
-from .usage import check_token_budget
 from .workflows.messages import (
     ADK_AGENT,
     ADK_APP,
@@ -130,9 +130,7 @@ class InvocationHandle:
             latest run even after the invocation continued as new; defaults to ``handle``.
         session_service: Lets :meth:`events` follow the session's events.
         budgets: Answers over ``answer_bytes`` are refused before they are sent.
-        app_name: The session's app.
-        user_id: The session's user.
-        session_id: The session's id.
+        key: The session; ``None`` for a run whose workflow id names none.
     """
 
     def __init__(
@@ -142,15 +140,13 @@ class InvocationHandle:
         current: WorkflowHandle[Any, Any] | None = None,
         session_service: SessionService | None = None,
         budgets: Budgets | None = None,
-        app_name: str = "",
-        user_id: str = "",
-        session_id: str = "",
+        key: SessionKey | None = None,
     ) -> None:
         self._handle = handle
         self._current = current or handle
         self._sessions = session_service
         self._budgets = budgets or Budgets()
-        self._ids = (app_name, user_id, session_id)
+        self._key = key or SessionKey("", "", "")
 
     @property
     def workflow_id(self) -> str:
@@ -308,7 +304,7 @@ class InvocationHandle:
         poll_interval: float,
         after: str | None,
         reads: StoreReads | None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         # A run closed from outside (or by a workflow error) never reports a final
         # adk_status, so following only the status could wait forever.
         closed = asyncio.ensure_future(self._handle.result())
@@ -332,7 +328,7 @@ class InvocationHandle:
         try:
             async for event in follow_events(
                 sessions,
-                self._ids,
+                self._key,
                 status,
                 closed.done,
                 poll_interval=poll_interval,
@@ -369,7 +365,7 @@ class InvocationHandle:
         reads = StoreReads()
         async for event in with_partials(
             self._sessions,
-            self._ids,
+            self._key,
             self._follow(self._sessions, poll_interval, after, reads),
             invocation_id,
             reads,
@@ -463,14 +459,8 @@ class AdkClient:
         message: str | types.Content | None,
         *,
         invocation_id: str | None = None,
-        max_steps: int = 25,
-        token_budget: int | None = None,
-        continue_as_new_after_events: int | None = None,
-        model_timeout_seconds: float = 120.0,
-        model_maximum_attempts: int = 10,
-        tool_timeout_seconds: float = 300.0,
-        heartbeat_seconds: float = 20.0,
-        stream: bool = False,
+        config: RunConfig | None = None,
+        **options: Unpack[RunOptions],
     ) -> InvocationHandle:
         """Start an invocation of ``agent`` with ``message`` in the session.
 
@@ -481,33 +471,21 @@ class AdkClient:
             agent: The agent's name, as registered on the workers.
             message: The user's message, or ``None`` to continue without one.
             invocation_id: Keep an id chosen by the caller (``e-<uuid>`` otherwise).
-            max_steps: The model-step limit of this invocation.
-            token_budget: The most model tokens (as the models report them) the invocation
-                may use; past it, it fails with ``TokenBudgetExceeded``.
-            continue_as_new_after_events: Continue as a new run once a run's history has
-                this many events (Temporal's own suggestion is honoured regardless).
-            model_timeout_seconds: Start-to-close timeout of each model step; also how long
-                a step whose worker died waits before another worker retries it.
-            model_maximum_attempts: How often a failing model step runs in all (an
-                unreachable model, or an MCP server gone when its tools are listed) before
-                the invocation fails.
-            tool_timeout_seconds: Default start-to-close timeout of each tool call (a tool's
-                own ``start_to_close_timeout`` wins).
-            heartbeat_seconds: Heartbeat timeout of model steps and of tools that declare
-                none: how soon a running step learns of a cancellation (within about this
-                long) and how soon a step whose worker died is retried.
-            stream: Model steps forward their text as it is produced, for
-                :meth:`InvocationHandle.stream` (ADK's streaming mode SSE).
+            config: The run's limits and switches (:class:`~adk_temporal.run_config.RunConfig`);
+                the defaults when ``None``.
+            options: Fields of :class:`~adk_temporal.run_config.RunConfig` that replace
+                ``config``'s (``max_steps=3``, ``stream=True``, …).
 
         Raises:
             InvalidIdError: An id breaks the id grammar (nothing is started).
             BudgetExceededError: The message is over the ``message_bytes`` budget (nothing
                 is started).
             SessionBusyError: An invocation is already running in this session.
-            ValueError: ``token_budget`` is less than 1 (nothing is started).
+            ValueError: An option is out of range or unknown (nothing is started).
         """
-        workflow_id = workflow_id_for(app_name, user_id, session_id)
-        check_token_budget(token_budget)
+        key = SessionKey(app_name, user_id, session_id)
+        workflow_id = workflow_id_for(key)
+        run = with_options(config, options)
         inp = InvocationInput(
             app_name=app_name,
             user_id=user_id,
@@ -517,14 +495,7 @@ class AdkClient:
             budgets=self.budgets,
             answer_address=self.client.service_client.config.target_host,
             invocation_id=invocation_id,
-            max_steps=max_steps,
-            token_budget=token_budget,
-            continue_as_new_after_events=continue_as_new_after_events,
-            model_timeout_seconds=model_timeout_seconds,
-            model_maximum_attempts=model_maximum_attempts,
-            tool_timeout_seconds=tool_timeout_seconds,
-            heartbeat_seconds=heartbeat_seconds,
-            stream=stream,
+            **run.model_dump(),
         )
         try:
             handle = await self.client.start_workflow(
@@ -551,19 +522,19 @@ class AdkClient:
             )
         except WorkflowAlreadyStartedError as err:
             raise SessionBusyError(
-                f"session {app_name}/{user_id}/{session_id} is busy: invocation "
+                f"session {key} is busy: invocation "
                 f"{workflow_id!r} is still running; answer its pending requests or wait for it"
             ) from err
-        return self._wrap(handle, app_name, user_id, session_id)
+        return self._wrap(handle, key)
 
     def handle(self, workflow_id: str, run_id: str | None = None) -> InvocationHandle:
         """A handle to an existing invocation (the latest run when ``run_id`` is None)."""
         handle = self.client.get_workflow_handle(
             workflow_id, run_id=run_id, result_type=InvocationResult
         )
-        parts = workflow_id.split("/", 3)
-        if len(parts) == 4 and parts[0] == "adk":
-            return self._wrap(handle, parts[1], parts[2], parts[3])
+        key = session_key_of(workflow_id)
+        if key is not None:
+            return self._wrap(handle, key)
         return InvocationHandle(
             handle, current=self.client.get_workflow_handle(workflow_id), budgets=self.budgets
         )
@@ -613,15 +584,11 @@ class AdkClient:
             async for wf in self.client.list_workflows(_waiting_query(task_queue))
         ]
 
-    def _wrap(
-        self, handle: WorkflowHandle[Any, Any], app_name: str, user_id: str, session_id: str
-    ) -> InvocationHandle:
+    def _wrap(self, handle: WorkflowHandle[Any, Any], key: SessionKey) -> InvocationHandle:
         return InvocationHandle(
             handle,
             current=self.client.get_workflow_handle(handle.id),
             session_service=self._sessions,
             budgets=self.budgets,
-            app_name=app_name,
-            user_id=user_id,
-            session_id=session_id,
+            key=key,
         )

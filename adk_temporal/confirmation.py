@@ -1,4 +1,4 @@
-"""Tool confirmation (human approval) as pure functions over calls and events.
+"""Tool confirmation (human approval): request and reply shapes, and the call binding.
 
 The protocol, in session order:
 
@@ -7,19 +7,22 @@ The protocol, in session order:
 2. The runtime appends one request event: an ``adk_request_confirmation`` function call per
    requesting call, in the model's call order, each with its own ``adk-`` id (decided by the
    workflow) and args ``{"originalFunctionCall", "toolConfirmation", "callDigest"}``.
-3. A user event answers with ``adk_request_confirmation`` function responses addressed by
-   confirmation id; :func:`parse_confirmation_reply` reads either reply format.
-4. :func:`resume_set` picks the original calls to re-dispatch, with the same function-call
-   id and the user's decision as ``ctx.tool_confirmation``.
+3. The answer arrives as signal ``adk_confirm`` (or update ``adk_confirm_checked``); the
+   runtime records it as a user event of ``adk_request_confirmation`` function responses
+   addressed by confirmation id, whose response object :func:`confirmation_reply` shapes.
+4. The re-dispatch rule — the answered calls of the paused step run again, once each, in
+   the order their requests were made, with the same function-call id and the user's
+   decision as ``ctx.tool_confirmation`` — lives in the runtime, not here:
+   :class:`~adk_temporal.flow.requests.RequestBook` keeps the open requests and their
+   answers, and :class:`~adk_temporal.flow.invocation.InvocationFlow` re-dispatches.
 
 **Call binding** **[better]**: ``callDigest`` is :func:`call_digest` of the original call's
 name and args. A reply that names an original call (``originalFunctionCall``) or a digest
 (``callDigest``) differing from the request's is refused, and so is a reply or a request
 without ``callDigest``: omitting it may not skip the binding. :func:`check_reply_digest`
 raises :class:`~adk_temporal.errors.ConfirmationMismatchError` (the runtime's answer to a
-signal or update) and :func:`resume_set` skips the reply, leaving the request open. A signal
-addressed by confirmation id is bound by the runtime, which writes the request's digest into
-the reply event it appends.
+signal or update), and the request stays open. A signal addressed by confirmation id is
+bound by the runtime, which writes the request's digest into the reply event it appends.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from google.genai import types
 
@@ -38,28 +41,18 @@ from .events import (
     Event,
     ToolConfirmation,
 )
-from .history import USER_AUTHOR
 from .resume import build_request_event
 
 __all__ = [
-    "ConfirmedCall",
     "build_confirmation_request_event",
     "call_digest",
     "check_reply_digest",
     "confirmation_hint",
+    "confirmation_reply",
     "confirmation_request_call",
     "confirmation_required_response",
-    "parse_confirmation_reply",
     "rejected_response",
-    "resume_set",
 ]
-
-
-class ConfirmedCall(NamedTuple):
-    """An original tool call to re-dispatch, with the user's decision about it."""
-
-    call: types.FunctionCall
-    confirmation: ToolConfirmation
 
 
 def confirmation_hint(tool_name: str) -> str:
@@ -229,27 +222,29 @@ def _reply_body(response: Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(inner) if isinstance(inner, Mapping) else {}
 
 
-def parse_confirmation_reply(response: Mapping[str, Any] | None) -> ToolConfirmation:
-    """Read the user's decision from an ``adk_request_confirmation`` function response.
+def confirmation_reply(
+    confirmed: bool, payload: Any, *, call_digest: str, expired: bool = False
+) -> dict[str, Any]:
+    """The response object of the ``adk_request_confirmation`` reply the runtime records.
 
-    Accepts ``{"confirmed": bool, "payload": ..., "hint"?: str}`` or ``{"response": "<that
-    object as a JSON string>"}``. Only ``confirmed`` being exactly ``True`` approves: an empty
-    reply, a reply that is not valid JSON, or a non-boolean ``confirmed`` is a rejection
-    (fail closed).
+    The one place the reply's keys are spelled (:func:`check_reply_digest` reads its
+    ``callDigest``). Keys and key order are part of the stored events (and of the step
+    inputs recorded in workflow histories), so they must not change.
 
     Args:
-        response: The function response's ``response`` object.
+        confirmed: The user's decision.
+        payload: The payload the user answered with.
+        call_digest: The request's ``callDigest``, binding the reply to the call it is about.
+        expired: Nobody answered before the request's deadline; ``confirmed`` and
+            ``payload`` are then ignored.
 
     Returns:
-        The decision, as the re-entered tool sees it in ``ctx.tool_confirmation``.
+        ``{"confirmed", "payload", "callDigest"}``, or ``{"confirmed": False, "expired":
+        True, "callDigest"}`` for an expired request.
     """
-    body = _reply_body(response)
-    hint = body.get("hint")
-    return ToolConfirmation(
-        hint=hint if isinstance(hint, str) else "",
-        confirmed=body.get("confirmed") is True,
-        payload=body.get("payload"),
-    )
+    if expired:
+        return {"confirmed": False, "expired": True, "callDigest": call_digest}
+    return {"confirmed": confirmed, "payload": payload, "callDigest": call_digest}
 
 
 def _original_call(request: types.FunctionCall) -> types.FunctionCall:
@@ -273,7 +268,8 @@ def check_reply_digest(request: types.FunctionCall, reply: Mapping[str, Any] | N
 
     Args:
         request: The ``adk_request_confirmation`` call being answered.
-        reply: The reply object, in either format of :func:`parse_confirmation_reply`.
+        reply: The reply object: ``{"callDigest", ...}`` or ``{"response": "<that object as
+            a JSON string>"}``; an empty or unreadable reply carries no digest.
 
     Raises:
         ConfirmationMismatchError: The request has no usable original call, or its own
@@ -318,80 +314,3 @@ def check_reply_digest(request: types.FunctionCall, reply: Mapping[str, Any] | N
             f"reply to confirmation {request.id!r} names a different originalFunctionCall "
             f"than the request ({original.name}() with id {original.id!r})"
         )
-
-
-def _latest_replies(events: Sequence[Event]) -> tuple[int, dict[str, dict[str, Any]]]:
-    """The latest user event's index and its confirmation replies by confirmation id."""
-    for index in range(len(events) - 1, -1, -1):
-        if events[index].author != USER_AUTHOR:
-            continue
-        replies = {
-            r.id: dict(r.response or {})
-            for r in events[index].function_responses()
-            if r.name == REQUEST_CONFIRMATION_FUNCTION_NAME and r.id
-        }
-        return index, replies
-    return -1, {}
-
-
-def _answered_after(events: Sequence[Event], start: int, call_id: str) -> bool:
-    return any(r.id == call_id for event in events[start + 1 :] for r in event.function_responses())
-
-
-def resume_set(events: Sequence[Event], agent_name: str) -> list[ConfirmedCall]:
-    """The original calls to re-dispatch after the latest user event's confirmation replies.
-
-    Rules, each failing closed (the call is not re-dispatched, the request stays open):
-
-    * Only ``adk_request_confirmation`` replies in the latest ``user`` event count, and only
-      requests made before it.
-    * A confirmation id requested by another agent is never resumed by this one, nor is an
-      id that several authors claim.
-    * Conflicts: a confirmation id whose requests carry different original calls is not
-      resumed.
-    * Call binding: a reply refused by :func:`check_reply_digest` is skipped.
-    * A call that already has a function response after its confirmation request is not
-      run again.
-    * Several confirmations resolving to one original call dispatch it once, with the
-      decision given to its latest request.
-
-    Args:
-        events: The session's events, oldest first.
-        agent_name: The agent that is resuming.
-
-    Returns:
-        The calls with the user's decisions (approved or rejected), in the order their
-        requests were made.
-    """
-    reply_index, replies = _latest_replies(events)
-    if not replies:
-        return []
-    requests: dict[str, list[tuple[tuple[int, int], str, types.FunctionCall]]] = {}
-    for event_index, event in enumerate(events[:reply_index]):
-        for part_index, call in enumerate(event.function_calls()):
-            if call.name == REQUEST_CONFIRMATION_FUNCTION_NAME and call.id in replies:
-                position = (event_index, part_index)
-                requests.setdefault(call.id, []).append((position, event.author, call))
-
-    chosen: dict[str, tuple[tuple[int, int], ConfirmedCall]] = {}
-    for confirmation_id, found in requests.items():
-        if any(author != agent_name for _, author, _ in found):
-            continue
-        try:
-            originals = [_original_call(call) for _, _, call in found]
-            for _, _, call in found:
-                check_reply_digest(call, replies[confirmation_id])
-        except ConfirmationMismatchError:
-            continue
-        if len({(o.id, call_digest(o.name, o.args)) for o in originals}) > 1:
-            continue
-        position, _, _ = found[-1]
-        original = originals[-1]
-        call_id = original.id or ""
-        if _answered_after(events, position[0], call_id):
-            continue
-        if call_id in chosen and chosen[call_id][0] > position:
-            continue
-        decision = parse_confirmation_reply(replies[confirmation_id])
-        chosen[call_id] = (position, ConfirmedCall(original, decision))
-    return [confirmed for _, confirmed in sorted(chosen.values(), key=lambda item: item[0])]

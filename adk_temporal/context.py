@@ -26,12 +26,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol, Self
 
 from google.genai import types
-from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import MemoryServiceNotConfiguredError
 from .events import EventActions, InputRequest, ToolConfirmation
 from .memory import MemoryService, SearchMemoryResponse
 from .resume import Resumed, check_input_schema, default_interrupt_id
+from .run_config import RunConfig
 from .sessions.session import Session
 from .state import ReadonlyState, State
 
@@ -97,15 +97,6 @@ class ContextDelta:
     isolation_scope: str | UnsetType = UNSET
     agent: AgentLike | UnsetType = UNSET
     resume_inputs: Mapping[str, Any] | UnsetType | None = UNSET
-
-
-class RunConfig(BaseModel):
-    """Limits and switches for one invocation."""
-
-    model_config = ConfigDict(frozen=True)
-
-    max_steps: int = Field(default=25, ge=1)
-    """The most model calls an invocation makes before it stops."""
 
 
 @dataclass
@@ -418,9 +409,7 @@ class CallbackContext(ReadonlyContext):
 
             self._call.facade = ArtifactsFacade(
                 service,
-                app_name=self.app_name,
-                user_id=self.user_id,
-                session_id=self.session_id,
+                self._invocation_context.session.key,
                 actions=self._actions,
                 idempotency_key=self._idempotency_base,
             )

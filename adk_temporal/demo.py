@@ -38,6 +38,7 @@ from .client import DEFAULT_TASK_QUEUE, AdkClient, InvocationHandle
 from .devserver import DevServer
 from .examples.weather import APP_NAME, build_weather_agent
 from .flow.messages import AdkStatus
+from .ids import SessionKey
 from .render import StreamPrinter, part_bytes, request_lines, workflows_url
 from .sessions import SessionService
 from .worker import artifact_store, build_worker, session_store
@@ -138,19 +139,22 @@ class _Scenario:
             raise DemoError(f"invocation {handle.workflow_id} failed: {status.error}")
         return status.status
 
+    @property
+    def key(self) -> SessionKey:
+        """The demo's session."""
+        return SessionKey(APP_NAME, DEMO_USER, self.session_id)
+
     async def state(self) -> dict[str, Any]:
         """The session's merged state."""
-        return await self.sessions.get_state(
-            app_name=APP_NAME, user_id=DEMO_USER, session_id=self.session_id
-        )
+        return await self.sessions.get_state(self.key)
 
     async def print_versions(self, name: str, *, show_content: bool) -> None:
         """Print every version of artifact ``name``, with its content if asked."""
-        ids = {"app_name": APP_NAME, "user_id": DEMO_USER, "session_id": self.session_id}
-        versions = (await self.artifacts.versions(VersionsRequest(**ids, file_name=name))).versions
+        key = self.key
+        versions = (await self.artifacts.versions(VersionsRequest.of(key, file_name=name))).versions
         for version in versions:
             described = await self.artifacts.get_artifact_version(
-                GetArtifactVersionRequest(**ids, file_name=name, version=version)
+                GetArtifactVersionRequest.of(key, file_name=name, version=version)
             )
             info = described.artifact_version
             self.console.print(
@@ -158,7 +162,7 @@ class _Scenario:
             )
             if show_content:
                 loaded = await self.artifacts.load(
-                    LoadRequest(**ids, file_name=name, version=version)
+                    LoadRequest.of(key, file_name=name, version=version)
                 )
                 for text_line in part_bytes(loaded.part).decode(errors="replace").splitlines():
                     self.console.print(Text(f"      │ {text_line}", style="dim"))
@@ -188,6 +192,28 @@ async def _scenario(scenario: _Scenario, console: Console, namespace: str) -> No
     await scenario.settle(handle, until=("completed", "failed"))
 
     await scenario.say(3, update)
+
+
+async def _print_outcome(
+    console: Console, scenario: _Scenario, ui_url: str, session_id: str
+) -> None:
+    """What the scenario left: the artifacts, the session state and where the UI shows it."""
+    console.print()
+    _step(console, "artifacts")
+    await scenario.print_versions(_REPORT, show_content=True)
+    await scenario.print_versions(_LEDGER, show_content=True)
+    console.print()
+    _step(console, "session state")
+    for key, value in sorted((await scenario.state()).items()):
+        console.print(f"  {key} = {json.dumps(value, ensure_ascii=False)}")
+    console.print()
+    _step(console, "Temporal UI")
+    console.print(f"  {ui_url}")
+    session_query = f'AdkSession="{session_id}"'
+    waiting_query = 'AdkStatus="awaiting_confirmation" AND ExecutionStatus="Running"'
+    console.print(f"  this session's invocations: {workflows_url(ui_url, session_query)}")
+    console.print(f"  runs waiting for approval: {workflows_url(ui_url, waiting_query)}")
+    console.print()
 
 
 async def run_demo(
@@ -262,24 +288,7 @@ async def run_demo(
         scenario = _Scenario(console, adk, sessions, artifacts, server.address, session_id)
         await _scenario(scenario, console, namespace)
 
-        console.print()
-        _step(console, "artifacts")
-        await scenario.print_versions(_REPORT, show_content=True)
-        await scenario.print_versions(_LEDGER, show_content=True)
-        console.print()
-        _step(console, "session state")
-        for key, value in sorted((await scenario.state()).items()):
-            console.print(f"  {key} = {json.dumps(value, ensure_ascii=False)}")
-        console.print()
-        _step(console, "Temporal UI")
-        console.print(f"  {server.ui_url}")
-        session_query = f'AdkSession="{session_id}"'
-        waiting_query = 'AdkStatus="awaiting_confirmation" AND ExecutionStatus="Running"'
-        console.print(
-            f"  this session's invocations: {workflows_url(server.ui_url, session_query)}"
-        )
-        console.print(f"  runs waiting for approval: {workflows_url(server.ui_url, waiting_query)}")
-        console.print()
+        await _print_outcome(console, scenario, server.ui_url, session_id)
         _step(console, f"demo finished in {time.monotonic() - started:.1f}s")
         if keep is not None:
             _print_keep_hints(

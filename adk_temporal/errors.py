@@ -37,6 +37,7 @@ AdkError
 │   ├── UnknownAppError (LookupError: a worker serves another app)
 │   ├── UnmatchedFunctionResponseError (LookupError: a response answers no call in history)
 │   ├── UnknownModelError (LookupError)
+│   ├── MissingExtraError (ImportError: an optional extra is not installed; extras.py)
 │   └── EncryptionError (ValueError: encrypted payloads cannot be read or written as
 │       configured; codec.py: KeyFileError, UnknownKeyError, PayloadAuthenticationError;
 │       codec_server.py: CodecTokenError)
@@ -49,6 +50,8 @@ AdkError
     ├── TokenBudgetExceededError (an invocation used more tokens than its budget)
     ├── MemoryServiceNotConfiguredError
     ├── ArtifactServiceNotConfiguredError
+    ├── NotificationUndeliveredError (an endpoint did not take a notice; retryable)
+    │   └── NotificationRejectedError (the endpoint refused it for good, a 4xx)
     └── StepFailedError (a model, tool or append step failed for good)
 ```
 """
@@ -73,6 +76,8 @@ __all__ = [
     "MemoryServiceNotConfiguredError",
     "ModelRequestError",
     "ModelUnavailableError",
+    "NotificationRejectedError",
+    "NotificationUndeliveredError",
     "OutputSchemaError",
     "SessionBusyError",
     "SessionExistsError",
@@ -288,6 +293,16 @@ class MemoryServiceNotConfiguredError(AdkRunError):
 
 class ArtifactServiceNotConfiguredError(AdkRunError):
     """An artifact operation was requested but the runtime was given no artifact service."""
+
+
+class NotificationUndeliveredError(AdkRunError):
+    """A notification endpoint did not take a notice (unreachable, 5xx, 408, 429); retried."""
+
+
+class NotificationRejectedError(NotificationUndeliveredError):
+    """A notification endpoint refused a notice for good (a 4xx other than 408 and 429)."""
+
+    retryable = False
 
 
 class StepFailedError(AdkRunError):

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 
 from .events import Event
 from .flow.messages import InvocationStatus
-from .sessions import SessionService
+from .ids import SessionKey
+from .sessions import ConversationStore, PartialChannel
 
 __all__ = ["StoreReads", "follow_events", "follow_session", "with_partials"]
 
@@ -77,20 +78,20 @@ class StoreReads:
 
 
 async def follow_events(
-    sessions: SessionService,
-    ids: tuple[str, str, str],
+    sessions: ConversationStore,
+    key: SessionKey,
     status: Callable[[], Awaitable[InvocationStatus | None]],
     closed: Callable[[], bool],
     *,
     poll_interval: float = 0.2,
     after: str | None = None,
     reads: StoreReads | None = None,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Yield the invocation's events from the first until it stops running.
 
     Args:
         sessions: The store the invocation appends to.
-        ids: The session's ``(app_name, user_id, session_id)``.
+        key: The session.
         status: The invocation's status, or ``None`` while it cannot be read yet.
         closed: True once the invocation ended for any reason, recorded or not.
         poll_interval: Seconds between reads of the store.
@@ -102,7 +103,6 @@ async def follow_events(
         Events of this invocation (earlier invocations' events are skipped), then new ones
         as they are appended; stops after the run completes, fails or pauses.
     """
-    app_name, user_id, session_id = ids
     reads = reads or StoreReads()
     seen = 0
     now: InvocationStatus | None = None
@@ -119,12 +119,7 @@ async def follow_events(
             # stored yet: reading now could only mix in earlier invocations.
             if now is not None:
                 try:
-                    session = await sessions.get(
-                        app_name=app_name,
-                        user_id=user_id,
-                        session_id=session_id,
-                        after_sequence=seen,
-                    )
+                    session = await sessions.get(key, after_sequence=seen)
                 except LookupError:
                     session = None
                 if session is not None:
@@ -148,27 +143,24 @@ async def follow_events(
 
 
 async def follow_session(
-    sessions: SessionService,
-    ids: tuple[str, str, str],
+    sessions: ConversationStore,
+    key: SessionKey,
     *,
     poll_interval: float = 0.2,
     reads: StoreReads | None = None,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Yield a session's stored events from the first, then new ones, until the caller stops;
     ``reads`` as for :func:`follow_events`.
 
     Raises:
         SessionNotFoundError: The session does not exist (when first read).
     """
-    app_name, user_id, session_id = ids
     reads = reads or StoreReads()
     seen = 0
     try:
         while True:
             reads.begin()
-            session = await sessions.get(
-                app_name=app_name, user_id=user_id, session_id=session_id, after_sequence=seen
-            )
+            session = await sessions.get(key, after_sequence=seen)
             seen += len(session.events)
             for event in session.events:
                 yield event
@@ -183,12 +175,12 @@ _Item = tuple[bool, Event | BaseException | None]
 
 
 async def with_partials(
-    sessions: SessionService,
-    ids: tuple[str, str, str],
-    finals: AsyncIterator[Event],
+    channel: PartialChannel,
+    key: SessionKey,
+    finals: AsyncGenerator[Event, None],
     invocation_id: Callable[[], Awaitable[str | None]] | None = None,
     reads: StoreReads | None = None,
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """``finals`` interleaved with the pieces streamed for the session, until ``finals`` ends.
 
     A piece whose final event was already yielded is dropped (it is superseded), so a
@@ -197,21 +189,20 @@ async def with_partials(
     before the step.
 
     Args:
-        sessions: The store whose side channel carries the pieces.
-        ids: The session's ``(app_name, user_id, session_id)``.
+        channel: The store's side channel that carries the pieces.
+        key: The session.
         finals: The stored events to follow; its end ends the merge, its error is raised.
         invocation_id: Keep only the pieces of this invocation (read again whenever a piece
             names another one, as the id may not be known yet); ``None`` keeps all.
         reads: The reads of the follower behind ``finals``.
     """
-    app_name, user_id, session_id = ids
     queue: asyncio.Queue[_Item] = asyncio.Queue()
 
     steps: set[str] = set()
 
-    async def pump(final: bool, source: AsyncIterator[Event]) -> None:
+    async def pump(final: bool, source: AsyncGenerator[Event, None]) -> None:
         try:
-            async with aclosing(source):  # type: ignore[type-var]
+            async with aclosing(source):
                 async for event in source:
                     if not final and reads is not None and event.id not in steps:
                         steps.add(event.id)
@@ -222,7 +213,7 @@ async def with_partials(
             return
         queue.put_nowait((final, None))
 
-    pieces = sessions.follow_partials(app_name=app_name, user_id=user_id, session_id=session_id)
+    pieces = channel.follow_partials(key)
     tasks = [
         asyncio.create_task(pump(False, pieces)),
         asyncio.create_task(pump(True, finals)),

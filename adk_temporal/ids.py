@@ -15,6 +15,8 @@ usual file-system limit of one path component.
 from __future__ import annotations
 
 import re
+import uuid
+from typing import NamedTuple
 
 from .errors import InvalidIdError
 
@@ -24,8 +26,10 @@ __all__ = [
     "MAX_FILE_NAME_BYTES",
     "MAX_ID_BYTES",
     "USER_SCOPE",
+    "SessionKey",
     "check_session_ids",
     "id_problem",
+    "session_key_of",
     "size_problem",
     "workflow_id_for",
 ]
@@ -44,6 +48,28 @@ DRIVE_PREFIX = re.compile(r"[A-Za-z]:")
 
 USER_SCOPE = "user"
 """The storage segment standing for the user scope; no session may be called this."""
+
+
+class SessionKey(NamedTuple):
+    """A session's identity: the app, the user and the session id, in that order.
+
+    The same session id under another user or app is another session. Being a tuple, a key
+    is hashable and unpacks as ``app_name, user_id, session_id``; it is not checked when
+    built — every store and entry point checks it (:func:`check_session_ids`) before use.
+    """
+
+    app_name: str
+    user_id: str
+    session_id: str
+
+    @classmethod
+    def fresh(cls, app_name: str, user_id: str) -> SessionKey:
+        """A key for a new session of ``user_id`` with a random (UUID4 hex) session id."""
+        return cls(app_name, user_id, uuid.uuid4().hex)
+
+    def __str__(self) -> str:
+        """``app/user/session``, as messages name a session."""
+        return f"{self.app_name}/{self.user_id}/{self.session_id}"
 
 
 def size_problem(field: str, value: str, limit: int) -> str | None:
@@ -73,13 +99,13 @@ def id_problem(field: str, value: str) -> str | None:
     return size_problem(field, value, MAX_ID_BYTES)
 
 
-def check_session_ids(app_name: str, user_id: str, session_id: str) -> None:
+def check_session_ids(key: SessionKey) -> None:
     """Refuse a session identity that breaks the grammar, naming every missing field first.
 
     Raises:
         InvalidIdError: A field is empty, or the first field that breaks a rule.
     """
-    fields = {"app_name": app_name, "user_id": user_id, "session_id": session_id}
+    fields = key._asdict()
     missing = [name for name, value in fields.items() if not value]
     if missing:
         raise InvalidIdError(f"invalid ids: missing required fields: {', '.join(missing)}")
@@ -89,11 +115,22 @@ def check_session_ids(app_name: str, user_id: str, session_id: str) -> None:
             raise InvalidIdError(f"invalid ids: {problem}")
 
 
-def workflow_id_for(app_name: str, user_id: str, session_id: str) -> str:
+def workflow_id_for(key: SessionKey) -> str:
     """The workflow id of a session's invocations: ``adk/{app}/{user_id}/{session_id}``.
+
+    It is also the namespace of the idempotency keys of the session's steps, on every
+    engine, so a step keys its saves the same in-process as on Temporal.
 
     Raises:
         InvalidIdError: An id breaks the grammar (which is what keeps the id unambiguous).
     """
-    check_session_ids(app_name, user_id, session_id)
-    return f"adk/{app_name}/{user_id}/{session_id}"
+    check_session_ids(key)
+    return f"adk/{key}"
+
+
+def session_key_of(workflow_id: str) -> SessionKey | None:
+    """The session a workflow id ``adk/{app}/{user}/{session}`` names, or ``None``."""
+    parts = workflow_id.split("/", 3)
+    if len(parts) != 4 or parts[0] != "adk":
+        return None
+    return SessionKey(parts[1], parts[2], parts[3])

@@ -32,12 +32,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeAlias, cast
 
-import httpx2
-import mcp.types as mcp_types
-from mcp import Client, MCPError
-from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from .extras import needs_extra
+
+with needs_extra("mcp", "McpToolset"):
+    import httpx2
+    import mcp.types as mcp_types
+    from mcp import Client, MCPError
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
 
 from .errors import AdkRunError
 from .tools import BaseToolset, ConfirmationPredicate, FunctionTool, OnFailure, RetryPolicyLike

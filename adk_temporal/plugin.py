@@ -17,18 +17,16 @@ from temporalio.plugin import SimplePlugin
 from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from .activities.append_events import AppendEventsActivity
-from .activities.model_step import ModelStepActivity
 from .activities.notify import NotifyActivity
-from .activities.services import WorkerServices
-from .activities.tool_call import ToolCallActivity
-from .agents import AgentRegistry, BaseAgent
+from .activities.steps import AppendEventsActivity, ModelStepActivity, ToolCallActivity
+from .agents import BaseAgent
 from .artifacts import ArtifactService
 from .converter import AdkPayloadConverter, adk_data_converter
 from .memory import MemoryService
-from .models import ModelRegistry, default_registry
+from .models import ModelRegistry
 from .notifications import Notifications
 from .sessions import SessionService
+from .steps import StepServices
 from .workflows.invocation import InvocationWorkflow
 from .workflows.notify import NotifyWorkflow
 
@@ -86,15 +84,15 @@ class AdkPlugin(SimplePlugin):
         app_name: str | None = None,
         notifications: Notifications | None = None,
     ) -> None:
-        services = WorkerServices(
-            agents=AgentRegistry(agents),
-            sessions=session_service,
-            models=models or default_registry(),
-            artifacts=artifact_service,
-            memory=memory_service,
-            request_timeout_seconds=request_timeout.total_seconds() if request_timeout else None,
+        services = StepServices.build(
+            agents,
+            session_service=session_service,
+            artifact_service=artifact_service,
+            memory_service=memory_service,
+            models=models,
+            request_timeout=request_timeout,
             app_name=app_name,
-            notify=notifications.plan() if notifications else None,
+            notifications=notifications,
         )
         self.services = services
         super().__init__(

@@ -17,6 +17,7 @@ from .workflows.details import answer_commands
 
 __all__ = [
     "StreamPrinter",
+    "event_json",
     "event_lines",
     "part_bytes",
     "request_lines",
@@ -25,6 +26,11 @@ __all__ = [
 ]
 
 _MAX_ARGS_CHARS = 160
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """An event as ``--json`` prints it and the gateway's event streams send it."""
+    return event.model_dump(mode="json", exclude_none=True)
 
 
 def _compact(value: Any, limit: int = _MAX_ARGS_CHARS) -> str:

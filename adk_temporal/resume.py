@@ -4,7 +4,8 @@ A tool calls ``ctx.request_input(message, schema)``; the runtime records an
 ``adk_request_input`` function-call event whose call id is the interrupt id, waits for an
 answer, checks it against the request's JSON schema, and re-enters the tool, which reads it
 with ``ctx.resumed_input(interrupt_id)``. This module holds the pure parts of that protocol:
-the :class:`Resumed` holder, the interrupt-id format, schema checks and the request event.
+the :class:`Resumed` holder, the interrupt-id format, schema checks, the request event and
+the shape of the reply the runtime records (:func:`input_reply`).
 
 Interrupt ids and function-call ids are separate namespaces: a default interrupt id is derived
 from the function-call id but never equal to it, so a confirmation reply (addressed by a
@@ -31,6 +32,7 @@ __all__ = [
     "check_input_schema",
     "check_resume_input",
     "default_interrupt_id",
+    "input_reply",
     "input_request_call",
 ]
 
@@ -127,6 +129,24 @@ def input_request_call(request: InputRequest) -> types.FunctionCall:
             "functionCallId": request.function_call_id,
         },
     )
+
+
+def input_reply(value: Any, *, expired: bool = False) -> dict[str, Any]:
+    """The response object of the ``adk_request_input`` reply the runtime records.
+
+    The one place the reply's keys are spelled. Keys and key order are part of the stored
+    events (and of the step inputs recorded in workflow histories), so they must not change.
+
+    Args:
+        value: The checked answer (``None`` is an answer).
+        expired: Nobody answered before the request's deadline; ``value`` is then ignored.
+
+    Returns:
+        ``{"input": value}``, or ``{"expired": True}`` for an expired request.
+    """
+    if expired:
+        return {"expired": True}
+    return {"input": value}
 
 
 def build_request_event(

@@ -1,11 +1,12 @@
 """``Runner``: the invocation flow in this process, without a Temporal server.
 
 For developing an agent and for fast tests. The runner executes exactly the flow Temporal
-runs (:class:`~adk_temporal.flow.InvocationFlow`) by calling the step implementations — the
-activities' ``execute`` methods — directly against the same session, artifact and memory
-services, with the same retry policies and timeouts. Confirmations and inputs are answered
-through :class:`LocalInvocation` with the rules of the checked updates. Nothing survives
-the process: a run that waits for an answer waits in memory.
+runs (:class:`~adk_temporal.flow.InvocationFlow`) by calling the engine-neutral steps
+(:mod:`adk_temporal.steps`) directly against the same session, artifact and memory
+services, with the same retry policies and timeouts; it never imports Temporal.
+Confirmations and inputs are answered through :class:`LocalInvocation` with the rules of the
+checked updates. Nothing survives the process: a run that waits for an answer waits in
+memory.
 
 .. code-block:: python
 
@@ -22,17 +23,13 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from google.genai import types
 
-from .activities.append_events import AppendEventsActivity
-from .activities.model_step import ModelStepActivity
-from .activities.services import WorkerServices
-from .activities.tool_call import ToolCallActivity
-from .agents import AgentRegistry, BaseAgent
+from .agents import BaseAgent
 from .artifacts import ArtifactService
 from .budgets import Budgets
 from .errors import AdkRequestError, SessionBusyError, StepFailedError
@@ -57,11 +54,12 @@ from .flow.messages import (
 )
 from .flow.requests import Answer, AnswerKind
 from .following import StoreReads, follow_events, with_partials
-from .ids import workflow_id_for
+from .ids import SessionKey, workflow_id_for
 from .memory import MemoryService
-from .models import ModelRegistry, default_registry
+from .models import ModelRegistry
+from .run_config import RunConfig, RunOptions, with_options
 from .sessions import SessionService
-from .usage import check_token_budget
+from .steps import SessionRef, StepServices, append_events, model_step, tool_call
 
 __all__ = ["LocalInvocation", "Runner"]
 
@@ -145,7 +143,7 @@ class _LocalExecutor:
 
     def __init__(
         self,
-        services: WorkerServices,
+        services: StepServices,
         workflow_id: str,
         *,
         model_timeout_seconds: float,
@@ -161,21 +159,23 @@ class _LocalExecutor:
 
     async def model_step(self, inp: ModelStepInput, *, summary: str) -> ModelStepResult:
         """The model step, called directly."""
-        step = ModelStepActivity(self._services)
+        ref = SessionRef.resolve(inp.ref, self._workflow_id)
         return await self._model.call(
-            lambda attempt: step.execute(inp, workflow_id=self._workflow_id, attempt=attempt)
+            lambda attempt: model_step(self._services, inp, ref, attempt=attempt)
         )
 
     async def tool_call(self, inp: ToolCallInput, *, summary: str) -> ToolCallResult:
         """The tool step, called directly under the tool's retry policy."""
-        step = ToolCallActivity(self._services)
+        ref = SessionRef.resolve(inp.ref, self._workflow_id)
         retry = _Retry.for_tool(inp.call.options, self._tool_timeout)
-        return await retry.call(lambda _: step.execute(inp, workflow_id=self._workflow_id))
+        return await retry.call(
+            lambda attempt: tool_call(self._services, inp, ref, attempt=attempt)
+        )
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """The append step, called directly."""
-        step = AppendEventsActivity(self._services)
-        await self._append.call(lambda _: step.execute(inp, workflow_id=self._workflow_id))
+        ref = SessionRef.resolve(inp.ref, self._workflow_id)
+        await self._append.call(lambda _: append_events(self._services, inp, ref))
 
     async def wait_until(
         self, condition: Callable[[], bool], *, timeout: float | None = None
@@ -225,12 +225,12 @@ class LocalInvocation:
         runner: Runner,
         flow: InvocationFlow,
         executor: _LocalExecutor,
-        ids: tuple[str, str, str],
+        key: SessionKey,
     ) -> None:
         self._runner = runner
         self._flow = flow
         self._executor = executor
-        self._ids = ids
+        self._key = key
         self._task: asyncio.Task[InvocationResult] | None = None
 
     def _begin(self, message: types.Content | None) -> None:
@@ -261,7 +261,7 @@ class LocalInvocation:
     @property
     def workflow_id(self) -> str:
         """The id the invocation would have on Temporal: ``adk/{app}/{user}/{session}``."""
-        return workflow_id_for(*self._ids)
+        return workflow_id_for(self._key)
 
     @property
     def invocation_id(self) -> str:
@@ -357,13 +357,13 @@ class LocalInvocation:
 
     def _follow(
         self, poll_interval: float, after: str | None, reads: StoreReads | None
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         async def status() -> InvocationStatus:
             return self._flow.snapshot()
 
         return follow_events(
             self._runner.services.sessions,
-            self._ids,
+            self._key,
             status,
             self.done,
             poll_interval=poll_interval,
@@ -383,7 +383,7 @@ class LocalInvocation:
         reads = StoreReads()
         async for event in with_partials(
             self._runner.services.sessions,
-            self._ids,
+            self._key,
             self._follow(poll_interval, after, reads),
             invocation_id,
             reads,
@@ -417,13 +417,13 @@ class Runner:
         request_timeout: timedelta | None = None,
     ) -> None:
         self.budgets = budgets or Budgets()
-        self.services = WorkerServices(
-            agents=AgentRegistry(agents),
-            sessions=session_service,
-            models=models or default_registry(),
-            artifacts=artifact_service,
-            memory=memory_service,
-            request_timeout_seconds=request_timeout.total_seconds() if request_timeout else None,
+        self.services = StepServices.build(
+            agents,
+            session_service=session_service,
+            artifact_service=artifact_service,
+            memory_service=memory_service,
+            models=models,
+            request_timeout=request_timeout,
         )
         self._running: set[str] = set()
 
@@ -436,38 +436,36 @@ class Runner:
         message: str | types.Content | None,
         *,
         invocation_id: str | None = None,
-        max_steps: int = 25,
-        token_budget: int | None = None,
-        model_timeout_seconds: float = 120.0,
-        model_maximum_attempts: int = 10,
-        tool_timeout_seconds: float = 300.0,
-        stream: bool = False,
+        config: RunConfig | None = None,
+        **options: Unpack[RunOptions],
     ) -> LocalInvocation:
         """Start an invocation of ``agent`` with ``message``; it runs as a task.
 
         The arguments mean what they mean for :meth:`AdkClient.start
-        <adk_temporal.client.AdkClient.start>`.
+        <adk_temporal.client.AdkClient.start>`; the heartbeat and continue-as-new options
+        have nothing to do in-process.
 
         Raises:
             InvalidIdError: An id breaks the id grammar.
             BudgetExceededError: The message is over the ``message_bytes`` budget.
             SessionBusyError: An invocation of this runner is still running in the session.
-            ValueError: ``token_budget`` is less than 1.
+            ValueError: An option is out of range or unknown.
         """
-        workflow_id = workflow_id_for(app_name, user_id, session_id)
-        check_token_budget(token_budget)
+        key = SessionKey(app_name, user_id, session_id)
+        workflow_id = workflow_id_for(key)
+        run = with_options(config, options)
         content = as_content(message, self.budgets)
         if workflow_id in self._running:
             raise SessionBusyError(
-                f"session {app_name}/{user_id}/{session_id} is busy: an in-process invocation "
-                "is still running; answer its pending requests or wait for it"
+                f"session {key} is busy: an in-process invocation is still running; answer "
+                "its pending requests or wait for it"
             )
         executor = _LocalExecutor(
             self.services,
             workflow_id,
-            model_timeout_seconds=model_timeout_seconds,
-            model_maximum_attempts=model_maximum_attempts,
-            tool_timeout_seconds=tool_timeout_seconds,
+            model_timeout_seconds=run.model_timeout_seconds,
+            model_maximum_attempts=run.model_maximum_attempts,
+            tool_timeout_seconds=run.tool_timeout_seconds,
         )
         ref = InvocationRef(
             agent_name=agent, invocation_id=invocation_id or f"e-{executor.new_id()}"
@@ -475,12 +473,12 @@ class Runner:
         flow = InvocationFlow(
             executor,
             ref,
-            max_steps=max_steps,
+            max_steps=run.max_steps,
             budgets=self.budgets,
-            token_budget=token_budget,
-            stream=stream,
+            token_budget=run.token_budget,
+            stream=run.stream,
         )
-        invocation = LocalInvocation(self, flow, executor, (app_name, user_id, session_id))
+        invocation = LocalInvocation(self, flow, executor, key)
         self._running.add(workflow_id)
         invocation._begin(content)
         return invocation

@@ -29,6 +29,7 @@ from .events import (
     WAITED_KEY,
     Event,
 )
+from .extras import needs_extra
 from .history import USER_AUTHOR
 
 if TYPE_CHECKING:
@@ -175,13 +176,13 @@ async def configure_telemetry(
         service_name: ``service.name`` unless ``OTEL_SERVICE_NAME`` says otherwise.
 
     Raises:
-        RuntimeError: A collector is configured but the OpenTelemetry SDK is not installed
+        MissingExtraError: A collector is configured but the OpenTelemetry SDK is not installed
             (``pip install 'adk-temporal[tracing]'``).
     """
     endpoint = telemetry_endpoint(otlp_endpoint)
     if endpoint is None:
         return None
-    try:
+    with needs_extra("tracing", f"telemetry to {endpoint}"):
         from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         from opentelemetry.sdk.metrics import MeterProvider
@@ -191,11 +192,6 @@ async def configure_telemetry(
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
         from temporalio.contrib.opentelemetry import MetricsExporter, TracingInterceptor
         from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
-    except ImportError as err:
-        raise RuntimeError(
-            f"telemetry to {endpoint} needs the OpenTelemetry SDK: "
-            "pip install 'adk-temporal[tracing]'"
-        ) from err
     # An explicit endpoint is a base URL; the exporters read the variables themselves.
     base = otlp_endpoint.rstrip("/") if otlp_endpoint else None
     resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service_name)})

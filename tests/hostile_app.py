@@ -18,7 +18,7 @@ from adk_temporal.agents import Agent
 from adk_temporal.app import App
 from adk_temporal.context import ToolContext
 from adk_temporal.errors import ToolError
-from adk_temporal.models import GeminiModel, ModelRegistry, ScriptedModel
+from adk_temporal.models import GeminiModel, ModelFactory, ModelRegistry, ScriptedModel
 from adk_temporal.tools import tool
 
 LEDGER_ENV = "HOSTILE_LEDGER"
@@ -121,12 +121,17 @@ _SCRIPTS: dict[str, tuple[list[Any], list[Any]]] = {
 }
 
 
+def _scripted(script: list[Any]) -> ModelFactory:
+    """Builds scripted models that reply with ``script``."""
+    return lambda name: ScriptedModel(name=name, script=script)
+
+
 def _app() -> App:
     models = ModelRegistry()
     agents = []
     for name, (tools, script) in _SCRIPTS.items():
         model = f"scripted:{name}"
-        models.register(model, lambda n, s=script: ScriptedModel(name=n, script=s))
+        models.register(model, _scripted(script))
         agents.append(Agent(name, model, tools=tools))
     models.register(
         "gemini-*",

@@ -16,7 +16,14 @@ from adk_temporal.agents import (
 )
 from adk_temporal.context import ToolContext
 from adk_temporal.examples.weather import buy_weather_report, get_weather
-from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry, ScriptedModel
+from adk_temporal.models import (
+    LlmRequest,
+    LlmResponse,
+    Model,
+    ModelFactory,
+    ModelRegistry,
+    ScriptedModel,
+)
 from adk_temporal.tools import tool
 
 __all__ = ["RecordingModel", "multi_agent_app", "recorded"]
@@ -37,6 +44,11 @@ class RecordingModel(ScriptedModel):
 
 def _call(name: str, **args: Any) -> types.FunctionCall:
     return types.FunctionCall(name=name, args=args)
+
+
+def _always(model: Model) -> ModelFactory:
+    """A factory that returns ``model`` whatever name it is asked for."""
+    return lambda _name: model
 
 
 def _writer(name: str, key: str):  # type: ignore[no-untyped-def]
@@ -113,7 +125,7 @@ def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
     models = ModelRegistry()
     for name, script in scripts.items():
         model = RecordingModel(name=f"scripted:{name}", script=script)
-        models.register(f"scripted:{name}", lambda _name, m=model: m)
+        models.register(f"scripted:{name}", _always(model))
 
     def llm(name: str, **kwargs: Any) -> Agent:
         return Agent(name, f"scripted:{name}", description=f"the {name} agent", **kwargs)

@@ -28,9 +28,11 @@ from temporalio.workflow import ChildWorkflowCancellationType, ParentClosePolicy
 # so the sandbox does not re-import google.genai/pydantic for every workflow run (and
 # because google.genai's httpx import trips the sandbox's urllib restriction).
 with workflow.unsafe.imports_passed_through():
-    from adk_temporal.activities.append_events import AppendEventsActivity
-    from adk_temporal.activities.model_step import ModelStepActivity
-    from adk_temporal.activities.tool_call import ToolCallActivity
+    from adk_temporal.activities.steps import (
+        AppendEventsActivity,
+        ModelStepActivity,
+        ToolCallActivity,
+    )
     from adk_temporal.budgets import json_size
     from adk_temporal.errors import AdkRequestError, StepFailedError
     from adk_temporal.flow import InvocationFlow, RequestBook

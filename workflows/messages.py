@@ -10,11 +10,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from google.genai import types
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from temporalio.common import SearchAttributeKey
 
 from adk_temporal.budgets import Budgets
 from adk_temporal.flow.messages import InvocationCarry, RequestSummary
+from adk_temporal.run_config import RunConfig
 
 __all__ = [
     "ADK_AGENT",
@@ -69,13 +70,14 @@ ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
 cancelled."""
 
 
-class InvocationInput(BaseModel):
-    """Start input of ``InvocationWorkflow``.
+class InvocationInput(RunConfig):
+    """Start input of ``InvocationWorkflow``: the session, the message and the run's options.
 
-    ``continue_as_new_after_events`` bounds a run's history length: at the next step
-    boundary or pause past it, the invocation continues as a new run (Temporal's own
-    suggestion is always honoured too). ``carry`` is set only by the workflow itself.
+    ``carry`` is set only by the workflow itself (continue-as-new).
     """
+
+    # Decoded from history: fields a newer client adds are ignored, not refused.
+    model_config = ConfigDict(frozen=False, extra="ignore")
 
     app_name: str
     user_id: str
@@ -83,20 +85,6 @@ class InvocationInput(BaseModel):
     agent_name: str
     message: types.Content | None = None
     invocation_id: str | None = None
-    max_steps: int = 25
-    token_budget: int | None = None
-    """The most model tokens the invocation may use (see ``InvocationFlow``); ``None``: no
-    budget."""
-    stream: bool = False
-    """Model steps forward their text to the session's followers as it is produced
-    (``InvocationHandle.stream``); history is the same but for this flag."""
-    model_timeout_seconds: float = 120.0
-    model_maximum_attempts: int = 10
-    tool_timeout_seconds: float = 300.0
-    heartbeat_seconds: float = 20.0
-    """Heartbeat timeout of model steps, and of tools that declare none: how soon a step
-    learns the invocation was cancelled, and how soon a step whose worker died is retried."""
-    continue_as_new_after_events: int | None = None
     budgets: Budgets = Field(default_factory=Budgets)
     answer_address: str | None = None
     """The Temporal address the starting client used: the UI's answer commands name it."""

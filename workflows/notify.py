@@ -16,7 +16,11 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from adk_temporal.activities.notify import NOTIFICATION_REJECTED, NotifyActivity
+    from adk_temporal.activities.notify import (
+        NOTIFICATION_REJECTED,
+        NOTIFICATION_UNDELIVERED,
+        NotifyActivity,
+    )
     from adk_temporal.flow.messages import NotifyPlan
     from adk_temporal.notifications import Notice, NoticeDelivery
 
@@ -64,6 +68,6 @@ class NotifyWorkflow:
         if failed:
             raise ApplicationError(
                 f"notification {inp.notice.id} was not delivered to endpoint(s) {failed}",
-                type="NotificationUndelivered",
+                type=NOTIFICATION_UNDELIVERED,
                 non_retryable=True,
             )

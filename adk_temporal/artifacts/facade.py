@@ -18,6 +18,7 @@ from adk_temporal.artifacts.requests import (
 from adk_temporal.artifacts.service import ArtifactService
 from adk_temporal.events import EventActions
 from adk_temporal.faults import fault_point
+from adk_temporal.ids import SessionKey
 from adk_temporal.tracing import span
 
 __all__ = ["ArtifactsFacade"]
@@ -38,9 +39,7 @@ class ArtifactsFacade:
 
     Args:
         service: The artifact service to call.
-        app_name: The session's app.
-        user_id: The session's user.
-        session_id: The session.
+        key: The session.
         actions: Where saves are recorded; ``None`` for an untracked facade.
         idempotency_key: Stable across retries of the same unit of work; ``None`` sends no
             idempotency key, so every save creates a version.
@@ -49,16 +48,14 @@ class ArtifactsFacade:
     def __init__(
         self,
         service: ArtifactService,
+        key: SessionKey,
         *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
         actions: EventActions | None,
         idempotency_key: str | None,
     ) -> None:
         self._service = service
         # The identity every request carries; a ListRequest is exactly that identity.
-        self._identity = ListRequest(app_name=app_name, user_id=user_id, session_id=session_id)
+        self._identity = ListRequest.of(key)
         self._actions = actions
         self._idempotency_key = idempotency_key
         self._save_counts: dict[str, int] = {}

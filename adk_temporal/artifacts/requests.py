@@ -9,7 +9,7 @@ the first rule the request breaks.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import ClassVar
+from typing import Any, ClassVar, Self
 
 from google.genai import types
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
@@ -23,6 +23,7 @@ from adk_temporal.ids import (
     DRIVE_PREFIX,
     MAX_FILE_NAME_BYTES,
     USER_SCOPE,
+    SessionKey,
     id_problem,
     size_problem,
 )
@@ -90,6 +91,16 @@ class ArtifactRequest(BaseModel):
     app_name: str = ""
     user_id: str = ""
     session_id: str = ""
+
+    @classmethod
+    def of(cls, key: SessionKey, **fields: Any) -> Self:
+        """This request for the session ``key`` (``fields`` are the operation's own)."""
+        return cls(**key._asdict(), **fields)
+
+    @property
+    def key(self) -> SessionKey:
+        """The session the request addresses."""
+        return SessionKey(self.app_name, self.user_id, self.session_id)
 
 
 class SaveRequest(ArtifactRequest):

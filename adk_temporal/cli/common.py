@@ -51,7 +51,6 @@ __all__ = [
     "data_dir_option",
     "encryption_option",
     "err_console",
-    "event_json",
     "gcs_bucket_option",
     "json_option",
     "main",
@@ -403,11 +402,6 @@ def resolve_app(app_spec: str | None, examples: bool) -> App:
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON on stdout, with nothing else around it."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def event_json(event: Event) -> dict[str, Any]:
-    """An event as ``--json`` prints it."""
-    return event.model_dump(mode="json", exclude_none=True)
 
 
 def request_json(

@@ -16,8 +16,9 @@ from ..errors import (
 )
 from ..events import Event
 from ..flow.messages import InvocationStatus
-from ..ids import workflow_id_for
-from ..render import StreamPrinter, request_lines
+from ..ids import SessionKey, workflow_id_for
+from ..render import StreamPrinter, event_json, request_lines
+from ..run_config import RunConfig
 from ..runner import Runner
 from ..terminal import NoAnswerError, answer_on_terminal
 from ..worker import artifact_store, served_apps, session_store
@@ -30,7 +31,6 @@ from .common import (
     console,
     data_dir_option,
     err_console,
-    event_json,
     json_option,
     postgres_option,
     print_json,
@@ -107,26 +107,16 @@ def run(
     With --local the invocation runs in this process, on the sessions and artifacts of
     --data-dir, and every approval or input it asks for is asked on the terminal.
     """
+    key = SessionKey(app_name, user_id, session_id)
+    streamed = not (no_stream or no_wait or as_json)
+    config = RunConfig(max_steps=max_steps, token_budget=token_budget, stream=streamed)
     if local or local_app:
         if no_wait:
             raise click.UsageError("--local runs in this process; it cannot --no-wait")
         served = resolve_app(local_app, examples=local_app is None)
         run_command(
-            _run_local(
-                served,
-                data_dir,
-                postgres_dsn,
-                (app_name, user_id, session_id),
-                agent,
-                message,
-                max_steps=max_steps,
-                token_budget=token_budget,
-                as_json=as_json,
-                stream=not (no_stream or as_json),
-            )
+            _run_local(served, data_dir, postgres_dsn, key, agent, message, config, as_json)
         )
-
-    streamed = not (no_stream or no_wait or as_json)
 
     async def body() -> int:
         sessions = None
@@ -139,29 +129,7 @@ def run(
         client = await connect(address, namespace)
         adk = AdkClient(client, task_queue=task_queue, session_service=sessions)
         try:
-            workers = await _check_workers(adk, app_name)
-            try:
-                handle = await adk.start(
-                    app_name,
-                    user_id,
-                    session_id,
-                    agent,
-                    message,
-                    max_steps=max_steps,
-                    token_budget=token_budget,
-                    stream=streamed,
-                )
-            except SessionBusyError as err:
-                wid = workflow_id_for(app_name, user_id, session_id)
-                raise CliError(
-                    str(err), f"see what it waits for: `adk-temporal pending --workflow-id {wid}`"
-                ) from err
-            if not workers:
-                err_console.print(
-                    f"[yellow]warning:[/] no worker polls task queue {task_queue!r}: the "
-                    "invocation waits until one starts (`adk-temporal worker --app "
-                    f"package.module:app --task-queue {task_queue}`)"
-                )
+            handle = await _start(adk, key, agent, message, config)
             if no_wait:
                 if as_json:
                     print_json({"workflow_id": handle.workflow_id, "run_id": handle.run_id})
@@ -174,6 +142,31 @@ def run(
                 await sessions.close()
 
     run_command(body())
+
+
+async def _start(
+    adk: AdkClient, key: SessionKey, agent: str, message: str, config: RunConfig
+) -> InvocationHandle:
+    """Start the invocation, saying so when no worker is there to run it.
+
+    Raises:
+        CliError: No worker of the task queue serves the app, or the session is busy.
+    """
+    workers = await _check_workers(adk, key.app_name)
+    try:
+        handle = await adk.start(*key, agent, message, config=config)
+    except SessionBusyError as err:
+        raise CliError(
+            str(err),
+            f"see what it waits for: `adk-temporal pending --workflow-id {workflow_id_for(key)}`",
+        ) from err
+    if not workers:
+        err_console.print(
+            f"[yellow]warning:[/] no worker polls task queue {adk.task_queue!r}: the "
+            "invocation waits until one starts (`adk-temporal worker --app "
+            f"package.module:app --task-queue {adk.task_queue}`)"
+        )
+    return handle
 
 
 async def _check_workers(adk: AdkClient, app_name: str) -> list[str]:
@@ -198,14 +191,11 @@ async def _run_local(
     app: App,
     data_dir: Path,
     postgres_dsn: str | None,
-    ids: tuple[str, str, str],
+    key: SessionKey,
     agent: str,
     message: str,
-    *,
-    max_steps: int,
-    token_budget: int | None,
+    config: RunConfig,
     as_json: bool,
-    stream: bool,
 ) -> int:
     """``run --local``: the invocation in this process, its requests answered here."""
     sessions = session_store(data_dir, postgres_dsn)
@@ -219,14 +209,7 @@ async def _run_local(
     events: list[Event] = []
     printer = StreamPrinter(console)
     try:
-        invocation = await runner.start(
-            *ids,
-            agent,
-            message,
-            max_steps=max_steps,
-            token_budget=token_budget,
-            stream=stream,
-        )
+        invocation = await runner.start(*key, agent, message, config=config)
         try:
             status = await answer_on_terminal(
                 invocation, events.append if as_json else printer.feed, err_console

@@ -16,6 +16,7 @@ from rich.text import Text
 from temporalio.api.failure.v1 import Failure
 from temporalio.client import (
     Client,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
 )
@@ -148,16 +149,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
         handle = adk.handle(workflow_id)
         published = await published_or_fail(adk, workflow_id)
         description = await handle.describe()
-        last_error: str | None = None
-        for activity in description.raw_description.pending_activities:
-            if activity.HasField("last_failure"):
-                message = await _failure_message(client, activity.last_failure)
-                last_error = f"{activity.activity_type.name}: {message}"
-        if description.status == WorkflowExecutionStatus.FAILED:
-            try:
-                await client.get_workflow_handle(workflow_id).result()
-            except WorkflowFailureError as err:
-                last_error = str(err.cause or err)
+        last_error = await _last_error(client, workflow_id, description)
         status: InvocationStatus | None = None
         try:
             async with asyncio.timeout(_STATUS_QUERY_SECONDS):
@@ -182,30 +174,57 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
         if as_json:
             print_json(shown)
             return 0
-        console.print(Text.assemble((workflow_id, "bold"), f"  {shown['status']}"))
-        console.print(f"  agent    {shown['agent']}")
-        console.print(f"  started  {_time(description.start_time)}")
-        if description.close_time:
-            console.print(f"  closed   {_time(description.close_time)}")
-        steps = shown["steps"]
-        console.print(f"  steps    {steps if steps is not None else '? (no worker answered)'}")
-        if status is not None:
-            used = status.usage
-            console.print(
-                f"  tokens   {used.total_tokens} ({used.prompt_tokens} prompt, "
-                f"{used.candidates_tokens} candidates)"
-            )
-        for request in published.requests:
-            kind = "approval" if request.kind == "confirmation" else "input"
-            asks = request.hint if request.kind == "confirmation" else request.message
-            console.print(f"  waits    {kind} of {request.call}: {asks}  [{request.id}]")
-        for refusal in refused:
-            console.print(f"  refused  {refusal}")
-        if last_error:
-            console.print(f"  error    {last_error}")
+        _print_shown(shown, description, status, published)
         return 0
 
     run_command(body())
+
+
+async def _last_error(
+    client: Client, workflow_id: str, description: WorkflowExecutionDescription
+) -> str | None:
+    """The latest failure of a pending step, or the run's own failure."""
+    last_error: str | None = None
+    for activity in description.raw_description.pending_activities:
+        if activity.HasField("last_failure"):
+            message = await _failure_message(client, activity.last_failure)
+            last_error = f"{activity.activity_type.name}: {message}"
+    if description.status == WorkflowExecutionStatus.FAILED:
+        try:
+            await client.get_workflow_handle(workflow_id).result()
+        except WorkflowFailureError as err:
+            last_error = str(err.cause or err)
+    return last_error
+
+
+def _print_shown(
+    shown: dict[str, Any],
+    description: WorkflowExecutionDescription,
+    status: InvocationStatus | None,
+    published: Published,
+) -> None:
+    """``show`` for people: what ``--json`` prints, one line a fact."""
+    console.print(Text.assemble((shown["workflow_id"], "bold"), f"  {shown['status']}"))
+    console.print(f"  agent    {shown['agent']}")
+    console.print(f"  started  {_time(description.start_time)}")
+    if description.close_time:
+        console.print(f"  closed   {_time(description.close_time)}")
+    steps = shown["steps"]
+    console.print(f"  steps    {steps if steps is not None else '? (no worker answered)'}")
+    if status is not None:
+        used = status.usage
+        console.print(
+            f"  tokens   {used.total_tokens} ({used.prompt_tokens} prompt, "
+            f"{used.candidates_tokens} candidates)"
+        )
+    for request in published.requests:
+        kind = "approval" if request.kind == "confirmation" else "input"
+        asks = request.hint if request.kind == "confirmation" else request.message
+        console.print(f"  waits    {kind} of {request.call}: {asks}  [{request.id}]")
+    for refusal in shown["refused_answers"]:
+        console.print(f"  refused  {refusal}")
+    if shown["last_error"]:
+        console.print(f"  error    {shown['last_error']}")
 
 
 @click.command()

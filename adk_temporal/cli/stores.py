@@ -25,7 +25,8 @@ from ..errors import (
     AdkError,
 )
 from ..following import StoreReads, follow_session, with_partials
-from ..render import StreamPrinter, part_bytes
+from ..ids import SessionKey
+from ..render import StreamPrinter, event_json, part_bytes
 from ..sessions import SessionService
 from ..worker import artifact_store, session_store
 from .common import (
@@ -33,7 +34,6 @@ from .common import (
     F,
     console,
     data_dir_option,
-    event_json,
     gcs_bucket_option,
     json_option,
     postgres_option,
@@ -80,9 +80,9 @@ def events(
         sessions = session_store(data_dir, postgres_dsn)
         try:
             if follow:
-                await _follow_session(sessions, (app_name, user_id, session_id), as_json)
+                await _follow_session(sessions, SessionKey(app_name, user_id, session_id), as_json)
                 return
-            session = await sessions.get(app_name=app_name, user_id=user_id, session_id=session_id)
+            session = await sessions.get(SessionKey(app_name, user_id, session_id))
         finally:
             await sessions.close()
         if as_json:
@@ -94,14 +94,12 @@ def events(
     run_command(body())
 
 
-async def _follow_session(
-    sessions: SessionService, ids: tuple[str, str, str], as_json: bool
-) -> None:
+async def _follow_session(sessions: SessionService, key: SessionKey, as_json: bool) -> None:
     """``events --follow``: the session's events, then new ones and pieces, until stopped."""
     printer = StreamPrinter(console)
     reads = StoreReads()
-    stored = follow_session(sessions, ids, reads=reads)
-    async for event in with_partials(sessions, ids, stored, reads=reads):
+    stored = follow_session(sessions, key, reads=reads)
+    async for event in with_partials(sessions, key, stored, reads=reads):
         if as_json:
             # One line per event, flushed, so a pipe reader sees each as it happens.
             print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
@@ -183,15 +181,15 @@ def artifacts_versions(
     async def body() -> None:
         service = _artifact_service(data_dir, gcs_bucket)
         where = gcs_bucket or str(data_dir)
-        ids = {"app_name": app_name, "user_id": user_id, "session_id": session_id}
+        key = SessionKey(app_name, user_id, session_id)
         listed = await _reading_artifacts(
-            service.versions(VersionsRequest(**ids, file_name=name)), where
+            service.versions(VersionsRequest.of(key, file_name=name)), where
         )
         described = [
             (
                 await _reading_artifacts(
                     service.get_artifact_version(
-                        GetArtifactVersionRequest(**ids, file_name=name, version=v)
+                        GetArtifactVersionRequest.of(key, file_name=name, version=v)
                     ),
                     where,
                 )

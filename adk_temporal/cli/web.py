@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..app import App
 from ..client import AdkClient
+from ..extras import MissingExtraError, needs_extra
 from ..notifications import NotificationConfigError, secret_from_env
 from ..web.cors import CorsOriginError, checked_origin
 from ..worker import artifact_store, session_store
@@ -25,6 +27,9 @@ from .common import (
 )
 
 __all__ = ["web"]
+
+if TYPE_CHECKING:
+    from ..web.auth import TokenBook
 
 TOKENS_ENV = "ADK_WEB_TOKENS"
 """Tokens given in the environment, in the tokens file's format."""
@@ -136,28 +141,16 @@ def web(
     """Serve the HTTP gateway until Ctrl-C: start runs, list them, answer their requests
     (also through signed links), follow their events; with --console, the web console."""
     try:
-        import uvicorn
+        with needs_extra("web", "the gateway"):
+            import uvicorn
 
-        from ..web.auth import TokenBook, TokenFileError
-        from ..web.gateway import Gateway
-        from ..web.links import RedactLinks
-        from ..web.server import create_app
-    except ImportError as err:
-        raise click.UsageError(
-            f"the gateway needs the web extra ({err.name} is missing): "
-            "pip install 'adk-temporal[web]'"
-        ) from None
+            from ..web.gateway import Gateway
+            from ..web.links import RedactLinks
+            from ..web.server import create_app
+    except MissingExtraError as err:
+        raise click.UsageError(str(err)) from None
     served = resolve_app(app_spec, examples) if app_spec or examples else None
-    try:
-        tokens = TokenBook()
-        if tokens_file is not None:
-            tokens = TokenBook.parse(tokens_file.read_text(), str(tokens_file))
-        if os.environ.get(TOKENS_ENV):
-            tokens = tokens.merged(TokenBook.parse(os.environ[TOKENS_ENV], f"${TOKENS_ENV}"))
-    except TokenFileError as err:
-        raise click.BadParameter(str(err), param_hint="--tokens-file") from None
-    if not tokens.scopes:
-        raise click.UsageError(f"no tokens: give --tokens-file or set ${TOKENS_ENV}")
+    tokens = _tokens(tokens_file)
     secret = _link_secret(served, link_secret_env)
 
     async def body() -> None:
@@ -190,3 +183,25 @@ def web(
             await sessions.close()
 
     run_command(body())
+
+
+def _tokens(tokens_file: Path | None) -> TokenBook:
+    """The gateway's bearer tokens: the file's, then ``$ADK_WEB_TOKENS``' on top.
+
+    Raises:
+        click.BadParameter: A token line is malformed.
+        click.UsageError: There are no tokens at all.
+    """
+    from ..web.auth import TokenBook, TokenFileError
+
+    try:
+        tokens = TokenBook()
+        if tokens_file is not None:
+            tokens = TokenBook.parse(tokens_file.read_text(), str(tokens_file))
+        if os.environ.get(TOKENS_ENV):
+            tokens = tokens.merged(TokenBook.parse(os.environ[TOKENS_ENV], f"${TOKENS_ENV}"))
+    except TokenFileError as err:
+        raise click.BadParameter(str(err), param_hint="--tokens-file") from None
+    if not tokens.scopes:
+        raise click.UsageError(f"no tokens: give --tokens-file or set ${TOKENS_ENV}")
+    return tokens

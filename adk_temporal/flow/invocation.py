@@ -24,7 +24,11 @@ from typing import Any, assert_never
 from google.genai import types
 
 from adk_temporal.budgets import Budgets
-from adk_temporal.confirmation import build_confirmation_request_event, call_digest
+from adk_temporal.confirmation import (
+    build_confirmation_request_event,
+    call_digest,
+    confirmation_reply,
+)
 from adk_temporal.errors import StepFailedError
 from adk_temporal.events import (
     REQUEST_CONFIRMATION_FUNCTION_NAME,
@@ -32,10 +36,11 @@ from adk_temporal.events import (
     WAITED_KEY,
     Event,
     EventActions,
+    InputRequest,
     ToolConfirmation,
 )
 from adk_temporal.merge import merge_actions
-from adk_temporal.resume import build_input_request_event
+from adk_temporal.resume import build_input_request_event, input_reply
 from adk_temporal.state import TEMP_PREFIX
 from adk_temporal.usage import TokenUsage
 
@@ -447,30 +452,10 @@ class InvocationFlow:
                 frame, pending, run_before_agent=first_step, describe=describe
             )
             pending = []
-            if result.tree is not None:
-                self._remember(result.tree)
-            over = self._over_budget()
-            if over is not None:
-                # The step's event is stored: the answer that went over is kept.
-                await self._record_error(frame, "TokenBudgetExceeded", over)
-                return _Outcome(error=over)
-            match result:
-                case DelegateStep():
-                    # Not an LLM agent after all; the step only described it and stored
-                    # ``pending``.
-                    spec = self._known(frame.agent)
-                    assert spec is not None
-                    return await self._run_agent(spec, frame, [])
-                case FinalStep() | EndedStep():
-                    frame.actions.append(result.actions)
-                    return _Outcome(text=result.text, ended=isinstance(result, EndedStep))
-                case ErrorStep():
-                    frame.actions.append(result.actions)
-                    return _Outcome(error=result.describe())
-                case CallsStep():
-                    frame.actions.append(result.actions)
-                case _:
-                    assert_never(result)
+            outcome = await self._model_outcome(frame, result)
+            if outcome is not None:
+                return outcome
+            assert isinstance(result, CallsStep)
             first_step = False
             by_id = {c.id: c for c in result.function_calls}
             response = await self._run_calls(frame, result.function_calls, _Answers())
@@ -480,22 +465,61 @@ class InvocationFlow:
             if ended:
                 await self._append(frame, pending)
                 return _Outcome(ended=True)
-            if actions.transfer_to_agent:
-                target = self._known(actions.transfer_to_agent)
-                if target is not None and target.kind != "llm":
-                    child = frame.moved(agent=target.name)
-                    outcome = await self._run_agent(target, child, pending)
-                    frame.actions += child.actions
-                    return outcome
-                frame = dataclasses.replace(frame, agent=actions.transfer_to_agent)
-                first_step = True
-            elif actions.escalate:
+            moved = await self._move(frame, entry, actions, pending)
+            if isinstance(moved, _Outcome):
+                return moved
+            if moved is not None:
+                frame, first_step = moved, True
+
+    async def _model_outcome(self, frame: _Frame, result: ModelStepResult) -> _Outcome | None:
+        """How the agent's run ends after a model step, or ``None`` when its calls run next."""
+        if result.tree is not None:
+            self._remember(result.tree)
+        over = self._over_budget()
+        if over is not None:
+            # The step's event is stored: the answer that went over is kept.
+            await self._record_error(frame, "TokenBudgetExceeded", over)
+            return _Outcome(error=over)
+        match result:
+            case DelegateStep():
+                # Not an LLM agent after all; the step only described it and stored the
+                # pending events.
                 spec = self._known(frame.agent)
-                if frame.agent == entry or spec is None or spec.parent is None:
-                    await self._append(frame, pending)
-                    return _Outcome(escalated=True)
-                frame = dataclasses.replace(frame, agent=spec.parent)
-                first_step = True
+                assert spec is not None
+                return await self._run_agent(spec, frame, [])
+            case FinalStep() | EndedStep():
+                frame.actions.append(result.actions)
+                return _Outcome(text=result.text, ended=isinstance(result, EndedStep))
+            case ErrorStep():
+                frame.actions.append(result.actions)
+                return _Outcome(error=result.describe())
+            case CallsStep():
+                frame.actions.append(result.actions)
+                return None
+            case _:
+                assert_never(result)
+
+    async def _move(
+        self, frame: _Frame, entry: str, actions: EventActions, pending: list[PendingEvent]
+    ) -> _Frame | _Outcome | None:
+        """Where a transfer or an escalation takes the loop: the frame of the agent that
+        steps next, the outcome of a workflow agent transferred to or of an escalation that
+        leaves the loop, or ``None`` to stay."""
+        if actions.transfer_to_agent:
+            target = self._known(actions.transfer_to_agent)
+            if target is not None and target.kind != "llm":
+                child = frame.moved(agent=target.name)
+                outcome = await self._run_agent(target, child, pending)
+                frame.actions += child.actions
+                return outcome
+            return dataclasses.replace(frame, agent=actions.transfer_to_agent)
+        if actions.escalate:
+            spec = self._known(frame.agent)
+            if frame.agent == entry or spec is None or spec.parent is None:
+                await self._append(frame, pending)
+                return _Outcome(escalated=True)
+            return dataclasses.replace(frame, agent=spec.parent)
+        return None
 
     async def _settle(
         self,
@@ -778,12 +802,55 @@ class InvocationFlow:
         requesting = [c for c in by_id.values() if c.id in actions.requested_tool_confirmations]
         confirmation_ids = [f"adk-{self._exec.new_id()}" for _ in requesting]
         now = self._exec.now()
+        opened = self._requests(
+            frame, actions, by_id, dict(zip(confirmation_ids, requesting, strict=True)), now
+        )
+        common: dict[str, Any] = {
+            "invocation_id": self.invocation_id,
+            "author": frame.agent,
+            "branch": frame.branch,
+            "isolation_scope": frame.isolation_scope,
+            "timestamp": now,
+        }
+        events: list[Event] = []
+        if requesting:
+            request_event = build_confirmation_request_event(
+                [c.to_function_call() for c in by_id.values()],
+                actions.requested_tool_confirmations,
+                confirmation_ids,
+                event_id=self._exec.new_id(),
+                **common,
+            )
+            if request_event is not None:
+                events.append(request_event)
+        if actions.requested_inputs:
+            events.append(
+                build_input_request_event(
+                    list(actions.requested_inputs.values()),
+                    event_id=self._exec.new_id(),
+                    **common,
+                )
+            )
+        for pending, input_request in opened:
+            self.book.open(pending, input_request)
+        return events, [p.id for p, _ in opened]
+
+    @staticmethod
+    def _requests(
+        frame: _Frame,
+        actions: EventActions,
+        by_id: dict[str, PlannedCall],
+        confirmations: dict[str, PlannedCall],
+        now: float,
+    ) -> list[tuple[PendingRequest, InputRequest | None]]:
+        """The requests to open: a confirmation per call in ``confirmations`` (by request
+        id), then the inputs ``actions`` asks for, each with the input request it answers."""
 
         def expiry(timeout: float | None) -> float | None:
             return now + timeout if timeout is not None else None
 
-        opened: list[tuple[PendingRequest, Any]] = []
-        for request_id, call in zip(confirmation_ids, requesting, strict=True):
+        opened: list[tuple[PendingRequest, InputRequest | None]] = []
+        for request_id, call in confirmations.items():
             confirmation = actions.requested_tool_confirmations[call.id]
             pending = PendingRequest(
                 kind="confirmation",
@@ -816,35 +883,7 @@ class InvocationFlow:
                 opened_at=now,
             )
             opened.append((pending, request))
-        common: dict[str, Any] = {
-            "invocation_id": self.invocation_id,
-            "author": frame.agent,
-            "branch": frame.branch,
-            "isolation_scope": frame.isolation_scope,
-            "timestamp": now,
-        }
-        events: list[Event] = []
-        if requesting:
-            request_event = build_confirmation_request_event(
-                [c.to_function_call() for c in by_id.values()],
-                actions.requested_tool_confirmations,
-                confirmation_ids,
-                event_id=self._exec.new_id(),
-                **common,
-            )
-            if request_event is not None:
-                events.append(request_event)
-        if actions.requested_inputs:
-            events.append(
-                build_input_request_event(
-                    list(actions.requested_inputs.values()),
-                    event_id=self._exec.new_id(),
-                    **common,
-                )
-            )
-        for pending, input_request in opened:
-            self.book.open(pending, input_request)
-        return events, [p.id for p, _ in opened]
+        return opened
 
     async def _wait_for_answers(self, frame: _Frame, ids: list[str]) -> _Answers:
         """Wait until requests ``ids`` are answered or expired; return the reply event and
@@ -869,10 +908,12 @@ class InvocationFlow:
         for pending, answer, expired in self.book.take(ids):
             response: dict[str, Any]
             if isinstance(answer, ConfirmInput):
-                response = {"confirmed": answer.confirmed, "payload": answer.payload}
-                if expired:
-                    response = {"confirmed": False, "expired": True}
-                response["callDigest"] = pending.call_digest
+                response = confirmation_reply(
+                    answer.confirmed,
+                    answer.payload,
+                    call_digest=pending.call_digest,
+                    expired=expired,
+                )
                 answers.confirmations[pending.function_call_id] = ToolConfirmation(
                     hint=pending.hint,
                     confirmed=answer.confirmed,
@@ -881,11 +922,11 @@ class InvocationFlow:
                 )
                 name = REQUEST_CONFIRMATION_FUNCTION_NAME
             elif expired:
-                response = {"expired": True}
+                response = input_reply(None, expired=True)
                 answers.expired.setdefault(pending.function_call_id, []).append(pending.id)
                 name = REQUEST_INPUT_FUNCTION_NAME
             else:
-                response = {"input": answer.input}
+                response = input_reply(answer.input)
                 answers.inputs.setdefault(pending.function_call_id, {})[pending.id] = answer.input
                 name = REQUEST_INPUT_FUNCTION_NAME
             if pending.opened_at is not None:

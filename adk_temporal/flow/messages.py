@@ -19,6 +19,7 @@ from pydantic import BaseModel, Discriminator, Field, StrictBool, Tag
 
 from adk_temporal.budgets import Budgets, check_budget
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
+from adk_temporal.ids import session_key_of
 from adk_temporal.usage import TokenUsage
 
 __all__ = [
@@ -49,7 +50,6 @@ __all__ = [
     "RequestSummary",
     "ResumeInput",
     "RetrySettings",
-    "SessionRef",
     "StagedResponse",
     "ToolCallInput",
     "ToolCallResult",
@@ -66,24 +66,12 @@ AdkStatus = Literal[
 """An invocation's status (also the ``AdkStatus`` search attribute on Temporal)."""
 
 
-class SessionRef(BaseModel):
-    """A step's work, resolved: the session, agent and invocation, every id present."""
-
-    app_name: str
-    user_id: str
-    session_id: str
-    agent_name: str
-    invocation_id: str
-    branch: str = ""
-    isolation_scope: str = ""
-
-
 class InvocationRef(BaseModel):
     """Where a step finds its work, as it crosses history.
 
     The app, user and session ids are ``None`` when the workflow id already spells them
     (``adk/{app}/{user}/{session}``): nothing a step can read from its own context is
-    repeated in every input. :meth:`resolved` reads them back and raises when it cannot.
+    repeated in every input. Steps read them back (``steps.SessionRef.resolve``).
     """
 
     app_name: str | None = None
@@ -96,28 +84,9 @@ class InvocationRef(BaseModel):
 
     def without_session_ids(self, workflow_id: str) -> InvocationRef:
         """This ref minus the ids ``workflow_id`` spells (unchanged when it spells others)."""
-        if workflow_id.split("/", 3) != ["adk", self.app_name, self.user_id, self.session_id]:
+        if session_key_of(workflow_id) != (self.app_name, self.user_id, self.session_id):
             return self
         return self.model_copy(update={"app_name": None, "user_id": None, "session_id": None})
-
-    def resolved(self, workflow_id: str) -> SessionRef:
-        """Every id of this ref, the ones :meth:`without_session_ids` left out read back.
-
-        Raises:
-            ValueError: The ids are missing and ``workflow_id`` does not spell them.
-        """
-        fields = self.model_dump(exclude={"app_name", "user_id", "session_id"})
-        if self.app_name and self.user_id and self.session_id:
-            return SessionRef(
-                app_name=self.app_name,
-                user_id=self.user_id,
-                session_id=self.session_id,
-                **fields,
-            )
-        parts = workflow_id.split("/", 3)
-        if len(parts) != 4 or parts[0] != "adk":
-            raise ValueError(f"workflow id {workflow_id!r} does not name a session")
-        return SessionRef(app_name=parts[1], user_id=parts[2], session_id=parts[3], **fields)
 
 
 DEFAULT_TOOL_ATTEMPTS = 3

@@ -8,7 +8,7 @@ that string crosses the Temporal boundary. Each worker resolves it through its o
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Protocol, runtime_checkable
 
 from adk_temporal.errors import UnknownModelError
@@ -56,7 +56,7 @@ class Model(Protocol):
 class StreamingModel(Model, Protocol):
     """A :class:`Model` that can also yield its reply while the reply is being produced."""
 
-    def generate_stream(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+    def generate_stream(self, request: LlmRequest) -> AsyncGenerator[LlmResponse, None]:
         """Make one model call, yielding partial chunks and then the complete reply.
 
         Implemented as an ``async def`` generator. Errors are raised as by

@@ -14,7 +14,7 @@ Failures are sorted for the Temporal activity layer, which owns retries:
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
 
 from google import genai
@@ -136,7 +136,7 @@ class GeminiModel:
             )
         return _to_llm_response(response)
 
-    async def generate_stream(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+    async def generate_stream(self, request: LlmRequest) -> AsyncGenerator[LlmResponse, None]:
         """Call the model once through ``generate_content_stream``, yielding as it replies.
 
         Each chunk of the API's stream that holds text is yielded as a partial response

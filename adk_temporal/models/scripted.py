@@ -29,7 +29,7 @@ import asyncio
 import json
 import re
 import string
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -218,7 +218,7 @@ class ScriptedModel:
                     )
         return _text_reply(self._fallback_text)
 
-    async def generate_stream(self, request: LlmRequest) -> AsyncIterator[LlmResponse]:
+    async def generate_stream(self, request: LlmRequest) -> AsyncGenerator[LlmResponse, None]:
         """Reply to ``request`` as :meth:`generate` does, in text chunks when configured.
 
         Args:

@@ -1,23 +1,31 @@
-"""Session storage: the Session model, the SessionService interface and its backends."""
+"""Session storage: the Session model, the store's interfaces and its backends."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..ids import SessionKey
+from .conversations import ConversationStore
 from .memory import InMemorySessionService
+from .partials import PartialChannel
 from .service import SessionService
 from .session import Session
 from .sqlite import SqliteSessionService
+from .staging import StagingArea
 
 if TYPE_CHECKING:
     from .postgres import PostgresSessionService
 
 __all__ = [
+    "ConversationStore",
     "InMemorySessionService",
+    "PartialChannel",
     "PostgresSessionService",
     "Session",
+    "SessionKey",
     "SessionService",
     "SqliteSessionService",
+    "StagingArea",
 ]
 
 

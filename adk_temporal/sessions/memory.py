@@ -7,29 +7,29 @@ import builtins
 import copy
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import Event
+from ..ids import SessionKey
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
-from .service import (
-    SessionService,
+from .rules import (
     apply_state_delta,
     check_after_sequence,
     check_identity,
+    check_user,
     merged_state,
-    prepare_append,
-    prepare_create,
-    prepare_stage,
+    prepare_events,
     session_exists_error,
     session_not_found_error,
+    to_json_state,
 )
+from .service import SessionService
 from .session import Session
+from .staging import prepare_stage
 
 __all__ = ["InMemorySessionService"]
-
-_SessionKey = tuple[str, str, str]
 
 
 @dataclass
@@ -58,63 +58,48 @@ class InMemorySessionService(SessionService):
         self._lock = threading.Lock()
         self._app_states: dict[str, dict[str, Any]] = {}
         self._user_states: dict[tuple[str, str], dict[str, Any]] = {}
-        self._sessions: dict[_SessionKey, _StoredSession] = {}
+        self._sessions: dict[SessionKey, _StoredSession] = {}
         # Per session: (sequence, event, published at) of the pieces not yet superseded.
-        self._partials: dict[_SessionKey, list[tuple[int, Event, float]]] = {}
+        self._partials: dict[SessionKey, list[tuple[int, Event, float]]] = {}
         self._partial_sequence = 0
 
     async def close(self) -> None:
         """Nothing to release; the sessions stay readable."""
 
-    async def create(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str | None = None,
-        state: Mapping[str, Any] | None = None,
-    ) -> Session:
-        """Create an empty session (see :meth:`SessionService.create`)."""
-        key, initial = prepare_create(app_name, user_id, session_id, state)
+    async def create(self, key: SessionKey, *, state: Mapping[str, Any] | None = None) -> Session:
+        """Create an empty session (see :meth:`ConversationStore.create`)."""
+        check_identity(key)
+        initial = to_json_state(state or {}, where="initial state")
         with self._lock:
             if key in self._sessions:
-                raise session_exists_error(*key)
+                raise session_exists_error(key)
             stored = _StoredSession(last_update_time=self._clock())
             apply_state_delta(
                 initial,
-                app=self._app_states.setdefault(app_name, {}),
-                user=self._user_states.setdefault((app_name, user_id), {}),
+                app=self._app_states.setdefault(key.app_name, {}),
+                user=self._user_states.setdefault((key.app_name, key.user_id), {}),
                 session=stored.state,
             )
             self._sessions[key] = stored
             return self._snapshot(key, stored, [])
 
-    async def get(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        after_sequence: int = 0,
-    ) -> Session:
-        """Read a session with its events (see :meth:`SessionService.get`)."""
-        check_identity(app_name, user_id, session_id)
+    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+        """Read a session with its events (see :meth:`ConversationStore.get`)."""
+        check_identity(key)
         check_after_sequence(after_sequence)
-        key = (app_name, user_id, session_id)
         with self._lock:
             stored = self._require(key)
             return self._snapshot(key, stored, stored.events[after_sequence:])
 
-    async def get_state(self, *, app_name: str, user_id: str, session_id: str) -> dict[str, Any]:
-        """Read a session's merged state (see :meth:`SessionService.get_state`)."""
-        check_identity(app_name, user_id, session_id)
-        key = (app_name, user_id, session_id)
+    async def get_state(self, key: SessionKey) -> dict[str, Any]:
+        """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""
+        check_identity(key)
         with self._lock:
             return copy.deepcopy(self._merged_state(key, self._require(key)))
 
-    async def list(self, *, app_name: str, user_id: str) -> builtins.list[Session]:
-        """List a user's sessions without events (see :meth:`SessionService.list`)."""
-        check_identity(app_name, user_id)
+    async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
+        """List a user's sessions without events (see :meth:`ConversationStore.list`)."""
+        check_user(app_name, user_id)
         with self._lock:
             return [
                 self._snapshot(key, stored, [])
@@ -122,50 +107,40 @@ class InMemorySessionService(SessionService):
                 if key[:2] == (app_name, user_id)
             ]
 
-    async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        """Delete a session if it exists (see :meth:`SessionService.delete`)."""
-        check_identity(app_name, user_id, session_id)
+    async def delete(self, key: SessionKey) -> None:
+        """Delete a session if it exists (see :meth:`ConversationStore.delete`)."""
+        check_identity(key)
         with self._lock:
-            self._sessions.pop((app_name, user_id, session_id), None)
-            self._partials.pop((app_name, user_id, session_id), None)
+            self._sessions.pop(key, None)
+            self._partials.pop(key, None)
 
-    async def stage_events(
-        self, *, app_name: str, user_id: str, session_id: str, events: Sequence[Event]
-    ) -> None:
-        """Keep events aside (see :meth:`SessionService.stage_events`)."""
-        key, rows = prepare_stage(app_name, user_id, session_id, events)
+    async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
+        """Keep events aside (see :meth:`StagingArea.stage_events`)."""
+        rows = prepare_stage(key, events)
         with self._lock:
             stored = self._require(key)
             for event_id, event_json in rows:
                 stored.staged[event_id] = Event.model_validate_json(event_json)
 
-    async def staged_events(
-        self, *, app_name: str, user_id: str, session_id: str, ids: Sequence[str]
-    ) -> dict[str, Event]:
-        """Read staged events (see :meth:`SessionService.staged_events`)."""
-        check_identity(app_name, user_id, session_id)
+    async def staged_events(self, key: SessionKey, ids: Sequence[str]) -> dict[str, Event]:
+        """Read staged events (see :meth:`StagingArea.staged_events`)."""
+        check_identity(key)
         with self._lock:
-            stored = self._require((app_name, user_id, session_id))
+            stored = self._require(key)
             return {i: stored.staged[i].model_copy(deep=True) for i in ids if i in stored.staged}
 
     async def append_events(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        events: Sequence[Event],
-        unstage: Sequence[str] = (),
+        self, key: SessionKey, events: Sequence[Event], *, unstage: Sequence[str] = ()
     ) -> builtins.list[Event]:
-        """Append events idempotently (see :meth:`SessionService.append_events`)."""
-        now = self._clock()
-        key, prepared = prepare_append(app_name, user_id, session_id, events, now=now)
+        """Append events idempotently (see :meth:`ConversationStore.append_events`)."""
+        check_identity(key)
+        prepared = prepare_events(events, now=self._clock())
         with self._lock:
             stored = self._require(key)
             for staged_id in unstage:
                 stored.staged.pop(staged_id, None)
-            app_state = self._app_states.setdefault(app_name, {})
-            user_state = self._user_states.setdefault((app_name, user_id), {})
+            app_state = self._app_states.setdefault(key.app_name, {})
+            user_state = self._user_states.setdefault((key.app_name, key.user_id), {})
             result: builtins.list[Event] = []
             for event in prepared:
                 earlier = stored.by_id.get(event.id)
@@ -185,11 +160,9 @@ class InMemorySessionService(SessionService):
             self._supersede(key, {event.id for event in prepared})
             return [event.model_copy(deep=True) for event in result]
 
-    async def publish_partial(
-        self, *, app_name: str, user_id: str, session_id: str, event: Event
-    ) -> None:
-        """Keep a piece for this process's followers (``SessionService.publish_partial``)."""
-        key, _ = prepare_partial(app_name, user_id, session_id, event)
+    async def publish_partial(self, key: SessionKey, event: Event) -> None:
+        """Keep a piece for this process's followers (``PartialChannel.publish_partial``)."""
+        prepare_partial(key, event)
         now = self._clock()
         with self._lock:
             self._partial_sequence += 1
@@ -197,12 +170,9 @@ class InMemorySessionService(SessionService):
             kept.append((self._partial_sequence, event.model_copy(deep=True), now))
             self._partials[key] = kept
 
-    def follow_partials(
-        self, *, app_name: str, user_id: str, session_id: str
-    ) -> AsyncIterator[Event]:
-        """Poll this process's pieces (see :meth:`SessionService.follow_partials`)."""
-        check_identity(app_name, user_id, session_id)
-        key = (app_name, user_id, session_id)
+    def follow_partials(self, key: SessionKey) -> AsyncGenerator[Event, None]:
+        """Poll this process's pieces (see :meth:`PartialChannel.follow_partials`)."""
+        check_identity(key)
 
         async def read_after(sequence: int) -> builtins.list[tuple[int, Event]]:
             with self._lock:
@@ -214,7 +184,7 @@ class InMemorySessionService(SessionService):
 
         return follow_log(read_after, lambda: asyncio.sleep(FOLLOW_POLL_SECONDS))
 
-    def _supersede(self, key: _SessionKey, event_ids: set[str]) -> None:
+    def _supersede(self, key: SessionKey, event_ids: set[str]) -> None:
         """Drop the pieces the final events with these ids replace (under the lock)."""
         kept = [p for p in self._partials.get(key, []) if p[1].id not in event_ids]
         if kept:
@@ -222,22 +192,21 @@ class InMemorySessionService(SessionService):
         else:
             self._partials.pop(key, None)
 
-    def _require(self, key: _SessionKey) -> _StoredSession:
+    def _require(self, key: SessionKey) -> _StoredSession:
         stored = self._sessions.get(key)
         if stored is None:
-            raise session_not_found_error(*key)
+            raise session_not_found_error(key)
         return stored
 
-    def _merged_state(self, key: _SessionKey, stored: _StoredSession) -> dict[str, Any]:
-        app_name, user_id, _ = key
+    def _merged_state(self, key: SessionKey, stored: _StoredSession) -> dict[str, Any]:
         return merged_state(
-            self._app_states.get(app_name, {}),
-            self._user_states.get((app_name, user_id), {}),
+            self._app_states.get(key.app_name, {}),
+            self._user_states.get((key.app_name, key.user_id), {}),
             stored.state,
         )
 
     def _snapshot(
-        self, key: _SessionKey, stored: _StoredSession, events: Sequence[Event]
+        self, key: SessionKey, stored: _StoredSession, events: Sequence[Event]
     ) -> Session:
         app_name, user_id, session_id = key
         return Session(

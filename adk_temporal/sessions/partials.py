@@ -1,4 +1,4 @@
-"""The session store's side channel for streamed model output (partial events).
+"""``PartialChannel``: the session store's side channel for streamed model output.
 
 A streaming model step publishes each piece of the reply as a partial event; followers of
 the session receive them within milliseconds. Pieces never enter the session's history nor
@@ -13,13 +13,21 @@ is the one follower loop they share, differing only in how they read and how the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import Protocol
 
 from ..errors import InvalidSessionRequestError
 from ..events import Event
-from .service import check_identity
+from ..ids import SessionKey
+from .rules import check_identity
 
-__all__ = ["FOLLOW_POLL_SECONDS", "PARTIAL_TTL_SECONDS", "follow_log", "prepare_partial"]
+__all__ = [
+    "FOLLOW_POLL_SECONDS",
+    "PARTIAL_TTL_SECONDS",
+    "PartialChannel",
+    "follow_log",
+    "prepare_partial",
+]
 
 PARTIAL_TTL_SECONDS = 600.0
 """How long a partial event is kept when no final event supersedes it."""
@@ -28,31 +36,66 @@ FOLLOW_POLL_SECONDS = 0.03
 """How often polling followers (in-memory, SQLite) look for new pieces."""
 
 
-def prepare_partial(
-    app_name: str, user_id: str, session_id: str, event: Event
-) -> tuple[tuple[str, str, str], str]:
+class PartialChannel(Protocol):
+    """Carries the pieces of streamed replies to a session's followers.
+
+    The defaults are a store without a side channel: pieces are checked and dropped, and
+    followers get none (the final events still come through the conversation).
+    """
+
+    async def publish_partial(self, key: SessionKey, event: Event) -> None:
+        """Offer a piece of a streamed model reply to the session's followers.
+
+        Never part of the session: the piece is kept only until the final event with the
+        same id is appended, or for :data:`PARTIAL_TTL_SECONDS`. Publishing to a session
+        that does not exist is not checked: followers of it would get the piece, no one else.
+
+        Raises:
+            InvalidSessionRequestError: A key field is empty, or the event is not marked
+                partial or has no id.
+        """
+        prepare_partial(key, event)
+
+    def follow_partials(self, key: SessionKey) -> AsyncGenerator[Event, None]:
+        """The session's partial events still kept, then new ones as they are published.
+
+        Runs until the caller stops iterating (closing the iterator releases what it holds).
+
+        Raises:
+            InvalidSessionRequestError: A key field is empty.
+        """
+        check_identity(key)
+        return _nothing()
+
+
+async def _nothing() -> AsyncGenerator[Event, None]:
+    return
+    yield
+
+
+def prepare_partial(key: SessionKey, event: Event) -> str:
     """The checks every backend's ``publish_partial`` starts with.
 
     Returns:
-        The session's key and the event's JSON.
+        The event's JSON.
 
     Raises:
-        InvalidSessionRequestError: An identity field is empty, or the event is not marked
+        InvalidSessionRequestError: A key field is empty, or the event is not marked
             partial or has no id (the id of the final event that will supersede it).
     """
-    check_identity(app_name, user_id, session_id)
+    check_identity(key)
     if not event.partial or not event.id:
         raise InvalidSessionRequestError(
             "invalid partial event: it needs partial=True and the id of the final event that "
             "will supersede it"
         )
-    return (app_name, user_id, session_id), event.model_dump_json()
+    return event.model_dump_json()
 
 
 async def follow_log(
     read_after: Callable[[int], Awaitable[Sequence[tuple[int, Event]]]],
     wait: Callable[[], Awaitable[None]],
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Yield a partial log's entries in order, then new ones, until the caller stops.
 
     Args:

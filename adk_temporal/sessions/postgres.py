@@ -45,37 +45,36 @@ import builtins
 import hashlib
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
-try:
+from ..extras import needs_extra
+
+with needs_extra("postgres", "PostgresSessionService"):
     import psycopg
     from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg.rows import TupleRow
     from psycopg_pool import AsyncConnectionPool
-except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError(
-        "PostgresSessionService needs psycopg 3 and psycopg-pool; "
-        "install them with: pip install 'adk-temporal[postgres]'"
-    ) from exc
 
 from ..events import Event
+from ..ids import SessionKey
 from .partials import PARTIAL_TTL_SECONDS, follow_log, prepare_partial
-from .service import (
-    SessionService,
+from .rules import (
     apply_state_delta,
     check_after_sequence,
     check_identity,
+    check_user,
     merged_state,
-    prepare_append,
-    prepare_create,
-    prepare_stage,
+    prepare_events,
     session_exists_error,
     session_not_found_error,
+    to_json_state,
 )
+from .service import SessionService
 from .session import Session
+from .staging import prepare_stage
 
 __all__ = ["SCHEMA_VERSION", "PostgresSessionService"]
 
@@ -160,7 +159,7 @@ _PARTIALS_OF_SESSION = "app_name = %s AND user_id = %s AND session_id = %s"
 _NOTIFY_WAIT_SECONDS = 1.0
 
 
-def _channel(key: tuple[str, str, str]) -> str:
+def _channel(key: SessionKey) -> str:
     """The session's NOTIFY channel: a hash, as ids may be longer than an identifier."""
     return "adk_partials_" + hashlib.sha1("\x00".join(key).encode()).hexdigest()
 
@@ -248,16 +247,10 @@ class PostgresSessionService(SessionService):
         if pool is not None:
             await pool.close()
 
-    async def create(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str | None = None,
-        state: Mapping[str, Any] | None = None,
-    ) -> Session:
-        """Create an empty session (see :meth:`SessionService.create`)."""
-        key, initial = prepare_create(app_name, user_id, session_id, state)
+    async def create(self, key: SessionKey, *, state: Mapping[str, Any] | None = None) -> Session:
+        """Create an empty session (see :meth:`ConversationStore.create`)."""
+        check_identity(key)
+        initial = to_json_state(state or {}, where="initial state")
         app_delta: dict[str, Any] = {}
         user_delta: dict[str, Any] = {}
         session_state: dict[str, Any] = {}
@@ -273,39 +266,29 @@ class PostgresSessionService(SessionService):
                 (*key, json.dumps(session_state), now, now),
             )
             if await cursor.fetchone() is None:
-                raise session_exists_error(*key)
-            await _update_shared_scopes(conn, app_name, user_id, app_delta, user_delta)
+                raise session_exists_error(key)
+            await _update_shared_scopes(conn, key, app_delta, user_delta)
             return await _read_session(conn, key, after_sequence=0)
 
-    async def get(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        after_sequence: int = 0,
-    ) -> Session:
-        """Read a session with its events (see :meth:`SessionService.get`)."""
-        check_identity(app_name, user_id, session_id)
+    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+        """Read a session with its events (see :meth:`ConversationStore.get`)."""
+        check_identity(key)
         check_after_sequence(after_sequence)
         async with self._connection("snapshot") as conn:
-            return await _read_session(
-                conn, (app_name, user_id, session_id), after_sequence=after_sequence
-            )
+            return await _read_session(conn, key, after_sequence=after_sequence)
 
-    async def get_state(self, *, app_name: str, user_id: str, session_id: str) -> dict[str, Any]:
-        """Read a session's merged state (see :meth:`SessionService.get_state`)."""
-        check_identity(app_name, user_id, session_id)
-        key = (app_name, user_id, session_id)
+    async def get_state(self, key: SessionKey) -> dict[str, Any]:
+        """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""
+        check_identity(key)
         async with self._connection("statement") as conn:
             row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
         if row is None:
-            raise session_not_found_error(*key)
+            raise session_not_found_error(key)
         return _merged_row_state(row)
 
-    async def list(self, *, app_name: str, user_id: str) -> builtins.list[Session]:
-        """List a user's sessions without events (see :meth:`SessionService.list`)."""
-        check_identity(app_name, user_id)
+    async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
+        """List a user's sessions without events (see :meth:`ConversationStore.list`)."""
+        check_user(app_name, user_id)
         async with self._connection("statement") as conn:
             cursor = await conn.execute(
                 f"SELECT {_SESSION_COLUMNS} WHERE s.app_name = %s AND s.user_id = %s "
@@ -324,29 +307,24 @@ class PostgresSessionService(SessionService):
             for row in rows
         ]
 
-    async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        """Delete a session if it exists (see :meth:`SessionService.delete`)."""
-        check_identity(app_name, user_id, session_id)
+    async def delete(self, key: SessionKey) -> None:
+        """Delete a session if it exists (see :meth:`ConversationStore.delete`)."""
+        check_identity(key)
         async with self._connection("statement") as conn:
             # Events go with it through ON DELETE CASCADE.
             await conn.execute(
                 "DELETE FROM adk_sessions WHERE app_name = %s AND user_id = %s AND session_id = %s",
-                (app_name, user_id, session_id),
+                key,
             )
-            await conn.execute(
-                f"DELETE FROM adk_partial_events WHERE {_PARTIALS_OF_SESSION}",
-                (app_name, user_id, session_id),
-            )
+            await conn.execute(f"DELETE FROM adk_partial_events WHERE {_PARTIALS_OF_SESSION}", key)
 
-    async def stage_events(
-        self, *, app_name: str, user_id: str, session_id: str, events: Sequence[Event]
-    ) -> None:
-        """Keep events aside (see :meth:`SessionService.stage_events`)."""
-        key, rows = prepare_stage(app_name, user_id, session_id, events)
+    async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
+        """Keep events aside (see :meth:`StagingArea.stage_events`)."""
+        rows = prepare_stage(key, events)
         async with self._connection("write") as conn:
             row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
             if row is None:
-                raise session_not_found_error(*key)
+                raise session_not_found_error(key)
             async with conn.cursor() as insert:
                 await insert.executemany(
                     "INSERT INTO adk_staged_events (session_pk, event_id, event_json) "
@@ -355,16 +333,13 @@ class PostgresSessionService(SessionService):
                     [(row[0], event_id, event_json) for event_id, event_json in rows],
                 )
 
-    async def staged_events(
-        self, *, app_name: str, user_id: str, session_id: str, ids: Sequence[str]
-    ) -> dict[str, Event]:
-        """Read staged events (see :meth:`SessionService.staged_events`)."""
-        check_identity(app_name, user_id, session_id)
-        key = (app_name, user_id, session_id)
+    async def staged_events(self, key: SessionKey, ids: Sequence[str]) -> dict[str, Event]:
+        """Read staged events (see :meth:`StagingArea.staged_events`)."""
+        check_identity(key)
         async with self._connection("snapshot") as conn:
             row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
             if row is None:
-                raise session_not_found_error(*key)
+                raise session_not_found_error(key)
             cursor = await conn.execute(
                 "SELECT event_id, event_json FROM adk_staged_events "
                 "WHERE session_pk = %s AND event_id = ANY(%s)",
@@ -374,17 +349,11 @@ class PostgresSessionService(SessionService):
         return {event_id: Event.model_validate_json(data) for event_id, data in found}
 
     async def append_events(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        events: Sequence[Event],
-        unstage: Sequence[str] = (),
+        self, key: SessionKey, events: Sequence[Event], *, unstage: Sequence[str] = ()
     ) -> builtins.list[Event]:
-        """Append events idempotently (see :meth:`SessionService.append_events`)."""
-        now = self._clock()
-        key, prepared = prepare_append(app_name, user_id, session_id, events, now=now)
+        """Append events idempotently (see :meth:`ConversationStore.append_events`)."""
+        check_identity(key)
+        prepared = prepare_events(events, now=self._clock())
         async with self._connection("write") as conn:
             cursor = await conn.execute(
                 "SELECT pk, state FROM adk_sessions "
@@ -393,11 +362,12 @@ class PostgresSessionService(SessionService):
             )
             row = await cursor.fetchone()
             if row is None:
-                raise session_not_found_error(*key)
+                raise session_not_found_error(key)
+            session_pk, state_json = row
             if unstage:
                 await conn.execute(
                     "DELETE FROM adk_staged_events WHERE session_pk = %s AND event_id = ANY(%s)",
-                    (row[0], list(unstage)),
+                    (session_pk, list(unstage)),
                 )
             if not prepared:
                 return []
@@ -406,72 +376,30 @@ class PostgresSessionService(SessionService):
                 "AND event_id = ANY(%s)",
                 (*key, [event.id for event in prepared]),
             )
-            session_pk, state_json = row
-            cursor = await conn.execute(
-                "SELECT event_id, event_json FROM adk_events "
-                "WHERE session_pk = %s AND event_id = ANY(%s)",
-                (session_pk, [event.id for event in prepared]),
-            )
-            stored = {
-                event_id: Event.model_validate_json(event_json)
-                for event_id, event_json in await cursor.fetchall()
-            }
-            cursor = await conn.execute(
-                "SELECT COALESCE(MAX(sequence), 0) FROM adk_events WHERE session_pk = %s",
-                (session_pk,),
-            )
-            (sequence,) = await cursor.fetchone() or (0,)
-            result: builtins.list[Event] = []
-            new_rows: builtins.list[tuple[Any, ...]] = []
-            session_state: dict[str, Any] = json.loads(state_json)
-            app_delta: dict[str, Any] = {}
-            user_delta: dict[str, Any] = {}
-            update_time = 0.0
-            for event in prepared:
-                earlier = stored.get(event.id)
-                if earlier is not None:
-                    result.append(earlier.model_copy(deep=True))
-                    continue
-                stored[event.id] = event
-                sequence += 1
-                new_rows.append(
-                    (
-                        session_pk,
-                        sequence,
-                        event.id,
-                        event.author,
-                        event.invocation_id,
-                        event.timestamp,
-                        event.model_dump_json(),
+            result, new = await _insert_new(conn, session_pk, prepared)
+            if new:
+                session_state: dict[str, Any] = json.loads(state_json)
+                app_delta: dict[str, Any] = {}
+                user_delta: dict[str, Any] = {}
+                for event in new:
+                    # Assignments are last-wins, so folding the batch's deltas into one per
+                    # scope and applying that once equals applying them event by event.
+                    apply_state_delta(
+                        event.actions.state_delta,
+                        app=app_delta,
+                        user=user_delta,
+                        session=session_state,
                     )
-                )
-                # Assignments are last-wins, so folding the batch's deltas into one per
-                # scope and applying that once equals applying them event by event.
-                apply_state_delta(
-                    event.actions.state_delta, app=app_delta, user=user_delta, session=session_state
-                )
-                update_time = event.timestamp
-                result.append(event)
-            if new_rows:
-                async with conn.cursor() as insert:
-                    await insert.executemany(
-                        "INSERT INTO adk_events (session_pk, sequence, event_id, author, "
-                        "invocation_id, timestamp, event_json) "
-                        "VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                        new_rows,
-                    )
-                await _update_shared_scopes(conn, app_name, user_id, app_delta, user_delta)
+                await _update_shared_scopes(conn, key, app_delta, user_delta)
                 await conn.execute(
                     "UPDATE adk_sessions SET state = %s, update_time = %s WHERE pk = %s",
-                    (json.dumps(session_state), update_time, session_pk),
+                    (json.dumps(session_state), new[-1].timestamp, session_pk),
                 )
             return result
 
-    async def publish_partial(
-        self, *, app_name: str, user_id: str, session_id: str, event: Event
-    ) -> None:
+    async def publish_partial(self, key: SessionKey, event: Event) -> None:
         """Keep a piece and notify the session's followers (``publish_partial``)."""
-        key, data = prepare_partial(app_name, user_id, session_id, event)
+        data = prepare_partial(key, event)
         now = self._clock()
         channel = _channel(key)
         async with self._connection("write") as conn:
@@ -488,14 +416,12 @@ class PostgresSessionService(SessionService):
             # Delivered when the transaction commits, so the row is there to read.
             await conn.execute("SELECT pg_notify(%s, '')", (channel,))
 
-    def follow_partials(
-        self, *, app_name: str, user_id: str, session_id: str
-    ) -> AsyncIterator[Event]:
-        """Pieces as NOTIFY announces them (``SessionService.follow_partials``)."""
-        check_identity(app_name, user_id, session_id)
-        return self._follow_partials((app_name, user_id, session_id))
+    def follow_partials(self, key: SessionKey) -> AsyncGenerator[Event, None]:
+        """Pieces as NOTIFY announces them (``PartialChannel.follow_partials``)."""
+        check_identity(key)
+        return self._follow_partials(key)
 
-    async def _follow_partials(self, key: tuple[str, str, str]) -> AsyncIterator[Event]:
+    async def _follow_partials(self, key: SessionKey) -> AsyncGenerator[Event, None]:
         await self._open()
         # A connection of its own, outside the pool: it listens for as long as the
         # follower runs, and notifications arrive only on the connection that listens.
@@ -597,13 +523,66 @@ async def _create_open_tables(conn: _Connection) -> None:
         await conn.execute(statement)
 
 
+async def _insert_new(
+    conn: _Connection, session_pk: int, prepared: Sequence[Event]
+) -> tuple[builtins.list[Event], builtins.list[Event]]:
+    """Insert the events whose ids the session does not hold yet, with the next sequences.
+
+    Returns:
+        One stored event per prepared event (the earlier one for a known id), and the
+        events newly inserted, in order.
+    """
+    cursor = await conn.execute(
+        "SELECT event_id, event_json FROM adk_events WHERE session_pk = %s AND event_id = ANY(%s)",
+        (session_pk, [event.id for event in prepared]),
+    )
+    stored = {
+        event_id: Event.model_validate_json(event_json)
+        for event_id, event_json in await cursor.fetchall()
+    }
+    cursor = await conn.execute(
+        "SELECT COALESCE(MAX(sequence), 0) FROM adk_events WHERE session_pk = %s", (session_pk,)
+    )
+    (sequence,) = await cursor.fetchone() or (0,)
+    result: builtins.list[Event] = []
+    new: builtins.list[Event] = []
+    for event in prepared:
+        earlier = stored.get(event.id)
+        if earlier is not None:
+            result.append(earlier.model_copy(deep=True))
+            continue
+        stored[event.id] = event
+        result.append(event)
+        new.append(event)
+    if new:
+        rows = [
+            (
+                session_pk,
+                sequence + offset,
+                event.id,
+                event.author,
+                event.invocation_id,
+                event.timestamp,
+                event.model_dump_json(),
+            )
+            for offset, event in enumerate(new, start=1)
+        ]
+        async with conn.cursor() as insert:
+            await insert.executemany(
+                "INSERT INTO adk_events (session_pk, sequence, event_id, author, "
+                "invocation_id, timestamp, event_json) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                rows,
+            )
+    return result, new
+
+
 async def _update_shared_scopes(
     conn: _Connection,
-    app_name: str,
-    user_id: str,
+    key: SessionKey,
     app_delta: Mapping[str, Any],
     user_delta: Mapping[str, Any],
 ) -> None:
+    app_name, user_id, _ = key
     # Read-modify-write under the row lock; the app row before the user row, always.
     if app_delta:
         cursor = await conn.execute(_LOCK_APP_STATE, (app_name,))
@@ -627,12 +606,10 @@ def _merged_row_state(row: TupleRow) -> dict[str, Any]:
     return merged_state(json.loads(row[4] or "{}"), json.loads(row[5] or "{}"), json.loads(row[2]))
 
 
-async def _read_session(
-    conn: _Connection, key: tuple[str, str, str], *, after_sequence: int
-) -> Session:
+async def _read_session(conn: _Connection, key: SessionKey, *, after_sequence: int) -> Session:
     row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
     if row is None:
-        raise session_not_found_error(*key)
+        raise session_not_found_error(key)
     cursor = await conn.execute(
         "SELECT event_json FROM adk_events WHERE session_pk = %s AND sequence > %s "
         "ORDER BY sequence",

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..events import Event
+from ..ids import SessionKey
 
 __all__ = ["Session"]
 
@@ -24,3 +25,8 @@ class Session(BaseModel):
     state: dict[str, Any] = Field(default_factory=dict)
     events: list[Event] = Field(default_factory=list)
     last_update_time: float = 0.0
+
+    @property
+    def key(self) -> SessionKey:
+        """The session's identity."""
+        return SessionKey(self.app_name, self.user_id, self.id)

@@ -32,27 +32,29 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..events import Event
+from ..ids import SessionKey
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
-from .service import (
-    SessionService,
+from .rules import (
     apply_state_delta,
     check_after_sequence,
     check_identity,
+    check_user,
     merged_state,
-    prepare_append,
-    prepare_create,
-    prepare_stage,
+    prepare_events,
     session_exists_error,
     session_not_found_error,
+    to_json_state,
 )
+from .service import SessionService
 from .session import Session
+from .staging import prepare_stage
 
 __all__ = ["SCHEMA_VERSION", "SqliteSessionService"]
 
@@ -167,22 +169,16 @@ class SqliteSessionService(SessionService):
         await loop.run_in_executor(self._executor, self._close_connection)
         self._executor.shutdown(wait=False)
 
-    async def create(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str | None = None,
-        state: Mapping[str, Any] | None = None,
-    ) -> Session:
-        """Create an empty session (see :meth:`SessionService.create`)."""
-        key, initial = prepare_create(app_name, user_id, session_id, state)
+    async def create(self, key: SessionKey, *, state: Mapping[str, Any] | None = None) -> Session:
+        """Create an empty session (see :meth:`ConversationStore.create`)."""
+        check_identity(key)
+        initial = to_json_state(state or {}, where="initial state")
 
         def create(conn: sqlite3.Connection) -> Session:
             with _transaction(conn, write=True):
                 if conn.execute(_SESSION_ROW, key).fetchone() is not None:
-                    raise session_exists_error(*key)
-                scopes = _SharedScopes.load(conn, app_name, user_id)
+                    raise session_exists_error(key)
+                scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
                 session_state: dict[str, Any] = {}
                 apply_state_delta(initial, app=scopes.app, user=scopes.user, session=session_state)
                 scopes.save(conn)
@@ -197,18 +193,10 @@ class SqliteSessionService(SessionService):
 
         return await self._run(create)
 
-    async def get(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        after_sequence: int = 0,
-    ) -> Session:
-        """Read a session with its events (see :meth:`SessionService.get`)."""
-        check_identity(app_name, user_id, session_id)
+    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+        """Read a session with its events (see :meth:`ConversationStore.get`)."""
+        check_identity(key)
         check_after_sequence(after_sequence)
-        key = (app_name, user_id, session_id)
 
         def get(conn: sqlite3.Connection) -> Session:
             with _transaction(conn, write=False):
@@ -216,24 +204,23 @@ class SqliteSessionService(SessionService):
 
         return await self._run(get)
 
-    async def get_state(self, *, app_name: str, user_id: str, session_id: str) -> dict[str, Any]:
-        """Read a session's merged state (see :meth:`SessionService.get_state`)."""
-        check_identity(app_name, user_id, session_id)
-        key = (app_name, user_id, session_id)
+    async def get_state(self, key: SessionKey) -> dict[str, Any]:
+        """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""
+        check_identity(key)
 
         def get_state(conn: sqlite3.Connection) -> dict[str, Any]:
             with _transaction(conn, write=False):
                 row = conn.execute(_SESSION_ROW, key).fetchone()
                 if row is None:
-                    raise session_not_found_error(*key)
-                scopes = _SharedScopes.load(conn, app_name, user_id)
+                    raise session_not_found_error(key)
+                scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
                 return merged_state(scopes.app, scopes.user, json.loads(row[1]))
 
         return await self._run(get_state)
 
-    async def list(self, *, app_name: str, user_id: str) -> builtins.list[Session]:
-        """List a user's sessions without events (see :meth:`SessionService.list`)."""
-        check_identity(app_name, user_id)
+    async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
+        """List a user's sessions without events (see :meth:`ConversationStore.list`)."""
+        check_user(app_name, user_id)
 
         def list_sessions(conn: sqlite3.Connection) -> builtins.list[Session]:
             with _transaction(conn, write=False):
@@ -259,35 +246,30 @@ class SqliteSessionService(SessionService):
 
         return await self._run(list_sessions)
 
-    async def delete(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        """Delete a session if it exists (see :meth:`SessionService.delete`)."""
-        check_identity(app_name, user_id, session_id)
+    async def delete(self, key: SessionKey) -> None:
+        """Delete a session if it exists (see :meth:`ConversationStore.delete`)."""
+        check_identity(key)
 
         def delete(conn: sqlite3.Connection) -> None:
             with _transaction(conn, write=True):
                 # Events go with it through ON DELETE CASCADE.
                 conn.execute(
                     "DELETE FROM sessions WHERE app_name = ? AND user_id = ? AND session_id = ?",
-                    (app_name, user_id, session_id),
+                    key,
                 )
-                conn.execute(
-                    f"DELETE FROM partial_events WHERE {_PARTIALS_OF_SESSION}",
-                    (app_name, user_id, session_id),
-                )
+                conn.execute(f"DELETE FROM partial_events WHERE {_PARTIALS_OF_SESSION}", key)
 
         await self._run(delete)
 
-    async def stage_events(
-        self, *, app_name: str, user_id: str, session_id: str, events: Sequence[Event]
-    ) -> None:
-        """Keep events aside (see :meth:`SessionService.stage_events`)."""
-        key, rows = prepare_stage(app_name, user_id, session_id, events)
+    async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
+        """Keep events aside (see :meth:`StagingArea.stage_events`)."""
+        rows = prepare_stage(key, events)
 
         def stage(conn: sqlite3.Connection) -> None:
             with _transaction(conn, write=True):
                 row = conn.execute(_SESSION_ROW, key).fetchone()
                 if row is None:
-                    raise session_not_found_error(*key)
+                    raise session_not_found_error(key)
                 conn.executemany(
                     "INSERT OR REPLACE INTO staged_events (session_pk, event_id, event_json) "
                     "VALUES (?, ?, ?)",
@@ -296,19 +278,16 @@ class SqliteSessionService(SessionService):
 
         await self._run(stage)
 
-    async def staged_events(
-        self, *, app_name: str, user_id: str, session_id: str, ids: Sequence[str]
-    ) -> dict[str, Event]:
-        """Read staged events (see :meth:`SessionService.staged_events`)."""
-        check_identity(app_name, user_id, session_id)
-        key = (app_name, user_id, session_id)
+    async def staged_events(self, key: SessionKey, ids: Sequence[str]) -> dict[str, Event]:
+        """Read staged events (see :meth:`StagingArea.staged_events`)."""
+        check_identity(key)
         wanted = list(ids)
 
         def read(conn: sqlite3.Connection) -> dict[str, Event]:
             with _transaction(conn, write=False):
                 row = conn.execute(_SESSION_ROW, key).fetchone()
                 if row is None:
-                    raise session_not_found_error(*key)
+                    raise session_not_found_error(key)
                 found = conn.execute(
                     "SELECT event_id, event_json FROM staged_events WHERE session_pk = ? "
                     f"AND event_id IN ({', '.join('?' * len(wanted))})",
@@ -319,97 +298,21 @@ class SqliteSessionService(SessionService):
         return await self._run(read) if wanted else {}
 
     async def append_events(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        events: Sequence[Event],
-        unstage: Sequence[str] = (),
+        self, key: SessionKey, events: Sequence[Event], *, unstage: Sequence[str] = ()
     ) -> builtins.list[Event]:
-        """Append events idempotently (see :meth:`SessionService.append_events`)."""
-        now = self._clock()
-        key, prepared = prepare_append(app_name, user_id, session_id, events, now=now)
+        """Append events idempotently (see :meth:`ConversationStore.append_events`)."""
+        check_identity(key)
+        prepared = prepare_events(events, now=self._clock())
 
         def append(conn: sqlite3.Connection) -> builtins.list[Event]:
             with _transaction(conn, write=True):
-                row = conn.execute(_SESSION_ROW, key).fetchone()
-                if row is None:
-                    raise session_not_found_error(*key)
-                session_pk, state_json, _ = row
-                conn.executemany(
-                    "DELETE FROM staged_events WHERE session_pk = ? AND event_id = ?",
-                    [(session_pk, staged_id) for staged_id in unstage],
-                )
-                session_state = json.loads(state_json)
-                scopes = _SharedScopes.load(conn, app_name, user_id)
-                (sequence,) = conn.execute(
-                    "SELECT COALESCE(MAX(sequence), 0) FROM events WHERE session_pk = ?",
-                    (session_pk,),
-                ).fetchone()
-                last_stored = sequence
-                # One query for the idempotency check of the whole batch, not one per event.
-                earlier = dict(
-                    conn.execute(
-                        "SELECT event_id, event_json FROM events WHERE session_pk = ? AND "
-                        f"event_id IN ({', '.join('?' * len(prepared))})",
-                        (session_pk, *(event.id for event in prepared)),
-                    ).fetchall()
-                    if prepared
-                    else ()
-                )
-                result: builtins.list[Event] = []
-                update_time = 0.0
-                for event in prepared:
-                    if event.id in earlier:
-                        result.append(Event.model_validate_json(earlier[event.id]))
-                        continue
-                    sequence += 1
-                    data = event.model_dump_json()
-                    conn.execute(
-                        "INSERT INTO events (session_pk, sequence, event_id, author, "
-                        "invocation_id, timestamp, event_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (
-                            session_pk,
-                            sequence,
-                            event.id,
-                            event.author,
-                            event.invocation_id,
-                            event.timestamp,
-                            data,
-                        ),
-                    )
-                    # A later event of this batch with the same id is answered as a retry.
-                    earlier[event.id] = data
-                    update_time = event.timestamp
-                    apply_state_delta(
-                        event.actions.state_delta,
-                        app=scopes.app,
-                        user=scopes.user,
-                        session=session_state,
-                    )
-                    result.append(event)
-                if prepared:
-                    conn.execute(
-                        f"DELETE FROM partial_events WHERE {_PARTIALS_OF_SESSION} AND "
-                        f"event_id IN ({', '.join('?' * len(prepared))})",
-                        (*key, *(event.id for event in prepared)),
-                    )
-                if sequence > last_stored:
-                    scopes.save(conn)
-                    conn.execute(
-                        "UPDATE sessions SET state = ?, update_time = ? WHERE pk = ?",
-                        (json.dumps(session_state), update_time, session_pk),
-                    )
-                return result
+                return _append(conn, key, prepared, unstage)
 
         return await self._run(append)
 
-    async def publish_partial(
-        self, *, app_name: str, user_id: str, session_id: str, event: Event
-    ) -> None:
-        """Keep a piece for the machine's followers (``SessionService.publish_partial``)."""
-        key, data = prepare_partial(app_name, user_id, session_id, event)
+    async def publish_partial(self, key: SessionKey, event: Event) -> None:
+        """Keep a piece for the machine's followers (``PartialChannel.publish_partial``)."""
+        data = prepare_partial(key, event)
         now = self._clock()
 
         def publish(conn: sqlite3.Connection) -> None:
@@ -432,12 +335,9 @@ class SqliteSessionService(SessionService):
 
         await self._run(publish)
 
-    def follow_partials(
-        self, *, app_name: str, user_id: str, session_id: str
-    ) -> AsyncIterator[Event]:
-        """Poll the file for pieces (``SessionService.follow_partials``)."""
-        check_identity(app_name, user_id, session_id)
-        key = (app_name, user_id, session_id)
+    def follow_partials(self, key: SessionKey) -> AsyncGenerator[Event, None]:
+        """Poll the file for pieces (``PartialChannel.follow_partials``)."""
+        check_identity(key)
 
         def read(conn: sqlite3.Connection, sequence: int) -> builtins.list[tuple[int, Event]]:
             rows = conn.execute(
@@ -568,14 +468,96 @@ def _transaction(conn: sqlite3.Connection, *, write: bool) -> Iterator[None]:
         raise
 
 
-def _read_session(
-    conn: sqlite3.Connection, key: tuple[str, str, str], *, after_sequence: int
-) -> Session:
+def _append(
+    conn: sqlite3.Connection, key: SessionKey, prepared: Sequence[Event], unstage: Sequence[str]
+) -> builtins.list[Event]:
+    """The writes of ``append_events``, inside its transaction."""
     row = conn.execute(_SESSION_ROW, key).fetchone()
     if row is None:
-        raise session_not_found_error(*key)
+        raise session_not_found_error(key)
+    session_pk, state_json, _ = row
+    conn.executemany(
+        "DELETE FROM staged_events WHERE session_pk = ? AND event_id = ?",
+        [(session_pk, staged_id) for staged_id in unstage],
+    )
+    result, new = _insert_new(conn, session_pk, prepared)
+    if prepared:
+        conn.execute(
+            f"DELETE FROM partial_events WHERE {_PARTIALS_OF_SESSION} AND event_id IN "
+            f"({', '.join('?' * len(prepared))})",
+            (*key, *(event.id for event in prepared)),
+        )
+    if new:
+        session_state = json.loads(state_json)
+        scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
+        for event in new:
+            apply_state_delta(
+                event.actions.state_delta, app=scopes.app, user=scopes.user, session=session_state
+            )
+        scopes.save(conn)
+        conn.execute(
+            "UPDATE sessions SET state = ?, update_time = ? WHERE pk = ?",
+            (json.dumps(session_state), new[-1].timestamp, session_pk),
+        )
+    return result
+
+
+def _insert_new(
+    conn: sqlite3.Connection, session_pk: int, prepared: Sequence[Event]
+) -> tuple[builtins.list[Event], builtins.list[Event]]:
+    """Insert the events whose ids the session does not hold yet, with the next sequences.
+
+    Returns:
+        One stored event per prepared event (the earlier one for a known id), and the
+        events newly inserted, in order.
+    """
+    (sequence,) = conn.execute(
+        "SELECT COALESCE(MAX(sequence), 0) FROM events WHERE session_pk = ?", (session_pk,)
+    ).fetchone()
+    # One query for the idempotency check of the whole batch, not one per event.
+    earlier = dict(
+        conn.execute(
+            "SELECT event_id, event_json FROM events WHERE session_pk = ? AND event_id IN "
+            f"({', '.join('?' * len(prepared))})",
+            (session_pk, *(event.id for event in prepared)),
+        ).fetchall()
+        if prepared
+        else ()
+    )
+    result: builtins.list[Event] = []
+    new: builtins.list[Event] = []
+    for event in prepared:
+        if event.id in earlier:
+            result.append(Event.model_validate_json(earlier[event.id]))
+            continue
+        sequence += 1
+        data = event.model_dump_json()
+        conn.execute(
+            "INSERT INTO events (session_pk, sequence, event_id, author, invocation_id, "
+            "timestamp, event_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                session_pk,
+                sequence,
+                event.id,
+                event.author,
+                event.invocation_id,
+                event.timestamp,
+                data,
+            ),
+        )
+        # A later event of this batch with the same id is answered as a retry.
+        earlier[event.id] = data
+        result.append(event)
+        new.append(event)
+    return result, new
+
+
+def _read_session(conn: sqlite3.Connection, key: SessionKey, *, after_sequence: int) -> Session:
+    row = conn.execute(_SESSION_ROW, key).fetchone()
+    if row is None:
+        raise session_not_found_error(key)
     session_pk, state_json, update_time = row
-    scopes = _SharedScopes.load(conn, key[0], key[1])
+    scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
     events = [
         Event.model_validate_json(event_json)
         for (event_json,) in conn.execute(

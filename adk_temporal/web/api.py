@@ -13,11 +13,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..flow.messages import AdkStatus
+from ..ids import SessionKey
 from ..visibility import run_status
 from .auth import TokenBook, bearer_token
 from .body import read_model
 from .errors import ApiError
-from .gateway import Gateway, SessionIds
+from .gateway import Gateway
 from .links import apply_link, show_link
 from .models import (
     AnswerOutcome,
@@ -54,9 +55,9 @@ def _authorized(request: Request) -> str:
     return app
 
 
-def _session(request: Request) -> SessionIds:
+def _session(request: Request) -> SessionKey:
     app = _authorized(request)
-    return app, request.path_params["user"], request.path_params["session"]
+    return SessionKey(app, request.path_params["user"], request.path_params["session"])
 
 
 def _json(
@@ -142,7 +143,7 @@ async def events(request: Request) -> Response:
     return await event_stream(gateway(request), _session(request), request)
 
 
-async def event_stream(served: Gateway, ids: SessionIds, request: Request) -> Response:
+async def event_stream(served: Gateway, ids: SessionKey, request: Request) -> Response:
     """The SSE response following the session's current invocation, behind the event the
     client names in ``Last-Event-ID`` (sent by a reconnecting ``EventSource``).
 

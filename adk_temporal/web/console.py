@@ -8,22 +8,24 @@ server-sent events. Signed in by a cookie session (an ``EventSource`` cannot sen
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..events import Event
+from ..ids import SessionKey
 from .api import event_stream, gateway
 from .auth import ALL_APPS, Scope, TokenBook, allows
 from .body import read_form
 from .cookies import CSRF_FIELD, ConsoleSessions, set_session_cookie
 from .errors import ApiError
-from .forms import form_value, schema_fields
-from .gateway import Gateway, SessionIds, session_path
-from .pages import esc, html_page
+from .forms import AnswerForm, answer_form, form_value
+from .gateway import Gateway, session_path
+from .pages import html_page
 
 __all__ = ["console_routes"]
 
@@ -44,26 +46,56 @@ def _app_url(app: str) -> str:
     return f"/console/apps/{quote(app, safe='')}"
 
 
-def _session_url(ids: SessionIds) -> str:
+def _session_url(ids: SessionKey) -> str:
     return session_path(ids, "/console")
 
 
-def _nav(request: Request) -> str:
+def _page(request: Request, template: str, session_id: str, **context: Any) -> HTMLResponse:
+    """A console page whose forms, the nav's sign-out one included, carry the CSRF token of
+    ``session_id``."""
     sessions = _sessions(request)
-    session_id = sessions.cookie_id(request)
-    if sessions.scope(session_id) is None:
-        return '<a href="/console/sign-in">Sign in</a>'
-    return '<a href="/console">Apps</a> ' + _form(
-        "/console/sign-out", sessions.csrf_token(session_id or ""), "", "Sign out"
+    return html_page(
+        template,
+        csrf=sessions.csrf_token(session_id),
+        signed_in=sessions.scope(session_id) is not None,
+        **context,
     )
 
 
-def _form(action: str, csrf: str, fields: str, button: str, *, css: str = "") -> str:
-    klass = f' class="{css}"' if css else ""
-    return (
-        f'<form method="post" action="{esc(action)}"{klass}>'
-        f'<input type="hidden" name="{CSRF_FIELD}" value="{esc(csrf)}">{fields}'
-        f'<button type="submit">{esc(button)}</button></form>'
+@dataclass(frozen=True)
+class _Link:
+    text: str
+    url: str
+
+
+@dataclass(frozen=True)
+class _Card:
+    """An open request as a card shows it (``templates/macros.html``, ``request_card``)."""
+
+    kind: str
+    id: str
+    title: str
+    call: str
+    payload: str | None
+    """The payload as indented JSON; ``None`` when only its digest was published."""
+    digest: str
+    action: str
+    """The session's console URL, which the answer forms post below."""
+    answer: AnswerForm | None
+
+
+def _card(ids: SessionKey, request: dict[str, Any]) -> _Card:
+    """The card of ``request``: a worker's whole request, or what the run published."""
+    confirmation = request["kind"] == "confirmation"
+    return _Card(
+        kind=request["kind"],
+        id=request["id"],
+        title=request.get("hint" if confirmation else "message") or request["tool"],
+        call=request.get("call") or request["tool"],
+        payload=json.dumps(request["payload"], indent=2) if "payload" in request else None,
+        digest=request.get("payload_digest", ""),
+        action=_session_url(ids),
+        answer=None if confirmation else answer_form(request.get("input_schema")),
     )
 
 
@@ -110,12 +142,7 @@ async def sign_in_page(request: Request) -> Response:
     """The sign-in form; gives the browser a session id to bind the form's CSRF token to."""
     sessions = _sessions(request)
     session_id = sessions.cookie_id(request) or sessions.new_id()
-    fields = (
-        '<div class="field"><label for="token">Access token</label>'
-        '<input type="password" id="token" name="token" autocomplete="off" required></div>'
-    )
-    body = _form("/console/sign-in", sessions.csrf_token(session_id), fields, "Sign in")
-    response = html_page("Sign in", body, nav=_nav(request))
+    response = _page(request, "sign_in.html", session_id)
     set_session_cookie(response, session_id, request.url.scheme == "https")
     return response
 
@@ -156,80 +183,63 @@ def _apps(served: Gateway, scope: Scope) -> list[str]:
 
 async def home(request: Request) -> Response:
     """The apps the token may use."""
-    _, scope = _signed_in(request, None)
+    session_id, scope = _signed_in(request, None)
     apps = _apps(gateway(request), scope)
     if len(apps) == 1:
         return _see_other(_app_url(apps[0]))
-    items = "".join(f'<li><a href="{esc(_app_url(a))}">{esc(a)}</a></li>' for a in apps)
-    body = f"<ul>{items}</ul>" if items else "<p>Open /console/apps/NAME for an app.</p>"
-    return html_page("Apps", body, nav=_nav(request))
+    return _page(request, "home.html", session_id, apps=[_Link(a, _app_url(a)) for a in apps])
 
 
-def _agent_field(served: Gateway, app: str) -> str:
-    agents = served.agents(app)
-    if agents is None:
-        return (
-            '<div class="field"><label for="agent">Agent</label>'
-            '<input id="agent" name="agent" required></div>'
-        )
-    options = "".join(f'<option value="{esc(a)}">{esc(a)}</option>' for a in agents)
-    return (
-        '<div class="field"><label for="agent">Agent</label>'
-        f'<select id="agent" name="agent">{options}</select></div>'
-    )
+@dataclass(frozen=True)
+class _Waiting:
+    session: _Link
+    cards: list[_Card]
 
 
-def _message_field() -> str:
-    return (
-        '<div class="field"><label for="message">Message</label>'
-        '<textarea id="message" name="message" rows="3" required></textarea></div>'
-    )
+@dataclass(frozen=True)
+class _RunRow:
+    session: _Link
+    agent: str
+    status: str
+    started: str
 
 
 async def app_page(request: Request) -> Response:
     """Start a chat; the runs waiting for a human; recent runs."""
     app = request.path_params["app"]
     session_id, _ = _signed_in(request, app)
-    csrf = _sessions(request).csrf_token(session_id)
     served = gateway(request)
-    start = _form(
-        f"{_app_url(app)}/runs",
-        csrf,
-        _agent_field(served, app) + '<div class="field"><label for="user_id">User id</label>'
-        '<input id="user_id" name="user_id" value="console-user" required></div>'
-        '<div class="field"><label for="session_id">Session id (empty: a new one)</label>'
-        '<input id="session_id" name="session_id"></div>' + _message_field(),
-        "Send",
-    )
     # From what each run published (one visibility query, whatever the number of runs or
     # workers); the session page shows a request's payload whole.
     waiting = [
-        f'<li><a href="{esc(_session_url(ids))}">{esc("/".join(ids[1:]))}</a>'
-        + "".join(_request_html(ids, r.model_dump(), csrf) for r in published.requests)
-        + "</li>"
+        _Waiting(
+            _Link(f"{ids.user_id}/{ids.session_id}", _session_url(ids)),
+            [_card(ids, r.model_dump()) for r in published.requests],
+        )
         for ids, published in (await served.waiting(app))[:_WAITING_SHOWN]
     ]
-    runs = await served.list_runs(app, limit=20)
-    rows = "".join(
-        f'<tr><td><a href="{esc(_session_url((app, r.user_id, r.session_id)))}">'
-        f"{esc(r.user_id)}/{esc(r.session_id)}</a></td><td>{esc(r.agent)}</td>"
-        f"<td>{esc(r.status)}</td><td>{esc(r.start_time or '')}</td></tr>"
-        for r in runs
-    )
-    body = (
-        f"<section><h2>New chat</h2>{start}</section>"
-        f"<section><h2>Waiting for a human</h2>"
-        + (f'<ul class="waiting">{"".join(waiting)}</ul>' if waiting else "<p>None.</p>")
-        + "</section><section><h2>Recent runs</h2>"
-        + (
-            "<table><thead><tr><th>Session</th><th>Agent</th><th>Status</th>"
-            f"<th>Started</th></tr></thead><tbody>{rows}</tbody></table>"
-            if rows
-            else "<p>None yet.</p>"
+    runs = [
+        _RunRow(
+            _Link(
+                f"{r.user_id}/{r.session_id}",
+                _session_url(SessionKey(app, r.user_id, r.session_id)),
+            ),
+            r.agent,
+            r.status,
+            r.start_time or "",
         )
-        + "</section>"
+        for r in await served.list_runs(app, limit=20)
+    ]
+    return _page(
+        request,
+        "app.html",
+        session_id,
+        app=app,
+        agents=served.agents(app),
+        start_url=f"{_app_url(app)}/runs",
+        waiting=waiting,
+        runs=runs,
     )
-    return html_page(f"App {app}", body, nav=_nav(request))
 
 
 async def start_chat(request: Request) -> Response:
@@ -243,7 +253,7 @@ async def start_chat(request: Request) -> Response:
         form.get("agent", ""),
         form.get("message", ""),
     )
-    return _see_other(_session_url((app, created.user_id, created.session_id)))
+    return _see_other(_session_url(SessionKey(app, created.user_id, created.session_id)))
 
 
 # ---------------------------------------------------------------- one session
@@ -269,134 +279,81 @@ def _event_lines(event: Event) -> list[tuple[str, str]]:
     return lines
 
 
-def _event_html(event: Event) -> str:
-    body = "".join(f'<p class="{k}">{esc(t)}</p>' for k, t in _event_lines(event))
-    return (
-        f'<li class="event" data-event-id="{esc(event.id)}"><strong>{esc(event.author)}</strong>'
-        f"{body}</li>"
-    )
+@dataclass(frozen=True)
+class _EventView:
+    id: str
+    author: str
+    lines: list[tuple[str, str]]
 
 
-def _request_html(ids: SessionIds, request: dict[str, Any], csrf: str) -> str:
-    action = _session_url(ids)
-    rid = esc(request["id"])
-    if request["kind"] == "confirmation":
-        payload = request.get("payload")
-        shown = (
-            f"<pre>{esc(json.dumps(payload, indent=2))}</pre>"
-            if "payload" in request
-            else f"<p>payload digest {esc(request.get('payload_digest', ''))}</p>"
-        )
-        fields = f'<input type="hidden" name="confirmation_id" value="{rid}">'
-        return (
-            f'<article class="request" aria-label="Approval request {rid}">'
-            f"<h3>Approval: {esc(request.get('hint') or request['tool'])}</h3>"
-            f"<p>Call <code>{esc(request.get('call') or request['tool'])}</code></p>{shown}"
-            '<div class="decide">'
-            + _form(f"{action}/confirm", csrf, fields + _decision("approve"), "Approve")
-            + _form(f"{action}/confirm", csrf, fields + _decision("reject"), "Reject")
-            + "</div></article>"
-        )
-    fields = f'<input type="hidden" name="interrupt_id" value="{rid}">' + schema_fields(
-        request.get("input_schema")
-    )
-    return (
-        f'<article class="request" aria-label="Input request {rid}">'
-        f"<h3>Input: {esc(request.get('message') or request['tool'])}</h3>"
-        + _form(f"{action}/resume", csrf, fields, "Send answer")
-        + "</article>"
-    )
+@dataclass(frozen=True)
+class _RunLine:
+    status: str
+    agent: str
+    workflow_id: str
+    temporal_ui: str | None
 
 
-def _decision(value: str) -> str:
-    return f'<input type="hidden" name="decision" value="{value}">'
+@dataclass(frozen=True)
+class _ArtifactRow:
+    name: str
+    versions: str
+    types: str
 
 
-def _ids(request: Request) -> SessionIds:
+def _ids(request: Request) -> SessionKey:
     p = request.path_params
-    return p["app"], p["user"], p["session"]
+    return SessionKey(p["app"], p["user"], p["session"])
 
 
 async def session_page(request: Request) -> Response:
     """A session: its events (live while it runs), open requests, state and artifacts."""
     ids = _ids(request)
-    session_id, _ = _signed_in(request, ids[0])
-    csrf = _sessions(request).csrf_token(session_id)
+    session_id, _ = _signed_in(request, ids.app_name)
     served = gateway(request)
     stored = await served.session(ids)
-    events = "".join(_event_html(e) for e in stored.events) if stored else ""
     try:
         run = await served.show(ids)
     except ApiError as err:
         if err.status != 404:
             raise
         run = None
-    url = _session_url(ids)
-    parts = []
+    line = status = None
     if run is not None:
-        ui = run.links.temporal_ui
-        parts.append(
-            f'<p>Status <strong id="status">{esc(run.status)}</strong> · agent '
-            f"{esc(run.agent)} · <code>{esc(run.workflow_id)}</code>"
-            + (f' · <a href="{esc(ui)}">open in the Temporal UI</a>' if ui else "")
-            + "</p>"
-        )
-    live = (
-        f'<p id="follow" role="status" data-events="{esc(url)}/events">Following the run…</p>'
-        if run is not None and run.status == "running"
-        else ""
+        line = _RunLine(run.status, run.agent, run.workflow_id, run.links.temporal_ui)
+        status = run.status
+    cards = None
+    if status in _WAITING:
+        cards = [_card(ids, r) for r in (await served.pending(ids)).requests]
+    events = [_EventView(e.id, e.author, _event_lines(e)) for e in stored.events] if stored else []
+    artifacts = [
+        _ArtifactRow(a.name, ", ".join(map(str, a.versions)), ", ".join(sorted(set(a.mime_types))))
+        for a in await served.artifact_versions(ids)
+    ]
+    return _page(
+        request,
+        "session.html",
+        session_id,
+        user=ids.user_id,
+        session=ids.session_id,
+        url=_session_url(ids),
+        run=line,
+        events=events,
+        follow=status == "running",
+        cards=cards,
+        refused=[] if run is None else run.refused_answers,
+        can_send=status not in ("running", *_WAITING),
+        agents=served.agents(ids.app_name),
+        state=json.dumps(stored.state, indent=2, ensure_ascii=False) if stored else "{}",
+        artifacts=artifacts,
     )
-    parts.append(
-        f'<section><h2>Conversation</h2><ol id="events" class="events">{events}</ol>{live}'
-        "</section>"
-    )
-    if run is not None and run.status in _WAITING:
-        requests = (await served.pending(ids)).requests
-        parts.append(
-            "<section><h2>Waiting for you</h2>"
-            + "".join(_request_html(ids, r, csrf) for r in requests)
-            + "</section>"
-        )
-    if run is not None and run.refused_answers:
-        refused = "".join(f"<li>{esc(r)}</li>" for r in run.refused_answers)
-        parts.append(f"<section><h2>Refused answers</h2><ul>{refused}</ul></section>")
-    if run is None or run.status not in ("running", *_WAITING):
-        parts.append(
-            "<section><h2>Send a message</h2>"
-            + _form(
-                f"{url}/messages", csrf, _agent_field(served, ids[0]) + _message_field(), "Send"
-            )
-            + "</section>"
-        )
-    else:
-        parts.append(_form(f"{url}/cancel", csrf, "", "Cancel the run", css="cancel"))
-    state = json.dumps(stored.state, indent=2, ensure_ascii=False) if stored else "{}"
-    parts.append(f"<section><h2>State</h2><pre>{esc(state)}</pre></section>")
-    artifacts = await served.artifact_versions(ids)
-    rows = "".join(
-        f"<tr><td>{esc(a.name)}</td><td>{esc(', '.join(map(str, a.versions)))}</td>"
-        f"<td>{esc(', '.join(sorted(set(a.mime_types))))}</td></tr>"
-        for a in artifacts
-    )
-    parts.append(
-        "<section><h2>Artifacts</h2>"
-        + (
-            "<table><thead><tr><th>Name</th><th>Versions</th><th>Type</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table>"
-            if rows
-            else "<p>None.</p>"
-        )
-        + "</section>"
-    )
-    title = f"Session {ids[1]}/{ids[2]}"
-    return html_page(title, "".join(parts), nav=_nav(request))
 
 
 async def session_events(request: Request) -> Response:
     """The session's events as server-sent events, for the page's script."""
     ids = _ids(request)
     try:
-        _signed_in(request, ids[0])
+        _signed_in(request, ids.app_name)
     except _SignIn:
         raise ApiError(401, "unauthenticated", "sign in at /console/sign-in first") from None
     return await event_stream(gateway(request), ids, request)
@@ -405,9 +362,9 @@ async def session_events(request: Request) -> Response:
 async def send_message(request: Request) -> Response:
     """Start the session's next invocation."""
     ids = _ids(request)
-    form = await _posted(request, ids[0])
+    form = await _posted(request, ids.app_name)
     await gateway(request).start(
-        ids[0], ids[1], ids[2], form.get("agent", ""), form.get("message", "")
+        ids.app_name, ids.user_id, ids.session_id, form.get("agent", ""), form.get("message", "")
     )
     return _see_other(_session_url(ids))
 
@@ -415,7 +372,7 @@ async def send_message(request: Request) -> Response:
 async def confirm(request: Request) -> Response:
     """Approve or reject from the console."""
     ids = _ids(request)
-    form = await _posted(request, ids[0])
+    form = await _posted(request, ids.app_name)
     decision = form.get("decision")
     if decision not in ("approve", "reject"):
         raise ApiError(422, "invalid_form", "decision must be approve or reject")
@@ -430,7 +387,7 @@ async def confirm(request: Request) -> Response:
 async def resume(request: Request) -> Response:
     """Answer an input request from its generated form."""
     ids = _ids(request)
-    form = await _posted(request, ids[0])
+    form = await _posted(request, ids.app_name)
     served = gateway(request)
     request_id = form.get("interrupt_id", "")
     requests = (await served.pending(ids)).requests
@@ -444,7 +401,7 @@ async def resume(request: Request) -> Response:
 async def cancel(request: Request) -> Response:
     """Cancel the session's invocation."""
     ids = _ids(request)
-    await _posted(request, ids[0])
+    await _posted(request, ids.app_name)
     await gateway(request).cancel(ids)
     return _see_other(_session_url(ids))
 

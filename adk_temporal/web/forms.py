@@ -9,12 +9,22 @@ boolean and enum values, and for objects of them (nested up to three levels). An
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 from .errors import ApiError
-from .pages import esc
+from .pages import render
 
-__all__ = ["JSON_FIELD", "NULL_FIELD", "form_value", "schema_fields"]
+__all__ = [
+    "JSON_FIELD",
+    "NULL_FIELD",
+    "AnswerField",
+    "AnswerForm",
+    "FieldKind",
+    "answer_form",
+    "form_value",
+    "schema_fields",
+]
 
 JSON_FIELD = "answer.__json__"
 """The textarea of the fallback form."""
@@ -23,6 +33,45 @@ NULL_FIELD = "answer.__null__"
 _ROOT = "answer"
 _MAX_DEPTH = 3
 _SCALARS = {"string", "number", "integer", "boolean"}
+
+FieldKind = Literal["object", "enum", "boolean", "number", "integer", "date", "text"]
+"""What a generated field is: a fieldset, a select, a checkbox, or an input of that type."""
+_INPUTS: dict[str, FieldKind] = {"boolean": "boolean", "number": "number", "integer": "integer"}
+"""The fields of the scalars other than strings, by JSON type."""
+
+
+@dataclass(frozen=True)
+class AnswerField:
+    """One generated field of an answer form, as ``templates/macros.html`` draws it."""
+
+    kind: FieldKind
+    name: str
+    """The submitted name: ``answer``, ``answer.key``, ``answer.key.inner``."""
+    label: str
+    required: bool
+    help: str = ""
+    options: tuple[tuple[str, str], ...] = ()
+    """An enum's ``(value as JSON, text)`` pairs."""
+    children: tuple[AnswerField, ...] = ()
+    """An object's fields."""
+
+    @property
+    def ident(self) -> str:
+        """The element id (ids with dots would need escaping in CSS selectors)."""
+        return self.name.replace(".", "-")
+
+
+@dataclass(frozen=True)
+class AnswerForm:
+    """The fields that answer one request: generated ones, or one JSON textarea."""
+
+    fields: tuple[AnswerField, ...] = ()
+    nullable: bool = False
+    """Whether a "send no value" checkbox comes first."""
+    json_hint: str | None = None
+    """The schema shown under the JSON textarea; ``None`` when fields are generated."""
+    null_field: ClassVar[str] = NULL_FIELD
+    json_field: ClassVar[str] = JSON_FIELD
 
 
 def _types(schema: dict[str, Any]) -> list[str]:
@@ -52,74 +101,42 @@ def _supported(schema: Any, depth: int) -> bool:
     return kind == "enum" or kind in _SCALARS
 
 
-def _field(name: str, label: str, schema: dict[str, Any], required: bool) -> str:
+def _field(name: str, label: str, schema: dict[str, Any], required: bool) -> AnswerField:
     kind = _main_type(schema)
-    ident = esc(name.replace(".", "-"))
     help_text = schema.get("description", "")
-    marker = " (required)" if required else ""
-    label_html = f'<label for="{ident}">{esc(label)}{marker}</label>'
-    note = f'<small id="{ident}-help">{esc(help_text)}</small>' if help_text else ""
-    described = f' aria-describedby="{ident}-help"' if help_text else ""
-    req = " required" if required else ""
     if kind == "object":
         needed = set(schema.get("required", []))
-        inner = "".join(
+        children = tuple(
             _field(f"{name}.{key}", key, sub, key in needed)
             for key, sub in schema["properties"].items()
         )
-        return f"<fieldset><legend>{esc(label)}</legend>{note}{inner}</fieldset>"
+        return AnswerField("object", name, label, required, help_text, children=children)
     if kind == "enum":
-        options = "".join(
-            f'<option value="{esc(json.dumps(v))}">{esc(v)}</option>' for v in schema["enum"]
-        )
-        blank = "" if required else '<option value="">(none)</option>'
-        return (
-            f'<div class="field">{label_html}<select id="{ident}" name="{esc(name)}"'
-            f"{described}{req}>{blank}{options}</select>{note}</div>"
-        )
-    if kind == "boolean":
-        return (
-            f'<div class="field"><input type="checkbox" id="{ident}" name="{esc(name)}" '
-            f'value="true"{described}>{label_html}{note}</div>'
-        )
-    if kind in ("number", "integer"):
-        step = "1" if kind == "integer" else "any"
-        return (
-            f'<div class="field">{label_html}<input type="number" step="{step}" id="{ident}" '
-            f'name="{esc(name)}"{described}{req}>{note}</div>'
-        )
-    html_type = "date" if schema.get("format") == "date" else "text"
-    return (
-        f'<div class="field">{label_html}<input type="{html_type}" id="{ident}" '
-        f'name="{esc(name)}"{described}{req}>{note}</div>'
+        options = tuple((json.dumps(v), str(v)) for v in schema["enum"])
+        return AnswerField("enum", name, label, required, help_text, options=options)
+    text: FieldKind = "date" if schema.get("format") == "date" else "text"
+    return AnswerField(_INPUTS.get(kind or "", text), name, label, required, help_text)
+
+
+def answer_form(schema: dict[str, Any] | None) -> AnswerForm:
+    """The form that answers a request with ``schema``."""
+    if schema is None or not _supported(schema, 1):
+        return AnswerForm(json_hint=json.dumps(schema, indent=2) if schema else "any JSON value")
+    nullable = "null" in _types(schema)
+    if _main_type(schema) != "object":
+        return AnswerForm((_field(_ROOT, "Answer", schema, not nullable),), nullable)
+    needed = set(schema.get("required", []))
+    # With a null checkbox the fields cannot all be required by the browser.
+    fields = tuple(
+        _field(f"{_ROOT}.{key}", key, sub, key in needed and not nullable)
+        for key, sub in schema["properties"].items()
     )
+    return AnswerForm(fields, nullable)
 
 
 def schema_fields(schema: dict[str, Any] | None) -> str:
     """The form fields (HTML) that answer a request with ``schema``."""
-    nullable = isinstance(schema, dict) and "null" in _types(schema)
-    none_box = (
-        f'<div class="field"><input type="checkbox" id="answer-null" name="{NULL_FIELD}" '
-        'value="true"><label for="answer-null">Send no value (null)</label></div>'
-        if nullable
-        else ""
-    )
-    if schema is not None and _supported(schema, 1):
-        if _main_type(schema) == "object":
-            needed = set(schema.get("required", []))
-            # With a null checkbox the fields cannot all be required by the browser.
-            return none_box + "".join(
-                _field(f"{_ROOT}.{key}", key, sub, key in needed and not nullable)
-                for key, sub in schema["properties"].items()
-            )
-        return none_box + _field(_ROOT, "Answer", schema, not nullable)
-    hint = json.dumps(schema, indent=2) if schema else "any JSON value"
-    return (
-        f'<div class="field"><label for="answer-json">Answer as JSON</label>'
-        f'<textarea id="answer-json" name="{JSON_FIELD}" rows="6" '
-        f'aria-describedby="answer-json-help">null</textarea>'
-        f'<small id="answer-json-help">Schema: <code>{esc(hint)}</code></small></div>'
-    )
+    return render("answer_fields.html", form=answer_form(schema))
 
 
 def _scalar(name: str, raw: str, schema: dict[str, Any]) -> Any:

@@ -24,7 +24,7 @@ from ..app import App
 from ..artifacts import ArtifactService, GetArtifactVersionRequest, ListRequest, VersionsRequest
 from ..client import AdkClient, AnswerDelivery, InvocationHandle, deliver_answer
 from ..errors import UnknownRequestIdError
-from ..ids import workflow_id_for
+from ..ids import SessionKey, session_key_of, workflow_id_for
 from ..sessions import Session, SessionService
 from ..signing import AnswerLink
 from ..visibility import invocations_query, published_or_unreadable, run_status
@@ -40,27 +40,25 @@ from .models import (
     RunView,
 )
 
-__all__ = ["ArtifactVersions", "Gateway", "SessionIds", "session_path"]
+__all__ = ["ArtifactVersions", "Gateway", "session_path"]
 
 _QUERY_SECONDS = 2.0
 """How long a query waits for a worker before the memo is read instead."""
 _SETTLE_SECONDS = 5.0
 """How long an applied answer may take to show in what the run publishes."""
 
-SessionIds = tuple[str, str, str]
-"""``(app, user_id, session_id)``: one session, and so one workflow id."""
 
-
-def session_path(ids: SessionIds, prefix: str = "/v1") -> str:
+def session_path(ids: SessionKey, prefix: str = "/v1") -> str:
     """The resource of a session's invocation: ``{prefix}/apps/{app}/users/{user}/sessions/
     {session}``."""
     app, user, session = (quote(part, safe="") for part in ids)
     return f"{prefix}/apps/{app}/users/{user}/sessions/{session}"
 
 
-def _ids_of(workflow_id: str) -> SessionIds:
-    _, app, user, session = workflow_id.split("/", 3)
-    return app, user, session
+def _ids_of(workflow_id: str) -> SessionKey:
+    key = session_key_of(workflow_id)
+    assert key is not None, "the waiting runs listed are invocations"
+    return key
 
 
 @dataclass(frozen=True)
@@ -99,9 +97,9 @@ class Gateway:
 
     # ---------------------------------------------------------------- runs
 
-    def handle(self, ids: SessionIds) -> InvocationHandle:
+    def handle(self, ids: SessionKey) -> InvocationHandle:
         """The handle of the session's invocation (the ids are checked first)."""
-        return self.adk.handle(workflow_id_for(*ids))
+        return self.adk.handle(workflow_id_for(ids))
 
     def agents(self, app_name: str) -> list[str] | None:
         """The agent names the served app offers under ``app_name``; ``None``: unknown."""
@@ -109,7 +107,7 @@ class Gateway:
             return None
         return [agent.name for agent in self.app.agents]
 
-    def links(self, ids: SessionIds, workflow_id: str, run_id: str | None) -> RunLinks:
+    def links(self, ids: SessionKey, workflow_id: str, run_id: str | None) -> RunLinks:
         """Where a run's resources are."""
         base = session_path(ids)
         ui = None
@@ -144,14 +142,14 @@ class Gateway:
                 "unknown_agent",
                 f"app {app_name!r} has no agent {agent!r}; it has: {', '.join(offered)}",
             )
-        ids = (app_name, user_id, session_id or f"s-{uuid.uuid4().hex[:12]}")
+        ids = SessionKey(app_name, user_id, session_id or f"s-{uuid.uuid4().hex[:12]}")
         handle = await self.adk.start(*ids, agent, message, stream=True)
         return RunCreated(
             workflow_id=handle.workflow_id,
             run_id=handle.run_id,
-            app=ids[0],
-            user_id=ids[1],
-            session_id=ids[2],
+            app=ids.app_name,
+            user_id=ids.user_id,
+            session_id=ids.session_id,
             status="running",
             links=self.links(ids, handle.workflow_id, handle.run_id),
         )
@@ -173,14 +171,16 @@ class Gateway:
         async for wf in self.adk.client.list_workflows(query, limit=limit):
             published, unreadable = await published_or_unreadable(wf)
             attributes = wf.typed_search_attributes
-            ids = (app_name, attributes.get(ADK_USER) or "", attributes.get(ADK_SESSION) or "")
+            ids = SessionKey(
+                app_name, attributes.get(ADK_USER) or "", attributes.get(ADK_SESSION) or ""
+            )
             runs.append(
                 RunSummary(
                     workflow_id=wf.id,
                     run_id=wf.run_id,
                     app=app_name,
-                    user_id=ids[1],
-                    session_id=ids[2],
+                    user_id=ids.user_id,
+                    session_id=ids.session_id,
                     status=run_status(wf),
                     agent=attributes.get(ADK_AGENT) or "",
                     start_time=wf.start_time.isoformat() if wf.start_time else None,
@@ -213,16 +213,16 @@ class Gateway:
             raise
         return description, Published.from_memo(await description.memo())
 
-    async def show(self, ids: SessionIds) -> RunView:
+    async def show(self, ids: SessionKey) -> RunView:
         """The session's latest invocation: status, open requests, refused answers."""
         handle = self.handle(ids)
         description, published = await self.described(handle)
         return RunView(
             workflow_id=description.id,
             run_id=description.run_id,
-            app=ids[0],
-            user_id=ids[1],
-            session_id=ids[2],
+            app=ids.app_name,
+            user_id=ids.user_id,
+            session_id=ids.session_id,
             status=run_status(description),
             temporal_status=description.status.name.lower() if description.status else None,
             agent=description.typed_search_attributes.get(ADK_AGENT) or "",
@@ -233,7 +233,7 @@ class Gateway:
             links=self.links(ids, description.id, description.run_id),
         )
 
-    async def pending(self, ids: SessionIds) -> PendingView:
+    async def pending(self, ids: SessionKey) -> PendingView:
         """The open requests whole from a worker, or as published when none answers."""
         handle = self.handle(ids)
         _, published = await self.described(handle)
@@ -254,12 +254,12 @@ class Gateway:
             requests=[r.model_dump(mode="json") for r in published.requests],
         )
 
-    async def waiting(self, app_name: str) -> list[tuple[SessionIds, Published]]:
+    async def waiting(self, app_name: str) -> list[tuple[SessionKey, Published]]:
         """The app's runs waiting for an answer, with what they published (visibility)."""
         found = await self.adk.waiting_requests(task_queue=self.adk.task_queue)
         return [(_ids_of(wid), p) for wid, p in found if _ids_of(wid)[0] == app_name]
 
-    async def cancel(self, ids: SessionIds) -> CancelOutcome:
+    async def cancel(self, ids: SessionKey) -> CancelOutcome:
         """Ask Temporal to cancel the invocation.
 
         Raises:
@@ -276,7 +276,7 @@ class Gateway:
 
     async def confirm(
         self,
-        ids: SessionIds,
+        ids: SessionKey,
         confirmation_id: str,
         confirmed: bool,
         payload: Any = None,
@@ -298,7 +298,7 @@ class Gateway:
             workflow_id=handle.workflow_id, request_id=confirmation_id, outcome=outcome
         )
 
-    async def resume(self, ids: SessionIds, interrupt_id: str, value: Any) -> AnswerOutcome:
+    async def resume(self, ids: SessionKey, interrupt_id: str, value: Any) -> AnswerOutcome:
         """Answer an input request (see the module's note on the path)."""
         handle = self.handle(ids)
         _, published = await self.described(handle)
@@ -330,7 +330,7 @@ class Gateway:
             )
         return await deliver_answer(send, wait=self.answer_wait)
 
-    async def settled(self, ids: SessionIds, request_id: str) -> None:
+    async def settled(self, ids: SessionKey, request_id: str) -> None:
         """Wait (a few seconds at most) until an applied answer's request is no longer
         published, so a page shown next does not offer it again."""
         handle = self.handle(ids)
@@ -403,30 +403,29 @@ class Gateway:
 
     # ---------------------------------------------------------------- stores
 
-    async def session(self, ids: SessionIds) -> Session | None:
+    async def session(self, ids: SessionKey) -> Session | None:
         """The session as stored (events, state); ``None`` before its first step."""
         if self.sessions is None:
             return None
         try:
-            return await self.sessions.get(app_name=ids[0], user_id=ids[1], session_id=ids[2])
+            return await self.sessions.get(ids)
         except LookupError:
             return None
 
-    async def artifact_versions(self, ids: SessionIds) -> list[ArtifactVersions]:
+    async def artifact_versions(self, ids: SessionKey) -> list[ArtifactVersions]:
         """Every artifact the session sees, with its versions."""
         if self.artifacts is None:
             return []
-        scope = {"app_name": ids[0], "user_id": ids[1], "session_id": ids[2]}
-        listed = await self.artifacts.list(ListRequest(**scope))
+        listed = await self.artifacts.list(ListRequest.of(ids))
         found: list[ArtifactVersions] = []
         for name in listed.file_names:
             versions = (
-                await self.artifacts.versions(VersionsRequest(**scope, file_name=name))
+                await self.artifacts.versions(VersionsRequest.of(ids, file_name=name))
             ).versions
             mime_types = [
                 (
                     await self.artifacts.get_artifact_version(
-                        GetArtifactVersionRequest(**scope, file_name=name, version=v)
+                        GetArtifactVersionRequest.of(ids, file_name=name, version=v)
                     )
                 ).artifact_version.mime_type
                 for v in versions

@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 from ..signing import AnswerLink, LinkError, read_link
 from .errors import ApiError
 from .gateway import Gateway
-from .pages import error_page, esc, html_page, wants_html
+from .pages import error_page, html_page, wants_html
 
 __all__ = ["RedactLinks", "apply_link", "show_link"]
 
@@ -62,21 +62,19 @@ async def show_link(request: Request) -> Response:
     verb = "Approve" if link.decision == "approve" else "Reject"
     request_ = next((r for r in published.requests if r.id == link.request_id), None)
     if request_ is None:
-        body = (
-            f'<p role="status">Request <code>{esc(link.request_id)}</code> of '
-            f"<code>{esc(link.workflow_id)}</code> is no longer open: it was answered already "
-            "or it expired. This link changes nothing.</p>"
+        return html_page(
+            "link_closed.html", request_id=link.request_id, workflow_id=link.workflow_id
         )
-        return html_page("Nothing to answer", body)
-    body = (
-        f"<p>{esc(request_.hint or request_.call)}</p>"
-        f"<dl><dt>Run</dt><dd><code>{esc(link.workflow_id)}</code></dd>"
-        f"<dt>Call</dt><dd><code>{esc(request_.call)}</code></dd>"
-        f"<dt>Request</dt><dd><code>{esc(link.request_id)}</code></dd></dl>"
-        f'<form method="post" action="{esc(request.url.path)}">'
-        f'<button type="submit" class="{link.decision}">{verb}</button></form>'
+    return html_page(
+        "link.html",
+        verb=verb,
+        decision=link.decision,
+        summary=request_.hint or request_.call,
+        call=request_.call,
+        workflow_id=link.workflow_id,
+        request_id=link.request_id,
+        action=request.url.path,
     )
-    return html_page(f"{verb} this request?", body)
 
 
 async def apply_link(request: Request) -> Response:
@@ -92,7 +90,10 @@ async def apply_link(request: Request) -> Response:
     status = 200 if outcome.outcome == "applied" else 202
     if not html:
         return JSONResponse(outcome.model_dump(mode="json"), status_code=status)
-    done = "approved" if link.decision == "approve" else "rejected"
-    note = "" if status == 200 else " Temporal keeps the answer until a worker picks the run up."
-    body = f'<p role="status">Request <code>{esc(link.request_id)}</code> {done}.{note}</p>'
-    return html_page(f"Request {done}", body, status=status)
+    return html_page(
+        "link_applied.html",
+        status=status,
+        request_id=link.request_id,
+        done="approved" if link.decision == "approve" else "rejected",
+        accepted=status == 202,
+    )

@@ -1,41 +1,61 @@
-"""Server-rendered HTML: the page frame, escaping, and refusals as pages."""
+"""Server-rendered HTML: the templates, and refusals as pages.
+
+Every page is a Jinja2 template under ``templates/`` that escapes whatever it prints, and a
+variable a template names but is not given fails the render instead of printing nothing.
+"""
 
 from __future__ import annotations
 
-from functools import cache
 from html import escape
-from importlib.resources import files
-from string import Template
 from typing import Any
 
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from .cookies import CSRF_FIELD
 from .errors import ApiError
 
-__all__ = ["error_page", "esc", "html_page", "wants_html"]
+__all__ = ["error_page", "html_page", "render", "wants_html"]
 
 
-def esc(value: Any) -> str:
-    """``value`` as text safe inside HTML elements and quoted attributes."""
-    return escape(str(value), quote=True)
+def _escaped(value: Any) -> Markup:
+    # Jinja would write &#34; and &#39;; html.escape's &quot; and &#x27; are what the pages
+    # have always carried (and what tests match). Markup (a macro's output) passes as is.
+    if hasattr(value, "__html__"):
+        return Markup(value)
+    return Markup(escape(str(value), quote=True))
 
 
-@cache
-def _frame() -> Template:
-    return Template((files(__package__) / "templates" / "page.html").read_text())
+_templates = Environment(
+    loader=PackageLoader("adk_temporal.web", "templates"),
+    autoescape=True,
+    undefined=StrictUndefined,
+    finalize=_escaped,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_templates.globals["csrf_field"] = CSRF_FIELD
 
 
-def html_page(title: str, body: str, *, nav: str = "", status: int = 200) -> HTMLResponse:
-    """A whole page: ``body`` (already HTML) under an ``h1`` of ``title``."""
-    text = _frame().substitute(title=esc(title), body=body, nav=nav)
-    return HTMLResponse(text, status_code=status)
+def render(template: str, **context: Any) -> str:
+    """The HTML of ``template`` (a name under ``templates/``) given ``context``.
+
+    Raises:
+        jinja2.UndefinedError: The template uses a variable ``context`` does not have.
+    """
+    return _templates.get_template(template).render(context)
+
+
+def html_page(template: str, *, status: int = 200, **context: Any) -> HTMLResponse:
+    """The page ``template`` renders from ``context``, as a response with ``status``."""
+    return HTMLResponse(render(template, **context), status_code=status)
 
 
 def error_page(err: ApiError) -> HTMLResponse:
     """A refusal as a page, with the same status the JSON refusal has."""
-    body = f'<p role="alert" class="error">{esc(err.message)}</p><p>({esc(err.type)})</p>'
-    return html_page("Refused", body, status=err.status)
+    return html_page("error.html", status=err.status, message=err.message, kind=err.type)
 
 
 def wants_html(request: Request) -> bool:

@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 from starlette.responses import StreamingResponse
 
-from ..cli.common import event_json
 from ..client import InvocationHandle
+from ..render import event_json
 
 __all__ = ["KEEPALIVE", "RETRY_MS", "frame", "sse_response", "with_keepalive"]
 
@@ -52,7 +52,7 @@ async def _frames(
     yield frame("end", json.dumps({"status": await final_status()}))
 
 
-async def with_keepalive(frames: AsyncIterator[bytes], every: float) -> AsyncIterator[bytes]:
+async def with_keepalive(frames: AsyncIterator[bytes], every: float) -> AsyncGenerator[bytes, None]:
     """``frames`` as they come, with :data:`KEEPALIVE` after each ``every`` seconds of none."""
     source = aiter(frames)
     next_frame: asyncio.Future[bytes] = asyncio.ensure_future(anext(source))

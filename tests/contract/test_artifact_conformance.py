@@ -699,7 +699,8 @@ async def _call(service: ArtifactService, request: ArtifactRequest) -> object:
     if isinstance(request, LoadRequest):
         return await service.load(request)
     if isinstance(request, DeleteRequest):
-        return await service.delete(request)
+        await service.delete(request)
+        return None
     if isinstance(request, VersionsRequest):
         return await service.versions(request)
     if isinstance(request, GetArtifactVersionRequest):

@@ -25,24 +25,25 @@ from adk_temporal.artifacts import (
     VersionConflictError,
     VersionsRequest,
 )
+from adk_temporal.ids import SessionKey
 
-IDENTITY = {"app_name": "weather", "user_id": "u-1", "session_id": "s-1"}
+KEY = SessionKey("weather", "u-1", "s-1")
 
 
 async def save(service: FileArtifactService, name: str, value: str, version: int = 0) -> int:
     """Save a text part and return its version."""
-    request = SaveRequest(**IDENTITY, file_name=name, part=types.Part(text=value), version=version)
+    request = SaveRequest.of(KEY, file_name=name, part=types.Part(text=value), version=version)
     return (await service.save(request)).version
 
 
 async def versions(service: FileArtifactService, name: str) -> list[int]:
     """The versions of a name."""
-    return (await service.versions(VersionsRequest(**IDENTITY, file_name=name))).versions
+    return (await service.versions(VersionsRequest.of(KEY, file_name=name))).versions
 
 
 async def load_text(service: FileArtifactService, name: str, version: int = 0) -> str | None:
     """The text of a version."""
-    request = LoadRequest(**IDENTITY, file_name=name, version=version)
+    request = LoadRequest.of(KEY, file_name=name, version=version)
     return (await service.load(request)).part.text
 
 
@@ -77,7 +78,7 @@ async def test_canonical_uri_is_the_file_uri_of_the_version_data(tmp_path: Path)
     await save(service, "report.txt", "v1")
     await save(service, "report.txt", "v2")
     described = await service.get_artifact_version(
-        GetArtifactVersionRequest(**IDENTITY, file_name="report.txt", version=1)
+        GetArtifactVersionRequest.of(KEY, file_name="report.txt", version=1)
     )
     parsed = urllib.parse.urlparse(described.artifact_version.canonical_uri)
     assert parsed.scheme == "file"
@@ -92,9 +93,7 @@ async def test_relative_root_gives_absolute_uris(
     service = FileArtifactService("store")
     monkeypatch.chdir("/")
     await save(service, "f", "x")
-    described = await service.get_artifact_version(
-        GetArtifactVersionRequest(**IDENTITY, file_name="f")
-    )
+    described = await service.get_artifact_version(GetArtifactVersionRequest.of(KEY, file_name="f"))
     assert described.artifact_version.canonical_uri.startswith(f"file://{tmp_path}/store/")
     assert service.root == tmp_path / "store"
 
@@ -145,8 +144,8 @@ async def test_a_retried_save_takes_over_its_own_fresh_claim_and_leaves_no_gap(
     (directory / "1.claim").write_text(json.dumps(claim))
     (directory / f"1.{token}.data").write_bytes(b"\0" * 1000)
     (directory / f".{token}.tmp").write_text('{"version": 1')
-    request = SaveRequest(
-        **IDENTITY,
+    request = SaveRequest.of(
+        KEY,
         file_name="report.txt",
         part=types.Part(text="the report"),
         idempotency_key="wf/e-1/call-1",
@@ -157,7 +156,7 @@ async def test_a_retried_save_takes_over_its_own_fresh_claim_and_leaves_no_gap(
     left = sorted(p.name for p in directory.iterdir())
     assert len(left) == 2 and "1.json" in left  # the sidecar and its own data file only
     assert (await service.save(request)).version == 1  # and it stays idempotent
-    other = SaveRequest(**IDENTITY, file_name="report.txt", part=types.Part(text="next"))
+    other = SaveRequest.of(KEY, file_name="report.txt", part=types.Part(text="next"))
     assert (await service.save(other)).version == 2
 
 
@@ -168,8 +167,8 @@ async def test_a_fresh_claim_of_another_key_is_not_taken_over(tmp_path: Path) ->
     directory.mkdir(parents=True)
     claim = {"pid": 4242, "key": "someone-else", "token": uuid.uuid4().hex}
     (directory / "1.claim").write_text(json.dumps(claim))
-    request = SaveRequest(
-        **IDENTITY, file_name="report.txt", part=types.Part(text="x"), idempotency_key="mine"
+    request = SaveRequest.of(
+        KEY, file_name="report.txt", part=types.Part(text="x"), idempotency_key="mine"
     )
     assert (await service.save(request)).version == 2
 

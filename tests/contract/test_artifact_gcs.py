@@ -21,9 +21,10 @@ from adk_temporal.artifacts import (
     VersionConflictError,
     VersionsRequest,
 )
+from adk_temporal.ids import SessionKey
 from adk_temporal.testing.fake_gcs import FakeGcsServer
 
-IDENTITY = {"app_name": "weather", "user_id": "u-1", "session_id": "s-1"}
+KEY = SessionKey("weather", "u-1", "s-1")
 
 UploadHook = Callable[[storage.Blob, bytes, dict[str, Any]], None]
 
@@ -97,7 +98,7 @@ class RecordingBackoff:
 
 def text_save(name: str = "report.txt", **fields: Any) -> SaveRequest:
     """A save request of a small text part."""
-    return SaveRequest(**IDENTITY, file_name=name, part=types.Part(text="hello"), **fields)
+    return SaveRequest.of(KEY, file_name=name, part=types.Part(text="hello"), **fields)
 
 
 def object_names(client: storage.Client, bucket: str) -> list[str]:
@@ -126,14 +127,16 @@ async def test_reads_objects_written_in_go_layout(
     blob.metadata = {"origin": "go"}
     blob.upload_from_string(b"\x89PNG", content_type="image/png")
     service = GcsArtifactService(gcs_bucket, client=gcs_client)
-    loaded = await service.load(LoadRequest(**IDENTITY, file_name="chart.png"))
+    loaded = await service.load(LoadRequest.of(KEY, file_name="chart.png"))
     assert loaded.part.inline_data == types.Blob(data=b"\x89PNG", mime_type="image/png")
     described = await service.get_artifact_version(
-        GetArtifactVersionRequest(**IDENTITY, file_name="chart.png")
+        GetArtifactVersionRequest.of(KEY, file_name="chart.png")
     )
     assert described.artifact_version.custom_metadata == {"origin": "go"}
-    assert (await service.save(SaveRequest(**IDENTITY, file_name="chart.png",
-                                           part=types.Part(text="x")))).version == 5  # fmt: skip
+    saved = await service.save(
+        SaveRequest.of(KEY, file_name="chart.png", part=types.Part(text="x"))
+    )
+    assert saved.version == 5
 
 
 async def test_version_metadata_comes_from_the_object(
@@ -144,7 +147,7 @@ async def test_version_metadata_comes_from_the_object(
     await service.save(text_save(custom_metadata={"a": "b"}, idempotency_key="key-1"))
     described = (
         await service.get_artifact_version(
-            GetArtifactVersionRequest(**IDENTITY, file_name="report.txt", version=1)
+            GetArtifactVersionRequest.of(KEY, file_name="report.txt", version=1)
         )
     ).artifact_version
     blob = gcs_client.bucket(gcs_bucket).get_blob("weather/u-1/s-1/report.txt/1")
@@ -163,9 +166,7 @@ async def test_text_and_display_name_marks_keep_objects_go_compatible(
     service = GcsArtifactService(gcs_bucket, client=gcs_client)
     await service.save(text_save("notes.txt"))
     chart = types.Blob(data=b"\x89PNG", mime_type="image/png", display_name="chart.png")
-    await service.save(
-        SaveRequest(**IDENTITY, file_name="chart", part=types.Part(inline_data=chart))
-    )
+    await service.save(SaveRequest.of(KEY, file_name="chart", part=types.Part(inline_data=chart)))
     bucket = gcs_client.bucket(gcs_bucket)
     notes = bucket.get_blob("weather/u-1/s-1/notes.txt/1")
     assert (notes.content_type, notes.download_as_bytes()) == ("text/plain", b"hello")
@@ -178,7 +179,7 @@ async def test_text_and_display_name_marks_keep_objects_go_compatible(
     bucket.blob("weather/u-1/s-1/go-notes.txt/1").upload_from_string(
         b"from go", content_type="text/plain"
     )
-    loaded = await service.load(LoadRequest(**IDENTITY, file_name="go-notes.txt"))
+    loaded = await service.load(LoadRequest.of(KEY, file_name="go-notes.txt"))
     assert loaded.part.text is None
     assert loaded.part.inline_data == types.Blob(data=b"from go", mime_type="text/plain")
 
@@ -253,7 +254,7 @@ async def test_lost_race_every_time_gives_up_after_16_attempts(
     assert (stats.saves, stats.write_attempts, stats.precondition_failures) == (1, 16, 16)
     assert stats.max_save_attempts == 16 and stats.list_calls == 16
     assert stats.backoff_seconds == pytest.approx(sum(backoff.slept))
-    versions = await service.versions(VersionsRequest(**IDENTITY, file_name="report.txt"))
+    versions = await service.versions(VersionsRequest.of(KEY, file_name="report.txt"))
     assert versions.versions == list(range(1, 17))
 
 
@@ -279,7 +280,7 @@ async def test_quick_retry_takes_the_next_number_without_listing(
     stats = service.stats
     assert (stats.write_attempts, stats.list_calls, stats.metadata_reads) == (3, 1, 0)
     assert backoff.bounds == [(0.0, 1.0), (0.0, 1.0)]
-    versions = await service.versions(VersionsRequest(**IDENTITY, file_name="report.txt"))
+    versions = await service.versions(VersionsRequest.of(KEY, file_name="report.txt"))
     assert versions.versions == [1, 2, 3]
 
 
@@ -306,7 +307,7 @@ async def test_back_off_window_starts_at_the_lost_attempts_duration(
         16,
     )
     assert stats.list_calls == 1 + 13
-    versions = await service.versions(VersionsRequest(**IDENTITY, file_name="report.txt"))
+    versions = await service.versions(VersionsRequest.of(KEY, file_name="report.txt"))
     assert versions.versions == list(range(1, 17))
 
 
@@ -391,7 +392,8 @@ async def test_server_error_is_raised_at_once_without_retry(
 
     def server_fails(blob: storage.Blob, data: bytes, kwargs: dict[str, Any]) -> None:
         attempts.append(kwargs)
-        raise InternalServerError("backend is down")
+        # google-api-core leaves its exceptions' __init__ unannotated.
+        raise InternalServerError("backend is down")  # type: ignore[no-untyped-call]
 
     backoff = RecordingBackoff()
     service = GcsArtifactService(
@@ -440,7 +442,7 @@ async def test_stats_count_listings(gcs_client: storage.Client, gcs_bucket: str)
     await service.save(text_save(version=7))
     assert service.stats.list_calls == 0
     await service.save(text_save())
-    await service.load(LoadRequest(**IDENTITY, file_name="report.txt"))
+    await service.load(LoadRequest.of(KEY, file_name="report.txt"))
     assert service.stats.list_calls == 2
     assert (service.stats.saves, service.stats.write_attempts) == (2, 2)
 

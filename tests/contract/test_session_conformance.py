@@ -13,7 +13,7 @@ import re
 import sqlite3
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from adk_temporal.errors import (
     SessionNotFoundError,
 )
 from adk_temporal.events import Event, EventActions, ToolConfirmation
+from adk_temporal.ids import SessionKey
 from adk_temporal.sessions import (
     InMemorySessionService,
     PostgresSessionService,
@@ -89,7 +90,7 @@ def _event(event_id: str, delta: dict[str, Any] | None = None, **fields: Any) ->
 
 
 async def _ids(service: SessionService, session_id: str, user_id: str = USER) -> list[str]:
-    session = await service.get(app_name=APP, user_id=user_id, session_id=session_id)
+    session = await service.get(SessionKey(APP, user_id, session_id))
     return [event.id for event in session.events]
 
 
@@ -102,10 +103,10 @@ def _piece(event_id: str, text: str, attempt: int = 1) -> Event:
     )
 
 
-async def _take(follower: AsyncIterator[Event], count: int) -> list[Event]:
+async def _take(follower: AsyncGenerator[Event, None], count: int) -> list[Event]:
     """The follower's next ``count`` events (a generous bound: the store is local)."""
     taken: list[Event] = []
-    async with aclosing(follower), asyncio.timeout(30):  # type: ignore[type-var]
+    async with aclosing(follower), asyncio.timeout(30):
         async for event in follower:
             taken.append(event)
             if len(taken) == count:
@@ -117,24 +118,24 @@ async def test_followers_get_pieces_in_order_and_the_final_event_supersedes_them
     open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
 ) -> None:
     """A follower on another connection gets each piece; once the final is stored they go."""
-    ids = {"app_name": APP, "user_id": USER, "session_id": "s1"}
+    key = SessionKey(APP, USER, "s1")
     async with open_service() as writer, open_service() as reader:
-        await writer.create(**ids)
-        follower = reader.follow_partials(**ids)
+        await writer.create(key)
+        follower = reader.follow_partials(key)
         taking = asyncio.create_task(_take(follower, 3))
         for text in ("The wea", "ther is ", "sunny"):
-            await writer.publish_partial(**ids, event=_piece("m1", text))
+            await writer.publish_partial(key, _piece("m1", text))
         pieces = await taking
         assert [(e.id, e.text(), e.partial, e.attempt) for e in pieces] == [
             ("m1", "The wea", True, 1),
             ("m1", "ther is ", True, 1),
             ("m1", "sunny", True, 1),
         ]
-        await writer.append_events(**ids, events=[_event("m1")])
-        await writer.publish_partial(**ids, event=_piece("m2", "next step"))
+        await writer.append_events(key, [_event("m1")])
+        await writer.publish_partial(key, _piece("m2", "next step"))
         # A follower starting now finds m1's pieces gone: m2's is the first it gets.
-        assert [e.id for e in await _take(reader.follow_partials(**ids), 1)] == ["m2"]
-        session = await reader.get(**ids)
+        assert [e.id for e in await _take(reader.follow_partials(key), 1)] == ["m2"]
+        session = await reader.get(key)
         assert [e.id for e in session.events] == ["m1"]
         assert session.events[0].partial is None
 
@@ -143,12 +144,12 @@ async def test_a_late_follower_gets_the_pieces_of_the_unfinished_step_and_attemp
     open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
 ) -> None:
     """Pieces of a retried step stay apart from the abandoned attempt's by ``attempt``."""
-    ids = {"app_name": APP, "user_id": USER, "session_id": "s2"}
+    key = SessionKey(APP, USER, "s2")
     async with open_service() as writer, open_service() as reader:
-        await writer.create(**ids)
-        await writer.publish_partial(**ids, event=_piece("m1", "abandoned", attempt=1))
-        await writer.publish_partial(**ids, event=_piece("m1", "retried", attempt=2))
-        pieces = await _take(reader.follow_partials(**ids), 2)
+        await writer.create(key)
+        await writer.publish_partial(key, _piece("m1", "abandoned", attempt=1))
+        await writer.publish_partial(key, _piece("m1", "retried", attempt=2))
+        pieces = await _take(reader.follow_partials(key), 2)
         assert [(e.text(), e.attempt) for e in pieces] == [("abandoned", 1), ("retried", 2)]
 
 
@@ -156,33 +157,36 @@ async def test_pieces_older_than_their_time_to_live_are_dropped(
     open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
 ) -> None:
     """A step that died never supersedes its pieces: they expire instead."""
-    ids = {"app_name": APP, "user_id": USER, "session_id": "s3"}
+    key = SessionKey(APP, USER, "s3")
     async with open_service() as service:
-        await service.create(**ids)
-        await service.publish_partial(**ids, event=_piece("dead", "never finished"))
+        await service.create(key)
+        await service.publish_partial(key, _piece("dead", "never finished"))
+        # The clock the fixture gave the backend: the service protocol does not expose it.
+        assert isinstance(
+            service, InMemorySessionService | SqliteSessionService | PostgresSessionService
+        )
         clock = service._clock
+        assert isinstance(clock, _Clock)
         clock.now += PARTIAL_TTL_SECONDS + 10
-        await service.publish_partial(**ids, event=_piece("m2", "fresh"))
-        assert [e.id for e in await _take(service.follow_partials(**ids), 1)] == ["m2"]
+        await service.publish_partial(key, _piece("m2", "fresh"))
+        assert [e.id for e in await _take(service.follow_partials(key), 1)] == ["m2"]
 
 
 async def test_pieces_are_refused_unless_partial_and_never_appended(
     service: SessionService,
 ) -> None:
     """A piece needs partial=True and an id; a partial event cannot enter the history."""
-    ids = {"app_name": APP, "user_id": USER, "session_id": "s4"}
-    await service.create(**ids)
+    key = SessionKey(APP, USER, "s4")
+    await service.create(key)
     with pytest.raises(InvalidSessionRequestError, match="partial=True"):
-        await service.publish_partial(**ids, event=_event("m1"))
+        await service.publish_partial(key, _event("m1"))
     with pytest.raises(InvalidSessionRequestError, match="partial=True"):
-        await service.publish_partial(**ids, event=_piece("", "no id"))
+        await service.publish_partial(key, _piece("", "no id"))
     with pytest.raises(InvalidSessionRequestError, match="missing required fields: user_id"):
-        await service.publish_partial(
-            app_name=APP, user_id="", session_id="s4", event=_piece("m1", "x")
-        )
+        await service.publish_partial(SessionKey(APP, "", "s4"), _piece("m1", "x"))
     with pytest.raises(InvalidSessionRequestError, match="are partial"):
-        await service.append_events(**ids, events=[_piece("m1", "x")])
-    assert (await service.get(**ids)).events == []
+        await service.append_events(key, [_piece("m1", "x")])
+    assert (await service.get(key)).events == []
 
 
 # --- staged events ------------------------------------------------------------------------
@@ -192,16 +196,16 @@ async def test_staged_events_stay_out_of_history_until_an_append_takes_them(
     service: SessionService,
 ) -> None:
     """stage → invisible to get; staged_events finds them by id; append(unstage=) removes them."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
-    ids = {"app_name": APP, "user_id": USER, "session_id": "s-1"}
-    await service.stage_events(**ids, events=[_event("k1", {"a": 1}), _event("k2")])
+    await service.create(SessionKey(APP, USER, "s-1"))
+    key = SessionKey(APP, USER, "s-1")
+    await service.stage_events(key, [_event("k1", {"a": 1}), _event("k2")])
     assert await _ids(service, "s-1") == []
-    assert (await service.get_state(**ids)) == {}
-    found = await service.staged_events(**ids, ids=["k2", "nope", "k1"])
+    assert (await service.get_state(key)) == {}
+    found = await service.staged_events(key, ["k2", "nope", "k1"])
     assert sorted(found) == ["k1", "k2"]
     assert found["k1"].actions.state_delta == {"a": 1}
-    await service.append_events(**ids, events=[_event("merged", {"a": 1})], unstage=["k1", "k2"])
-    assert await service.staged_events(**ids, ids=["k1", "k2"]) == {}
+    await service.append_events(key, [_event("merged", {"a": 1})], unstage=["k1", "k2"])
+    assert await service.staged_events(key, ["k1", "k2"]) == {}
     assert await _ids(service, "s-1") == ["merged"]
 
 
@@ -210,35 +214,35 @@ async def test_staging_an_id_again_replaces_it_and_deleting_the_session_drops_it
 ) -> None:
     """A retried step restages under the same id: the latest wins; staged rows die with the
     session."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
-    ids = {"app_name": APP, "user_id": USER, "session_id": "s-1"}
-    await service.stage_events(**ids, events=[_event("k1", {"try": 1})])
-    await service.stage_events(**ids, events=[_event("k1", {"try": 2})])
-    [(_, staged)] = (await service.staged_events(**ids, ids=["k1"])).items()
+    await service.create(SessionKey(APP, USER, "s-1"))
+    key = SessionKey(APP, USER, "s-1")
+    await service.stage_events(key, [_event("k1", {"try": 1})])
+    await service.stage_events(key, [_event("k1", {"try": 2})])
+    [(_, staged)] = (await service.staged_events(key, ["k1"])).items()
     assert staged.actions.state_delta == {"try": 2}
-    await service.delete(**ids)
-    await service.create(**ids)
-    assert await service.staged_events(**ids, ids=["k1"]) == {}
+    await service.delete(key)
+    await service.create(key)
+    assert await service.staged_events(key, ["k1"]) == {}
 
 
 async def test_staging_into_a_missing_session_is_refused(service: SessionService) -> None:
     """Nothing is staged for a session that does not exist; empty ids are refused."""
-    ids = {"app_name": APP, "user_id": USER, "session_id": "nope"}
+    key = SessionKey(APP, USER, "nope")
     with pytest.raises(SessionNotFoundError):
-        await service.stage_events(**ids, events=[_event("k1")])
+        await service.stage_events(key, [_event("k1")])
     with pytest.raises(SessionNotFoundError):
-        await service.staged_events(**ids, ids=["k1"])
-    await service.create(**ids)
+        await service.staged_events(key, ["k1"])
+    await service.create(key)
     with pytest.raises(InvalidSessionRequestError, match="empty id"):
-        await service.stage_events(**ids, events=[_event("")])
+        await service.stage_events(key, [_event("")])
 
 
 async def test_nan_in_state_is_refused_not_turned_into_null(service: SessionService) -> None:
     """Strict JSON: NaN and infinities are refused, naming the key; nothing is stored."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
     with pytest.raises(InvalidSessionRequestError, match="'x' is not JSON-serialisable"):
         await service.append_events(
-            app_name=APP, user_id=USER, session_id="s-1", events=[_event("e1", {"x": float("inf")})]
+            SessionKey(APP, USER, "s-1"), [_event("e1", {"x": float("inf")})]
         )
     assert await _ids(service, "s-1") == []
 
@@ -248,14 +252,14 @@ async def test_nan_in_state_is_refused_not_turned_into_null(service: SessionServ
 
 async def test_create_without_id_generates_hex_id_and_get_finds_it(service: SessionService) -> None:
     """create() with no id picks a uuid4 hex id, and get() returns the empty session."""
-    created = await service.create(app_name=APP, user_id=USER)
+    created = await service.create(SessionKey.fresh(APP, USER))
     assert re.fullmatch(r"[0-9a-f]{32}", created.id)
     assert (created.app_name, created.user_id, created.events) == (APP, USER, [])
-    fetched = await service.get(app_name=APP, user_id=USER, session_id=created.id)
+    fetched = await service.get(SessionKey(APP, USER, created.id))
     assert fetched.id == created.id
     assert fetched.events == []
     assert fetched.last_update_time == created.last_update_time > 0
-    other = await service.create(app_name=APP, user_id=USER)
+    other = await service.create(SessionKey.fresh(APP, USER))
     assert other.id != created.id
 
 
@@ -263,42 +267,40 @@ async def test_create_existing_id_raises_exists_error_and_changes_nothing(
     service: SessionService,
 ) -> None:
     """Creating an existing session raises SessionExistsError naming it; its state stays."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1", state={"k": 1})
+    await service.create(SessionKey(APP, USER, "s-1"), state={"k": 1})
     with pytest.raises(SessionExistsError) as caught:
-        await service.create(
-            app_name=APP, user_id=USER, session_id="s-1", state={"k": 2, "app:leak": True}
-        )
+        await service.create(SessionKey(APP, USER, "s-1"), state={"k": 2, "app:leak": True})
     message = str(caught.value)
     assert "'s-1' already exists" in message
     assert f"app '{APP}'" in message and f"user '{USER}'" in message
-    assert await service.get_state(app_name=APP, user_id=USER, session_id="s-1") == {"k": 1}
+    assert await service.get_state(SessionKey(APP, USER, "s-1")) == {"k": 1}
 
 
 async def test_get_unknown_session_raises_not_found_naming_identity(
     service: SessionService,
 ) -> None:
     """get() of a missing session raises SessionNotFoundError naming app, user and session."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
     with pytest.raises(SessionNotFoundError) as caught:
-        await service.get(app_name=APP, user_id="bob", session_id="s-1")
+        await service.get(SessionKey(APP, "bob", "s-1"))
     assert str(caught.value) == (
         f"session 's-1' not found for app '{APP}' and user 'bob'; create it first"
     )
     assert isinstance(caught.value, LookupError)
     with pytest.raises(SessionNotFoundError, match="session 'nope' not found"):
-        await service.get_state(app_name=APP, user_id=USER, session_id="nope")
+        await service.get_state(SessionKey(APP, USER, "nope"))
 
 
 async def test_empty_identity_fields_are_refused_together(service: SessionService) -> None:
     """Empty app/user/session ids raise InvalidSessionRequestError naming every missing field."""
     with pytest.raises(InvalidSessionRequestError) as caught:
-        await service.create(app_name="", user_id="", session_id="")
+        await service.create(SessionKey("", "", ""))
     assert str(caught.value) == (
         "invalid session request: missing required fields: app_name, user_id, session_id"
     )
     assert isinstance(caught.value, ValueError)
     with pytest.raises(InvalidSessionRequestError, match=r"missing required fields: user_id$"):
-        await service.list(app_name=APP, user_id="")
+        await service.list(APP, "")
 
 
 @pytest.mark.parametrize(
@@ -315,12 +317,12 @@ async def test_ids_outside_the_grammar_are_refused_before_anything_is_stored(
     service: SessionService, ids: dict[str, str], problem: str
 ) -> None:
     """The id grammar shared with the client and the artifact stores; nothing is created."""
-    identity = {"app_name": APP, "user_id": USER, "session_id": "s-ok", **ids}
+    key = SessionKey(APP, USER, "s-ok")._replace(**ids)
     with pytest.raises(InvalidSessionRequestError, match=re.escape(problem)):
-        await service.create(**identity)
+        await service.create(key)
     with pytest.raises(InvalidSessionRequestError, match=re.escape(problem)):
-        await service.append_events(**identity, events=[])
-    assert await service.list(app_name=APP, user_id=USER) == []
+        await service.append_events(key, [])
+    assert await service.list(APP, USER) == []
 
 
 async def test_list_returns_sorted_sessions_with_state_but_without_events(
@@ -328,49 +330,42 @@ async def test_list_returns_sorted_sessions_with_state_but_without_events(
 ) -> None:
     """list() gives the user's sessions of the app, sorted by id, state included, no events."""
     for session_id in ("s-b", "s-c", "s-a"):
-        await service.create(app_name=APP, user_id=USER, session_id=session_id)
-    await service.create(app_name=APP, user_id="bob", session_id="s-0")
-    await service.create(app_name="other_app", user_id=USER, session_id="s-0")
-    await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-a", events=[_event("e-1", {"city": "Paris"})]
-    )
+        await service.create(SessionKey(APP, USER, session_id))
+    await service.create(SessionKey(APP, "bob", "s-0"))
+    await service.create(SessionKey("other_app", USER, "s-0"))
+    await service.append_events(SessionKey(APP, USER, "s-a"), [_event("e-1", {"city": "Paris"})])
 
-    listed = await service.list(app_name=APP, user_id=USER)
+    listed = await service.list(APP, USER)
 
     assert [session.id for session in listed] == ["s-a", "s-b", "s-c"]
     assert all(session.events == [] for session in listed)
     assert listed[0].state == {"city": "Paris"}
-    assert await service.list(app_name=APP, user_id="nobody") == []
+    assert await service.list(APP, "nobody") == []
 
 
 async def test_delete_removes_session_and_events_and_absent_is_not_error(
     service: SessionService,
 ) -> None:
     """delete() removes one session and its events; deleting again or a missing one is fine."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
-    await service.create(app_name=APP, user_id=USER, session_id="s-2")
+    await service.create(SessionKey(APP, USER, "s-1"))
+    await service.create(SessionKey(APP, USER, "s-2"))
     await service.append_events(
-        app_name=APP,
-        user_id=USER,
-        session_id="s-1",
-        events=[_event("e-1", {"user:lang": "fr", "k": 1})],
+        SessionKey(APP, USER, "s-1"), [_event("e-1", {"user:lang": "fr", "k": 1})]
     )
 
-    await service.delete(app_name=APP, user_id=USER, session_id="s-1")
-    await service.delete(app_name=APP, user_id=USER, session_id="s-1")
-    await service.delete(app_name=APP, user_id=USER, session_id="never-existed")
+    await service.delete(SessionKey(APP, USER, "s-1"))
+    await service.delete(SessionKey(APP, USER, "s-1"))
+    await service.delete(SessionKey(APP, USER, "never-existed"))
 
     with pytest.raises(SessionNotFoundError):
-        await service.get(app_name=APP, user_id=USER, session_id="s-1")
-    assert [s.id for s in await service.list(app_name=APP, user_id=USER)] == ["s-2"]
-    recreated = await service.create(app_name=APP, user_id=USER, session_id="s-1")
+        await service.get(SessionKey(APP, USER, "s-1"))
+    assert [s.id for s in await service.list(APP, USER)] == ["s-2"]
+    recreated = await service.create(SessionKey(APP, USER, "s-1"))
     assert recreated.events == []
     # The user scope outlives the session that wrote it; the session's own keys do not.
     assert recreated.state == {"user:lang": "fr"}
-    await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1", {"k": 2})]
-    )
-    assert await service.get_state(app_name=APP, user_id=USER, session_id="s-1") == {
+    await service.append_events(SessionKey(APP, USER, "s-1"), [_event("e-1", {"k": 2})])
+    assert await service.get_state(SessionKey(APP, USER, "s-1")) == {
         "user:lang": "fr",
         "k": 2,
     }
@@ -378,15 +373,9 @@ async def test_delete_removes_session_and_events_and_absent_is_not_error(
 
 async def test_get_or_create_creates_once_then_returns_existing(service: SessionService) -> None:
     """get_or_create() creates a missing session with its state, later calls return it as is."""
-    first = await service.get_or_create(
-        app_name=APP, user_id=USER, session_id="s-1", state={"k": "initial"}
-    )
-    await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1")]
-    )
-    second = await service.get_or_create(
-        app_name=APP, user_id=USER, session_id="s-1", state={"k": "ignored"}
-    )
+    first = await service.get_or_create(SessionKey(APP, USER, "s-1"), state={"k": "initial"})
+    await service.append_events(SessionKey(APP, USER, "s-1"), [_event("e-1")])
+    second = await service.get_or_create(SessionKey(APP, USER, "s-1"), state={"k": "ignored"})
     assert first.state == second.state == {"k": "initial"}
     assert [event.id for event in second.events] == ["e-1"]
 
@@ -398,38 +387,31 @@ async def test_append_keeps_order_and_after_sequence_returns_the_tail(
     service: SessionService,
 ) -> None:
     """Events keep append order across calls; get(after_sequence=n) returns events n+1.."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
     ids = ["e-z", "e-a", "e-m", "e-b", "e-y"]
-    await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[_event(i) for i in ids[:2]]
-    )
-    await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[_event(i) for i in ids[2:]]
-    )
+    await service.append_events(SessionKey(APP, USER, "s-1"), [_event(i) for i in ids[:2]])
+    await service.append_events(SessionKey(APP, USER, "s-1"), [_event(i) for i in ids[2:]])
 
     assert await _ids(service, "s-1") == ids
-    tail = await service.get(app_name=APP, user_id=USER, session_id="s-1", after_sequence=3)
+    tail = await service.get(SessionKey(APP, USER, "s-1"), after_sequence=3)
     assert [event.id for event in tail.events] == ["e-b", "e-y"]
-    beyond = await service.get(app_name=APP, user_id=USER, session_id="s-1", after_sequence=9)
+    beyond = await service.get(SessionKey(APP, USER, "s-1"), after_sequence=9)
     assert beyond.events == []
     with pytest.raises(InvalidSessionRequestError, match="after_sequence must be >= 0, got -1"):
-        await service.get(app_name=APP, user_id=USER, session_id="s-1", after_sequence=-1)
+        await service.get(SessionKey(APP, USER, "s-1"), after_sequence=-1)
 
 
 async def test_append_stamps_missing_timestamps_and_keeps_given_ones(
     service: SessionService,
 ) -> None:
     """An event without a timestamp gets the service clock's; a given one is kept."""
-    created = await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    created = await service.create(SessionKey(APP, USER, "s-1"))
     stored = await service.append_events(
-        app_name=APP,
-        user_id=USER,
-        session_id="s-1",
-        events=[_event("e-1"), _event("e-2", timestamp=5.0)],
+        SessionKey(APP, USER, "s-1"), [_event("e-1"), _event("e-2", timestamp=5.0)]
     )
     assert stored[0].timestamp > created.last_update_time
     assert stored[1].timestamp == 5.0
-    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    session = await service.get(SessionKey(APP, USER, "s-1"))
     assert [event.timestamp for event in session.events] == [stored[0].timestamp, 5.0]
 
 
@@ -437,23 +419,19 @@ async def test_last_update_time_is_the_last_appended_events_timestamp(
     service: SessionService,
 ) -> None:
     """last_update_time is the last stored event's timestamp (as in ADK), not the append time."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
     # Neither the service clock (~1000 s) nor the wall clock: only the events can give these.
     await service.append_events(
-        app_name=APP,
-        user_id=USER,
-        session_id="s-1",
-        events=[_event("e-1", timestamp=50_000.0), _event("e-2", timestamp=40_000.0)],
+        SessionKey(APP, USER, "s-1"),
+        [_event("e-1", timestamp=50_000.0), _event("e-2", timestamp=40_000.0)],
     )
-    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    session = await service.get(SessionKey(APP, USER, "s-1"))
     assert session.last_update_time == 40_000.0
-    listed = await service.list(app_name=APP, user_id=USER)
+    listed = await service.list(APP, USER)
     assert [s.last_update_time for s in listed] == [40_000.0]
 
-    stamped = await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-3")]
-    )
-    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    stamped = await service.append_events(SessionKey(APP, USER, "s-1"), [_event("e-3")])
+    session = await service.get(SessionKey(APP, USER, "s-1"))
     assert session.last_update_time == stamped[0].timestamp
 
 
@@ -461,23 +439,17 @@ async def test_appending_the_same_event_twice_applies_its_delta_once(
     service: SessionService,
 ) -> None:
     """A retried append of a stored event id is skipped: no duplicate, no second delta."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
-    await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1", {"n": 1})]
-    )
-    await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-2", {"n": 2})]
-    )
-    before = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
+    await service.append_events(SessionKey(APP, USER, "s-1"), [_event("e-1", {"n": 1})])
+    await service.append_events(SessionKey(APP, USER, "s-1"), [_event("e-2", {"n": 2})])
+    before = await service.get(SessionKey(APP, USER, "s-1"))
 
     # The retry carries different content (a model is not deterministic); the stored one wins.
     retry = _event("e-1", {"n": 1})
     retry.content = types.Content(role="model", parts=[types.Part(text="a different reply")])
-    returned = await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[retry]
-    )
+    returned = await service.append_events(SessionKey(APP, USER, "s-1"), [retry])
 
-    after = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    after = await service.get(SessionKey(APP, USER, "s-1"))
     assert [event.id for event in after.events] == ["e-1", "e-2"]
     assert after.state == {"n": 2}
     assert returned == [before.events[0]]
@@ -489,22 +461,15 @@ async def test_batch_with_stored_and_repeated_ids_stores_each_id_once(
     service: SessionService,
 ) -> None:
     """A batch mixing a stored id, new ids and a repeated id stores only the new ones, once."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
     await service.append_events(
-        app_name=APP,
-        user_id=USER,
-        session_id="s-1",
-        events=[_event("e-1", {"first": 1, "app:hits": 1, "user:seen": 1})],
+        SessionKey(APP, USER, "s-1"), [_event("e-1", {"first": 1, "app:hits": 1, "user:seen": 1})]
     )
-    await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-2", {"first": 2})]
-    )
+    await service.append_events(SessionKey(APP, USER, "s-1"), [_event("e-2", {"first": 2})])
 
     returned = await service.append_events(
-        app_name=APP,
-        user_id=USER,
-        session_id="s-1",
-        events=[
+        SessionKey(APP, USER, "s-1"),
+        [
             _event("e-1", {"first": 99, "app:hits": 99, "user:seen": 99}),
             _event("e-3", {"third": 3}),
             _event("e-3", {"third": 33}),
@@ -517,7 +482,7 @@ async def test_batch_with_stored_and_repeated_ids_stores_each_id_once(
         ("e-3", {"third": 3}),
     ]
     assert await _ids(service, "s-1") == ["e-1", "e-2", "e-3"]
-    assert await service.get_state(app_name=APP, user_id=USER, session_id="s-1") == {
+    assert await service.get_state(SessionKey(APP, USER, "s-1")) == {
         "first": 2,
         "third": 3,
         "app:hits": 1,
@@ -529,48 +494,41 @@ async def test_events_without_id_are_refused_and_nothing_is_stored(
     service: SessionService,
 ) -> None:
     """An event with an empty id fails the whole batch with a ValueError naming its position."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
     with pytest.raises(InvalidSessionRequestError) as caught:
         await service.append_events(
-            app_name=APP,
-            user_id=USER,
-            session_id="s-1",
-            events=[_event("e-1", {"k": 1}), _event("", {"k": 2})],
+            SessionKey(APP, USER, "s-1"), [_event("e-1", {"k": 1}), _event("", {"k": 2})]
         )
     assert isinstance(caught.value, ValueError)
     assert "events at positions [1] have an empty id" in str(caught.value)
-    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    session = await service.get(SessionKey(APP, USER, "s-1"))
     assert (session.events, session.state) == ([], {})
 
 
 async def test_non_json_state_values_are_refused_naming_the_key(service: SessionService) -> None:
     """State values that cannot be stored as JSON are refused before anything is written."""
     with pytest.raises(InvalidSessionRequestError, match="initial state value for key 'bad'"):
-        await service.create(app_name=APP, user_id=USER, session_id="s-1", state={"bad": {1, 2}})
-    await service.create(
-        app_name=APP, user_id=USER, session_id="s-1", state={"temp:handle": object()}
-    )
+        await service.create(SessionKey(APP, USER, "s-1"), state={"bad": {1, 2}})
+    await service.create(SessionKey(APP, USER, "s-1"), state={"temp:handle": object()})
     with pytest.raises(
         InvalidSessionRequestError,
         match=r"state_delta of event 'e-2' value for key 'when' is not JSON-serialisable",
     ):
         await service.append_events(
-            app_name=APP,
-            user_id=USER,
-            session_id="s-1",
-            events=[_event("e-1", {"ok": 1}), _event("e-2", {"when": object()})],
+            SessionKey(APP, USER, "s-1"),
+            [_event("e-1", {"ok": 1}), _event("e-2", {"when": object()})],
         )
     assert await _ids(service, "s-1") == []
 
 
 async def test_state_values_are_normalised_through_json(service: SessionService) -> None:
     """Every backend hands back state values as JSON would (a tuple becomes a list)."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1", state={"pair": (1, 2)})
+    await service.create(SessionKey(APP, USER, "s-1"), state={"pair": (1, 2)})
     stored = await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1", {"t": ("a", None)})]
+        SessionKey(APP, USER, "s-1"), [_event("e-1", {"t": ("a", None)})]
     )
     assert stored[0].actions.state_delta == {"t": ["a", None]}
-    assert await service.get_state(app_name=APP, user_id=USER, session_id="s-1") == {
+    assert await service.get_state(SessionKey(APP, USER, "s-1")) == {
         "pair": [1, 2],
         "t": ["a", None],
     }
@@ -579,13 +537,11 @@ async def test_state_values_are_normalised_through_json(service: SessionService)
 async def test_append_to_unknown_session_raises_not_found(service: SessionService) -> None:
     """append_events() to a missing session raises SessionNotFoundError and creates nothing."""
     with pytest.raises(SessionNotFoundError, match=f"session 'ghost' not found for app '{APP}'"):
-        await service.append_events(
-            app_name=APP, user_id=USER, session_id="ghost", events=[_event("e-1", {"app:x": 1})]
-        )
+        await service.append_events(SessionKey(APP, USER, "ghost"), [_event("e-1", {"app:x": 1})])
     with pytest.raises(SessionNotFoundError):
-        await service.append_events(app_name=APP, user_id=USER, session_id="ghost", events=[])
-    assert await service.list(app_name=APP, user_id=USER) == []
-    created = await service.create(app_name=APP, user_id=USER, session_id="ghost")
+        await service.append_events(SessionKey(APP, USER, "ghost"), [])
+    assert await service.list(APP, USER) == []
+    created = await service.create(SessionKey(APP, USER, "ghost"))
     assert created.state == {}
 
 
@@ -594,64 +550,52 @@ async def test_append_to_unknown_session_raises_not_found(service: SessionServic
 
 async def test_app_scope_is_shared_by_every_user_of_the_app(service: SessionService) -> None:
     """app: keys written in one user's session are visible to another user's session."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
-    await service.create(app_name=APP, user_id="bob", session_id="s-9")
-    await service.create(app_name="other_app", user_id="bob", session_id="s-9")
-    await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1", {"app:units": "C"})]
-    )
+    await service.create(SessionKey(APP, USER, "s-1"))
+    await service.create(SessionKey(APP, "bob", "s-9"))
+    await service.create(SessionKey("other_app", "bob", "s-9"))
+    await service.append_events(SessionKey(APP, USER, "s-1"), [_event("e-1", {"app:units": "C"})])
 
-    bob = await service.get(app_name=APP, user_id="bob", session_id="s-9")
+    bob = await service.get(SessionKey(APP, "bob", "s-9"))
     assert bob.state == {"app:units": "C"}
-    assert await service.get_state(app_name="other_app", user_id="bob", session_id="s-9") == {}
+    assert await service.get_state(SessionKey("other_app", "bob", "s-9")) == {}
 
 
 async def test_user_scope_is_shared_by_the_users_sessions_only(service: SessionService) -> None:
     """user: keys reach the same user's other sessions, never another user's."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
-    await service.create(app_name=APP, user_id=USER, session_id="s-2")
-    await service.create(app_name=APP, user_id="bob", session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
+    await service.create(SessionKey(APP, USER, "s-2"))
+    await service.create(SessionKey(APP, "bob", "s-1"))
     await service.append_events(
-        app_name=APP,
-        user_id=USER,
-        session_id="s-1",
-        events=[_event("e-1", {"user:name": "Alice", "topic": "rain"})],
+        SessionKey(APP, USER, "s-1"), [_event("e-1", {"user:name": "Alice", "topic": "rain"})]
     )
 
-    assert await service.get_state(app_name=APP, user_id=USER, session_id="s-2") == {
-        "user:name": "Alice"
-    }
-    assert await service.get_state(app_name=APP, user_id="bob", session_id="s-1") == {}
-    own = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    assert await service.get_state(SessionKey(APP, USER, "s-2")) == {"user:name": "Alice"}
+    assert await service.get_state(SessionKey(APP, "bob", "s-1")) == {}
+    own = await service.get(SessionKey(APP, USER, "s-1"))
     assert own.state == {"user:name": "Alice", "topic": "rain"}
 
 
 async def test_initial_state_is_split_by_scope_like_a_delta(service: SessionService) -> None:
     """create(state=...) routes app:/user: keys to their scopes and drops temp: keys."""
     created = await service.create(
-        app_name=APP,
-        user_id=USER,
-        session_id="s-1",
-        state={"app:v": 1, "user:w": 2, "k": 3, "temp:t": 4},
+        SessionKey(APP, USER, "s-1"), state={"app:v": 1, "user:w": 2, "k": 3, "temp:t": 4}
     )
     assert created.state == {"app:v": 1, "user:w": 2, "k": 3}
-    sibling = await service.create(app_name=APP, user_id=USER, session_id="s-2")
+    sibling = await service.create(SessionKey(APP, USER, "s-2"))
     assert sibling.state == {"app:v": 1, "user:w": 2}
-    stranger = await service.create(app_name=APP, user_id="bob", session_id="s-3")
+    stranger = await service.create(SessionKey(APP, "bob", "s-3"))
     assert stranger.state == {"app:v": 1}
 
 
 async def test_temp_keys_are_never_stored_not_even_in_the_event(service: SessionService) -> None:
     """temp: keys reach neither the state nor the stored event; the caller's event is untouched."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
     event = _event("e-1", {"temp:scratch": "x", "kept": "y"})
 
-    returned = await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[event]
-    )
+    returned = await service.append_events(SessionKey(APP, USER, "s-1"), [event])
 
     assert returned[0].actions.state_delta == {"kept": "y"}
-    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    session = await service.get(SessionKey(APP, USER, "s-1"))
     assert session.state == {"kept": "y"}
     assert session.events[0].actions.state_delta == {"kept": "y"}
     assert event.actions.state_delta == {"temp:scratch": "x", "kept": "y"}
@@ -663,26 +607,24 @@ async def test_temp_keys_are_never_stored_not_even_in_the_event(service: Session
 
 async def test_returned_objects_are_copies_of_the_store(service: SessionService) -> None:
     """Mutating returned sessions, states, events or the appended input never changes the store."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1", state={"cfg": {"a": 1}})
+    await service.create(SessionKey(APP, USER, "s-1"), state={"cfg": {"a": 1}})
     event = _event("e-1", {"items": [1]})
-    returned = await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[event]
-    )
-    expected = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    returned = await service.append_events(SessionKey(APP, USER, "s-1"), [event])
+    expected = await service.get(SessionKey(APP, USER, "s-1"))
 
     event.actions.state_delta["items"].append("input")
     returned[0].actions.state_delta["items"].append("returned")
     returned[0].id = "changed"
-    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    session = await service.get(SessionKey(APP, USER, "s-1"))
     session.state["cfg"]["a"] = 2
     session.events[0].author = "intruder"
     session.events.clear()
-    state = await service.get_state(app_name=APP, user_id=USER, session_id="s-1")
+    state = await service.get_state(SessionKey(APP, USER, "s-1"))
     state["cfg"]["b"] = 3
-    (listed,) = await service.list(app_name=APP, user_id=USER)
+    (listed,) = await service.list(APP, USER)
     listed.state["items"].append("listed")
 
-    assert await service.get(app_name=APP, user_id=USER, session_id="s-1") == expected
+    assert await service.get(SessionKey(APP, USER, "s-1")) == expected
     assert expected.state == {"cfg": {"a": 1}, "items": [1]}
 
 
@@ -690,7 +632,7 @@ async def test_event_json_round_trips_calls_bytes_and_confirmations(
     service: SessionService,
 ) -> None:
     """An event with function calls, inline bytes and requested confirmations reads back equal."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
     event = Event(
         id="e-rich",
         invocation_id="e-42",
@@ -733,11 +675,9 @@ async def test_event_json_round_trips_calls_bytes_and_confirmations(
         error_message="partial",
     )
 
-    (returned,) = await service.append_events(
-        app_name=APP, user_id=USER, session_id="s-1", events=[event]
-    )
+    (returned,) = await service.append_events(SessionKey(APP, USER, "s-1"), [event])
 
-    (stored,) = (await service.get(app_name=APP, user_id=USER, session_id="s-1")).events
+    (stored,) = (await service.get(SessionKey(APP, USER, "s-1"))).events
     assert stored == event
     assert returned == event
     blob = stored.parts()[3].inline_data
@@ -752,27 +692,24 @@ async def test_concurrent_appends_to_one_session_get_consecutive_sequences(
     service: SessionService,
 ) -> None:
     """Appends racing on one session all land, each at its own consecutive sequence number."""
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
 
     await asyncio.gather(
         *(
             service.append_events(
-                app_name=APP,
-                user_id=USER,
-                session_id="s-1",
-                events=[_event(f"e-{i}a", {f"k{i}": i}), _event(f"e-{i}b")],
+                SessionKey(APP, USER, "s-1"), [_event(f"e-{i}a", {f"k{i}": i}), _event(f"e-{i}b")]
             )
             for i in range(10)
         )
     )
 
-    session = await service.get(app_name=APP, user_id=USER, session_id="s-1")
+    session = await service.get(SessionKey(APP, USER, "s-1"))
     ids = [event.id for event in session.events]
     assert sorted(ids) == sorted(f"e-{i}{part}" for i in range(10) for part in "ab")
     # A batch is one transaction: its events stay adjacent.
     assert all(ids[ids.index(f"e-{i}a") + 1] == f"e-{i}b" for i in range(10))
     for seen in (0, 7, 19, 20):
-        tail = await service.get(app_name=APP, user_id=USER, session_id="s-1", after_sequence=seen)
+        tail = await service.get(SessionKey(APP, USER, "s-1"), after_sequence=seen)
         assert [event.id for event in tail.events] == ids[seen:]
     assert session.state == {f"k{i}": i for i in range(10)}
 
@@ -782,15 +719,13 @@ async def test_concurrent_appends_to_sibling_sessions_keep_every_shared_key(
 ) -> None:
     """Sessions of one user writing app: and user: keys at once lose none of each other's."""
     for i in range(8):
-        await service.create(app_name=APP, user_id=USER, session_id=f"s-{i}")
+        await service.create(SessionKey(APP, USER, f"s-{i}"))
 
     await asyncio.gather(
         *(
             service.append_events(
-                app_name=APP,
-                user_id=USER,
-                session_id=f"s-{i}",
-                events=[_event("e-1", {f"app:from-{i}": i, f"user:from-{i}": i, "own": i})],
+                SessionKey(APP, USER, f"s-{i}"),
+                [_event("e-1", {f"app:from-{i}": i, f"user:from-{i}": i, "own": i})],
             )
             for i in range(8)
         )
@@ -798,7 +733,7 @@ async def test_concurrent_appends_to_sibling_sessions_keep_every_shared_key(
 
     shared = {f"{scope}:from-{i}": i for scope in ("app", "user") for i in range(8)}
     for i in range(8):
-        state = await service.get_state(app_name=APP, user_id=USER, session_id=f"s-{i}")
+        state = await service.get_state(SessionKey(APP, USER, f"s-{i}"))
         assert state == {**shared, "own": i}
 
 
@@ -806,16 +741,14 @@ async def test_concurrent_get_or_create_yields_one_session(service: SessionServi
     """Workers racing to get_or_create one session all get the same one; none fails."""
     sessions = await asyncio.gather(
         *(
-            service.get_or_create(
-                app_name=APP, user_id=USER, session_id="s-1", state={"creator": i}
-            )
+            service.get_or_create(SessionKey(APP, USER, "s-1"), state={"creator": i})
             for i in range(6)
         )
     )
 
     assert len({session.id for session in sessions}) == 1
     assert len({session.state["creator"] for session in sessions}) == 1
-    assert [session.id for session in await service.list(app_name=APP, user_id=USER)] == ["s-1"]
+    assert [session.id for session in await service.list(APP, USER)] == ["s-1"]
 
 
 # --- SQLite only ------------------------------------------------------------------------------
@@ -825,21 +758,16 @@ async def test_sqlite_data_survives_closing_and_reopening(tmp_path: Path) -> Non
     """Sessions, events and every state scope survive closing and reopening the file."""
     path = tmp_path / "nested" / "sessions.db"
     async with SqliteSessionService(path) as first:
-        await first.create(app_name=APP, user_id=USER, session_id="s-1", state={"app:a": 1})
+        await first.create(SessionKey(APP, USER, "s-1"), state={"app:a": 1})
         await first.append_events(
-            app_name=APP,
-            user_id=USER,
-            session_id="s-1",
-            events=[_event("e-1", {"user:u": 2, "s": 3}), _event("e-2")],
+            SessionKey(APP, USER, "s-1"), [_event("e-1", {"user:u": 2, "s": 3}), _event("e-2")]
         )
-        before = await first.get(app_name=APP, user_id=USER, session_id="s-1")
+        before = await first.get(SessionKey(APP, USER, "s-1"))
 
     async with SqliteSessionService(path) as second:
-        assert await second.get(app_name=APP, user_id=USER, session_id="s-1") == before
+        assert await second.get(SessionKey(APP, USER, "s-1")) == before
         assert before.state == {"app:a": 1, "user:u": 2, "s": 3}
-        await second.append_events(
-            app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1"), _event("e-3")]
-        )
+        await second.append_events(SessionKey(APP, USER, "s-1"), [_event("e-1"), _event("e-3")])
         assert await _ids(second, "s-1") == ["e-1", "e-2", "e-3"]
 
     with sqlite3.connect(path) as raw:
@@ -865,23 +793,23 @@ async def test_sqlite_syncs_every_commit_to_disk(tmp_path: Path) -> None:
 async def test_sqlite_refuses_calls_after_close(tmp_path: Path) -> None:
     """A closed SqliteSessionService raises RuntimeError naming its file; close is idempotent."""
     service = SqliteSessionService(tmp_path / "s.db")
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
     await service.close()
     await service.close()
     with pytest.raises(RuntimeError, match=r"SqliteSessionService\('.*s\.db'\) is closed"):
-        await service.get(app_name=APP, user_id=USER, session_id="s-1")
+        await service.get(SessionKey(APP, USER, "s-1"))
 
 
 async def test_sqlite_refuses_a_database_of_another_schema_version(tmp_path: Path) -> None:
     """A file whose schema version differs is refused with a message naming both versions."""
     path = tmp_path / "s.db"
     async with SqliteSessionService(path) as service:
-        await service.create(app_name=APP, user_id=USER, session_id="s-1")
+        await service.create(SessionKey(APP, USER, "s-1"))
     with sqlite3.connect(path) as raw:
         raw.execute("UPDATE schema_version SET version = 2")
     async with SqliteSessionService(path) as service:
         with pytest.raises(RuntimeError, match="has schema version 2, but this adk-temporal reads"):
-            await service.get(app_name=APP, user_id=USER, session_id="s-1")
+            await service.get(SessionKey(APP, USER, "s-1"))
 
 
 # --- PostgreSQL only --------------------------------------------------------------------------
@@ -890,21 +818,16 @@ async def test_sqlite_refuses_a_database_of_another_schema_version(tmp_path: Pat
 async def test_postgres_data_survives_closing_and_reopening(postgres_dsn: str) -> None:
     """Sessions, events and every state scope survive closing the service and opening another."""
     async with PostgresSessionService(postgres_dsn) as first:
-        await first.create(app_name=APP, user_id=USER, session_id="s-1", state={"app:a": 1})
+        await first.create(SessionKey(APP, USER, "s-1"), state={"app:a": 1})
         await first.append_events(
-            app_name=APP,
-            user_id=USER,
-            session_id="s-1",
-            events=[_event("e-1", {"user:u": 2, "s": 3}), _event("e-2")],
+            SessionKey(APP, USER, "s-1"), [_event("e-1", {"user:u": 2, "s": 3}), _event("e-2")]
         )
-        before = await first.get(app_name=APP, user_id=USER, session_id="s-1")
+        before = await first.get(SessionKey(APP, USER, "s-1"))
 
     async with PostgresSessionService(postgres_dsn) as second:
-        assert await second.get(app_name=APP, user_id=USER, session_id="s-1") == before
+        assert await second.get(SessionKey(APP, USER, "s-1")) == before
         assert before.state == {"app:a": 1, "user:u": 2, "s": 3}
-        await second.append_events(
-            app_name=APP, user_id=USER, session_id="s-1", events=[_event("e-1"), _event("e-3")]
-        )
+        await second.append_events(SessionKey(APP, USER, "s-1"), [_event("e-1"), _event("e-3")])
         assert await _ids(second, "s-1") == ["e-1", "e-2", "e-3"]
 
     async with await psycopg.AsyncConnection.connect(postgres_dsn) as raw:
@@ -927,11 +850,11 @@ async def test_postgres_refuses_calls_after_close_without_showing_the_password(
     database = postgres_dsn.rsplit("/", 1)[1]
     dsn = f"postgresql://postgres:hunter2@127.0.0.1:{postgres_server.port}/{database}"
     service = PostgresSessionService(dsn)
-    await service.create(app_name=APP, user_id=USER, session_id="s-1")
+    await service.create(SessionKey(APP, USER, "s-1"))
     await service.close()
     await service.close()
     with pytest.raises(RuntimeError, match=r"PostgresSessionService\(.*is closed") as caught:
-        await service.get(app_name=APP, user_id=USER, session_id="s-1")
+        await service.get(SessionKey(APP, USER, "s-1"))
     assert f"dbname={database}" in str(caught.value)
     assert "hunter2" not in str(caught.value)
     assert "hunter2" not in repr(service)
@@ -940,12 +863,12 @@ async def test_postgres_refuses_calls_after_close_without_showing_the_password(
 async def test_postgres_refuses_a_database_of_another_schema_version(postgres_dsn: str) -> None:
     """A database whose schema version differs is refused with a message naming both versions."""
     async with PostgresSessionService(postgres_dsn) as service:
-        await service.create(app_name=APP, user_id=USER, session_id="s-1")
+        await service.create(SessionKey(APP, USER, "s-1"))
     async with await psycopg.AsyncConnection.connect(postgres_dsn, autocommit=True) as raw:
         await raw.execute("UPDATE adk_schema_version SET version = 2")
     async with PostgresSessionService(postgres_dsn) as service:
         with pytest.raises(RuntimeError, match="has schema version 2, but this adk-temporal reads"):
-            await service.get(app_name=APP, user_id=USER, session_id="s-1")
+            await service.get(SessionKey(APP, USER, "s-1"))
 
 
 async def test_postgres_unreachable_database_error_names_the_cause(
@@ -954,7 +877,7 @@ async def test_postgres_unreachable_database_error_names_the_cause(
     """The first call against a missing database fails with the server's reason, not a timeout."""
     async with PostgresSessionService(postgres_server.dsn("no_such_db")) as service:
         with pytest.raises(psycopg.OperationalError, match='database "no_such_db" does not exist'):
-            await service.list(app_name=APP, user_id=USER)
+            await service.list(APP, USER)
 
 
 async def test_postgres_services_starting_together_on_a_fresh_database_all_work(
@@ -964,12 +887,9 @@ async def test_postgres_services_starting_together_on_a_fresh_database_all_work(
     services = [PostgresSessionService(postgres_dsn) for _ in range(4)]
     try:
         created = await asyncio.gather(
-            *(
-                service.create(app_name=APP, user_id=USER, session_id=f"s-{i}")
-                for i, service in enumerate(services)
-            )
+            *(service.create(SessionKey(APP, USER, f"s-{i}")) for i, service in enumerate(services))
         )
-        listed = await services[0].list(app_name=APP, user_id=USER)
+        listed = await services[0].list(APP, USER)
     finally:
         await asyncio.gather(*(service.close() for service in services))
     assert [session.id for session in listed] == [session.id for session in created]
@@ -988,7 +908,7 @@ _WORKER = textwrap.dedent(
     """
     import asyncio, json, sys
     from adk_temporal.events import Event, EventActions
-    from adk_temporal.sessions import PostgresSessionService, SqliteSessionService
+    from adk_temporal.sessions import PostgresSessionService, SessionKey, SqliteSessionService
 
     async def main(backend, target, tag):
         sys.stdin.readline()  # start together with the other process
@@ -996,7 +916,7 @@ _WORKER = textwrap.dedent(
         kind = SqliteSessionService if backend == "sqlite" else PostgresSessionService
         async with kind(target) as service:
             # Both processes race to create the schema and the session.
-            await service.get_or_create(app_name="app", user_id="u", session_id="s")
+            await service.get_or_create(SessionKey("app", "u", "s"))
             for i in range(50):
                 if i % 5 == 0:
                     event_id, delta = f"shared-{i // 5}", {f"shared-{i // 5}": tag}
@@ -1004,9 +924,7 @@ _WORKER = textwrap.dedent(
                     event_id = f"{tag}-{i}"
                     delta = {f"own-{tag}": i, f"user:own-{tag}": i, f"app:own-{tag}": i}
                 event = Event(id=event_id, author=tag, actions=EventActions(state_delta=delta))
-                (result,) = await service.append_events(
-                    app_name="app", user_id="u", session_id="s", events=[event]
-                )
+                (result,) = await service.append_events(SessionKey("app", "u", "s"), [event])
                 stored.append([result.id, result.author])
         print(json.dumps(stored))
 
@@ -1051,7 +969,7 @@ async def test_two_processes_appending_concurrently_store_exactly_the_union(
 
     opened = SqliteSessionService(target) if backend == "sqlite" else PostgresSessionService(target)
     async with opened as service:
-        session = await service.get(app_name="app", user_id="u", session_id="s")
+        session = await service.get(SessionKey("app", "u", "s"))
 
     ids = [event.id for event in session.events]
     own = {f"{tag}-{i}" for tag in "AB" for i in range(50) if i % 5}

@@ -18,6 +18,7 @@ from adk_temporal.agents import Agent
 from adk_temporal.context import ToolContext
 from adk_temporal.errors import UnknownRequestIdError
 from adk_temporal.events import Event, ToolConfirmation
+from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, ScriptedModel
 
 from .conftest import LocalFactory, LocalRuntime
@@ -33,7 +34,7 @@ def _registry(script: list[Any]) -> ModelRegistry:
 
 
 async def _events(rt: LocalRuntime, session_id: str) -> list[Event]:
-    return (await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)).events
+    return (await rt.sessions.get(SessionKey(APP, USER, session_id))).events
 
 
 REQUEST = "adk_request_confirmation"
@@ -80,13 +81,13 @@ async def test_an_unanswered_confirmation_expires_as_a_rejection(run_local: Loca
         events = await _events(rt, session_id)
     assert result.status == "completed"
     assert _responses(events, "approve_later")[-1] == {"confirmed": False, "expired": True}
-    [request] = [c for e in events for c in e.function_calls() if c.name == REQUEST]
+    [request_call] = [c for e in events for c in e.function_calls() if c.name == REQUEST]
     reply = _responses(events, REQUEST)[0]
     assert reply.pop("waitedSeconds") >= 0.2  # it expired: its deadline had passed
     assert reply == {
         "confirmed": False,
         "expired": True,
-        "callDigest": (request.args or {})["callDigest"],
+        "callDigest": (request_call.args or {})["callDigest"],
     }
 
 

@@ -12,6 +12,7 @@ from adk_temporal.artifacts import ListRequest
 from adk_temporal.context import ToolContext
 from adk_temporal.events import Event
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, ScriptedCall, ScriptedModel, ScriptedRule
 from adk_temporal.runner import LocalInvocation
 
@@ -29,7 +30,7 @@ def _agent() -> Agent:
 
 
 async def _events(rt: LocalRuntime, session_id: str) -> list[Event]:
-    session = await rt.sessions.get(app_name=APP_NAME, user_id=USER, session_id=session_id)
+    session = await rt.sessions.get(SessionKey(APP_NAME, USER, session_id))
     return session.events
 
 
@@ -57,7 +58,7 @@ async def test_weather_tool_state_reaches_event_next_step_and_session(
         )
         result = await handle.result()
         events = await _events(rt, session_id)
-        state = await rt.sessions.get_state(app_name=APP_NAME, user_id=USER, session_id=session_id)
+        state = await rt.sessions.get_state(SessionKey(APP_NAME, USER, session_id))
     assert result.status == "completed"
     assert result.steps == 2
     assert "Hangzhou" in result.final_text

@@ -8,6 +8,7 @@ import uuid
 from adk_temporal.agents import Agent, LoopAgent
 from adk_temporal.artifacts import VersionsRequest
 from adk_temporal.events import Event
+from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, ScriptedModel
 
 from ..multi_agents import multi_agent_app, recorded
@@ -22,7 +23,7 @@ def _session() -> str:
 
 
 async def _events(rt: LocalRuntime, session_id: str) -> list[Event]:
-    session = await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)
+    session = await rt.sessions.get(SessionKey(APP, USER, session_id))
     return session.events
 
 
@@ -38,7 +39,7 @@ async def test_transfer_to_a_sub_agent_and_back(run_local: LocalFactory) -> None
         handle = await rt.adk.start(APP, USER, session_id, "coordinator", "weather please")
         result = await handle.result()
         events = await _events(rt, session_id)
-        state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
+        state = await rt.sessions.get_state(SessionKey(APP, USER, session_id))
     assert result.status == "completed"
     assert result.final_text == "Coordinator: done."
     calls = [(e.author, c.name) for e in events for c in e.function_calls()]
@@ -66,7 +67,7 @@ async def test_parallel_branches_write_state_and_artifacts_merged_in_order(
         handle = await rt.adk.start(APP, USER, session_id, "fanout", "write notes")
         result = await handle.result()
         events = await _events(rt, session_id)
-        state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
+        state = await rt.sessions.get_state(SessionKey(APP, USER, session_id))
         versions = await rt.artifacts.versions(
             VersionsRequest(
                 app_name=APP, user_id=USER, session_id=session_id, file_name="notes.txt"
@@ -189,7 +190,7 @@ async def test_loop_agent_ends_at_its_limit(run_local: LocalFactory) -> None:
         handle = await rt.adk.start(APP, USER, session_id, "ticking", "tick")
         result = await handle.result()
         events = await _events(rt, session_id)
-        state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
+        state = await rt.sessions.get_state(SessionKey(APP, USER, session_id))
     assert result.status == "completed"
     assert result.final_text == "tick 3"
     assert state["passes"] == 3
@@ -210,7 +211,7 @@ async def test_loop_agent_ends_on_escalation_and_the_enclosing_sequence_goes_on(
         handle = await rt.adk.start(APP, USER, session_id, "editing", "polish it")
         result = await handle.result()
         events = await _events(rt, session_id)
-        state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
+        state = await rt.sessions.get_state(SessionKey(APP, USER, session_id))
     assert result.status == "completed"
     assert result.final_text == "summary: polished twice, judged good"
     assert state["passes"] == 2

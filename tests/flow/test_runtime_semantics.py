@@ -12,6 +12,7 @@ from google.genai import types
 from adk_temporal.agents import Agent
 from adk_temporal.context import CallbackContext, ToolContext
 from adk_temporal.events import Event
+from adk_temporal.ids import SessionKey
 from adk_temporal.memory import InMemoryMemoryService
 from adk_temporal.models import (
     LlmRequest,
@@ -43,7 +44,7 @@ def _registry(name: str, script: list[Any]) -> ModelRegistry:
 
 
 async def _events(rt: LocalRuntime, session_id: str) -> list[Event]:
-    return (await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)).events
+    return (await rt.sessions.get(SessionKey(APP, USER, session_id))).events
 
 
 def _responses(events: list[Event], name: str) -> list[dict[str, Any]]:
@@ -135,7 +136,7 @@ async def test_callbacks_shape_the_run_and_their_deltas_reach_events(
     async with run_local([agent], models=models) as rt:
         result = await (await rt.adk.start(APP, USER, session_id, "cb", "go")).result()
         events = await _events(rt, session_id)
-        state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
+        state = await rt.sessions.get_state(SessionKey(APP, USER, session_id))
     assert result.final_text == "ok"
     assert seen == ["before lookup"]
     assert _responses(events, "lookup") == [{"city": "Paris", "checked": True}]
@@ -287,7 +288,7 @@ async def test_temp_state_lives_for_the_invocation_only(run_local: LocalFactory)
     async with run_local([agent], models=models) as rt:
         await (await rt.adk.start(APP, USER, session_id, "temp", "go")).result()
         events = await _events(rt, session_id)
-        state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=session_id)
+        state = await rt.sessions.get_state(SessionKey(APP, USER, session_id))
     assert _responses(events, "recall") == [{"scratch": "x1"}]
     assert "temp:scratch" not in state
     assert all("temp:scratch" not in e.actions.state_delta for e in events)
@@ -311,7 +312,7 @@ async def test_search_memory_reads_the_configured_memory_service(
     async def recall_city(ctx: ToolContext) -> dict[str, Any]:
         """Find what the user said about Lisbon."""
         found = await ctx.search_memory("Lisbon")
-        return {"memories": [m.content.parts[0].text for m in found.memories]}  # type: ignore[index,union-attr]
+        return {"memories": [(m.content.parts or [])[0].text for m in found.memories]}
 
     models = _registry("scripted:mem", [_call("recall_city"), "done"])
     agent = Agent("mem", "scripted:mem", tools=[recall_city])

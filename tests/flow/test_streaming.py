@@ -11,6 +11,7 @@ from google.genai import types
 from adk_temporal.agents import Agent
 from adk_temporal.errors import ModelUnavailableError
 from adk_temporal.events import Event
+from adk_temporal.ids import SessionKey
 from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry
 from adk_temporal.runner import LocalInvocation
 
@@ -97,7 +98,7 @@ async def test_pieces_arrive_while_the_model_still_writes_and_the_final_event_su
         assert {p.id for p in pieces} == {model_event.id}
         assert {p.attempt for p in pieces} == {1}
         assert seen.index(model_event) > seen.index(pieces[-1])
-        stored = await rt.sessions.get(app_name=APP, user_id=USER, session_id=session)
+        stored = await rt.sessions.get(SessionKey(APP, USER, session))
         assert [e.partial for e in stored.events] == [None, None]
         assert [e.id for e in stored.events] == [e.id for e in finals]
 

@@ -21,6 +21,7 @@ from adk_temporal.budgets import Budgets
 from adk_temporal.context import ToolContext
 from adk_temporal.errors import BudgetExceededError, ToolError
 from adk_temporal.events import Event
+from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, ScriptedModel
 from adk_temporal.tools import as_tool, tool
 
@@ -38,7 +39,7 @@ def _registry(script: list[Any]) -> ModelRegistry:
 
 
 async def _events(rt: LocalRuntime, session_id: str) -> list[Event]:
-    return (await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)).events
+    return (await rt.sessions.get(SessionKey(APP, USER, session_id))).events
 
 
 def _responses(events: list[Event], name: str) -> list[dict[str, Any]]:
@@ -176,4 +177,4 @@ async def test_a_message_over_its_budget_is_refused_before_anything_starts(
     async with run_local([agent], models=_registry(["hi"])) as rt:
         with pytest.raises(BudgetExceededError, match=r"the message is .* over the message_bytes"):
             await rt.adk.start(APP, USER, "s-big", "edgy", "m" * 300_000)
-        assert await rt.sessions.list(app_name=APP, user_id=USER) == []
+        assert await rt.sessions.list(APP, USER) == []

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from adk_temporal.agents import Agent, SequentialAgent
 from adk_temporal.devserver import DevServer
+from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry
 from adk_temporal.testing.fake_gemini import FakeGeminiServer
 
@@ -73,7 +74,7 @@ async def test_output_schema_valid_answer_is_stored_parsed_and_usage_is_summed(
         handle = await rt.adk.start(APP, USER, session_id, "forecaster", "Oslo?")
         result = await handle.result()
         status = await handle.status()
-        session = await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)
+        session = await rt.sessions.get(SessionKey(APP, USER, session_id))
         shown = await run_cli(dev_server.address, "show", handle.workflow_id, "--json")
         text = await run_cli(dev_server.address, "show", handle.workflow_id)
     assert result.status == "completed"
@@ -104,7 +105,7 @@ async def test_output_schema_invalid_answer_fails_the_invocation_and_keeps_the_a
     session_id = _session()
     async with run_worker([_forecaster()], models=gemini_models(gemini)) as rt:
         result = await (await rt.adk.start(APP, USER, session_id, "forecaster", "Oslo?")).result()
-        session = await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)
+        session = await rt.sessions.get(SessionKey(APP, USER, session_id))
     assert result.status == "failed"
     assert result.error is not None
     assert result.error.startswith("OutputSchemaError: agent 'forecaster'")
@@ -129,7 +130,7 @@ async def test_token_budget_ends_the_invocation_after_the_step_that_went_over(
             APP, USER, session_id, "forecaster", "Oslo and Rome?", token_budget=200
         )
         result = await handle.result()
-        session = await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)
+        session = await rt.sessions.get(SessionKey(APP, USER, session_id))
     assert result.status == "failed"
     assert (
         result.error == "token budget of 200 exceeded: 270 tokens used (250 prompt, 20 candidates)"
@@ -163,7 +164,7 @@ async def test_include_contents_none_sends_only_the_current_turn(run_worker: Wor
     async with run_worker([pipeline], models=models) as rt:
         first = await (await rt.adk.start(APP, USER, session_id, "pipeline", "topic A")).result()
         second = await (await rt.adk.start(APP, USER, session_id, "pipeline", "topic B")).result()
-        session = await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)
+        session = await rt.sessions.get(SessionKey(APP, USER, session_id))
     assert (first.status, second.status) == ("completed", "completed")
     seen = [p.text for c in reviewer.requests[-1].contents for p in c.parts or ()]
     assert seen == ["For context:", "[drafter] said: draft two"]

@@ -154,7 +154,9 @@ def cli_worker(
 
 async def _finished(client: Client, session_id: str) -> InvocationResult:
     handle = client.get_workflow_handle(workflow_id(session_id), result_type=InvocationResult)
-    return await handle.result()
+    # result_type converts the result; the handle's own type says Any.
+    result: InvocationResult = await handle.result()
+    return result
 
 
 def _pending_json(cli_worker: CliWorker, *extra: str) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from temporalio.client import Client
 
 from adk_temporal.artifacts import VersionsRequest
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, ScriptedModel
 
 from .conftest import WorkerFactory
@@ -52,7 +53,7 @@ async def test_long_invocation_continues_as_new_and_finishes_every_step(
             APP_NAME, USER, session_id, "weather_agent", "tour", continue_as_new_after_events=20
         )
         result = await handle.result()
-        session = await rt.sessions.get(app_name=APP_NAME, user_id=USER, session_id=session_id)
+        session = await rt.sessions.get(SessionKey(APP_NAME, USER, session_id))
         runs = await _run_ids(temporal_client, handle.workflow_id, at_least=3)
     assert result.status == "completed"
     assert result.final_text == "Done with all cities."

@@ -21,6 +21,8 @@ from adk_temporal.artifacts import FileArtifactService, LoadRequest, VersionsReq
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME
+from adk_temporal.ids import SessionKey
+from adk_temporal.run_config import RunConfig
 from adk_temporal.sessions import SqliteSessionService
 
 from .workers import Deployment, died_by_sigkill, worker_process
@@ -29,7 +31,7 @@ pytestmark = pytest.mark.integration
 
 USER = "u-1"
 # A step whose worker died is retried once its start-to-close timeout passes; keep it short.
-TIMEOUTS = {"model_timeout_seconds": 4.0, "tool_timeout_seconds": 4.0}
+TIMEOUTS = RunConfig(model_timeout_seconds=4.0, tool_timeout_seconds=4.0)
 BUY = "Buy a weather report for Hangzhou"
 ASK = "What's the weather in Hangzhou?"
 
@@ -44,7 +46,7 @@ async def _start(
     client: Client, deployment: Deployment, session_id: str, message: str, user: str = USER
 ) -> InvocationHandle:
     adk = AdkClient(client, task_queue=deployment.task_queue)
-    return await adk.start(APP_NAME, user, session_id, "weather_agent", message, **TIMEOUTS)
+    return await adk.start(APP_NAME, user, session_id, "weather_agent", message, config=TIMEOUTS)
 
 
 async def _approve(handle: InvocationHandle) -> None:
@@ -57,19 +59,19 @@ async def _check_store(deployment: Deployment, session_id: str, *, bought: bool)
     """Assert the stores hold each event and artifact version once; return event ids."""
     sessions = SqliteSessionService(deployment.data_dir / "sessions.db")
     artifacts = FileArtifactService(deployment.data_dir / "artifacts")
+    key = SessionKey(APP_NAME, USER, session_id)
     try:
-        session = await sessions.get(app_name=APP_NAME, user_id=USER, session_id=session_id)
+        session = await sessions.get(key)
         ids = [e.id for e in session.events]
         assert len(ids) == len(set(ids)), "an event was stored twice"
         if bought:
-            ident = {"app_name": APP_NAME, "user_id": USER, "session_id": session_id}
-            report = await artifacts.versions(VersionsRequest(**ident, file_name="report.txt"))
+            report = await artifacts.versions(VersionsRequest.of(key, file_name="report.txt"))
             assert report.versions == [1]
-            ledger = await artifacts.load(LoadRequest(**ident, file_name="user:purchases.json"))
+            ledger = await artifacts.load(LoadRequest.of(key, file_name="user:purchases.json"))
             assert ledger.part.inline_data is not None
             assert len(json.loads(ledger.part.inline_data.data or b"[]")) == 1
             ledger_versions = await artifacts.versions(
-                VersionsRequest(**ident, file_name="user:purchases.json")
+                VersionsRequest.of(key, file_name="user:purchases.json")
             )
             assert ledger_versions.versions == [1]
         return ids

@@ -30,6 +30,7 @@ from adk_temporal.artifacts import (
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.flow.messages import AdkStatus, InvocationResult, InvocationStatus
 from adk_temporal.flow.messages import PendingRequest as Pending
+from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, default_registry
 from adk_temporal.runner import Runner
 from adk_temporal.sessions import SessionService, SqliteSessionService
@@ -124,7 +125,7 @@ def _readable(part: types.Part) -> str:
 
 async def _stored(app: str, sessions: SessionService, artifacts: ArtifactService) -> Any:
     """Everything the run left behind, with generated ids numbered."""
-    session = await sessions.get(app_name=app, user_id=USER, session_id=SESSION)
+    session = await sessions.get(SessionKey(app, USER, SESSION))
     names = await artifacts.list(ListRequest(app_name=app, user_id=USER, session_id=SESSION))
     files: dict[str, list[str]] = {}
     for name in names.file_names:

@@ -26,6 +26,7 @@ from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.devserver import DevServer, find_temporal_binary, free_port
 from adk_temporal.errors import InvalidAnswerError, InvalidIdError
 from adk_temporal.events import Event
+from adk_temporal.ids import SessionKey
 from adk_temporal.sessions import SqliteSessionService
 
 from ..commands import adk_command, offline_env
@@ -59,7 +60,7 @@ class Stage:
         """The session's stored events, read from the workers' store."""
         sessions = SqliteSessionService(self.deployment.data_dir / "sessions.db")
         try:
-            found = await sessions.get(app_name=APP, user_id=USER, session_id=session_id)
+            found = await sessions.get(SessionKey(APP, USER, session_id))
         finally:
             await sessions.close()
         return found.events

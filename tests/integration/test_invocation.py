@@ -23,6 +23,7 @@ from adk_temporal.errors import (
 )
 from adk_temporal.events import Event
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, ScriptedCall, ScriptedModel, ScriptedRule
 
 from .conftest import Runtime, WorkerFactory
@@ -41,7 +42,7 @@ def _agent() -> Agent:
 
 
 async def _events(rt: Runtime, session_id: str) -> list[Event]:
-    session = await rt.sessions.get(app_name=APP_NAME, user_id=USER, session_id=session_id)
+    session = await rt.sessions.get(SessionKey(APP_NAME, USER, session_id))
     return session.events
 
 
@@ -114,7 +115,8 @@ async def test_paid_report_pauses_then_approval_saves_artifact_once(
     assert result.status == "completed"
     assert "report.txt" in result.final_text
     assert versions.versions == [1]
-    purchases = json.loads(ledger.part.inline_data.data)  # type: ignore[union-attr]
+    assert ledger.part.inline_data is not None and ledger.part.inline_data.data is not None
+    purchases = json.loads(ledger.part.inline_data.data)
     assert [p["city"] for p in purchases] == ["Hangzhou"]
     final_response = [e for e in events if e.actions.artifact_delta]
     assert len(final_response) == 1
@@ -215,7 +217,8 @@ async def test_duplicate_and_unknown_signals_change_nothing(run_worker: WorkerFa
         )
         events = await _events(rt, session_id)
     assert result.status == "completed"
-    assert len(json.loads(ledger.part.inline_data.data)) == 1  # type: ignore[union-attr]
+    assert ledger.part.inline_data is not None and ledger.part.inline_data.data is not None
+    assert len(json.loads(ledger.part.inline_data.data)) == 1
     bought = [r for n, r in _responses(events) if n == "buy_weather_report"]
     assert [r["status"] for r in bought] == ["waiting for approval", "purchased"]
 

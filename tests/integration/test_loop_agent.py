@@ -9,6 +9,7 @@ import pytest
 from temporalio.client import Client
 
 from adk_temporal.client import InvocationHandle
+from adk_temporal.ids import SessionKey
 
 from ..multi_agents import multi_agent_app
 from .conftest import WorkerFactory
@@ -44,8 +45,8 @@ async def test_loop_agent_limit_and_escalation_on_temporal(run_worker: WorkerFac
     async with run_worker(agents, models=models) as rt:
         ticking = await (await rt.adk.start(APP, USER, ticks, "ticking", "tick")).result()
         editing = await (await rt.adk.start(APP, USER, edits, "editing", "polish")).result()
-        tick_state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=ticks)
-        edit_state = await rt.sessions.get_state(app_name=APP, user_id=USER, session_id=edits)
+        tick_state = await rt.sessions.get_state(SessionKey(APP, USER, ticks))
+        edit_state = await rt.sessions.get_state(SessionKey(APP, USER, edits))
     assert (ticking.status, ticking.final_text, ticking.steps) == ("completed", "tick 3", 6)
     assert tick_state["passes"] == 3
     assert editing.status == "completed"
@@ -71,7 +72,7 @@ async def test_loop_agent_survives_a_worker_restart_and_continues_as_new_mid_loo
         await _approve_next(handle, answered)
         await _approve_next(handle, answered)
         result = await handle.result()
-        session = await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)
+        session = await rt.sessions.get(SessionKey(APP, USER, session_id))
         async with asyncio.timeout(10):
             while (runs := await _runs(temporal_client, handle.workflow_id)) < 2:
                 await asyncio.sleep(0.1)

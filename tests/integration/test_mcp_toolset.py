@@ -16,6 +16,7 @@ from temporalio.common import RetryPolicy
 
 from adk_temporal.agents import Agent
 from adk_temporal.devserver import free_port
+from adk_temporal.ids import SessionKey
 from adk_temporal.mcp import IDEMPOTENCY_META_KEY, McpToolset, close_connections
 from adk_temporal.models import ModelRegistry
 
@@ -45,7 +46,7 @@ def _session() -> str:
 
 
 async def _responses(rt: Runtime, session_id: str) -> dict[str, Any]:
-    session = await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)
+    session = await rt.sessions.get(SessionKey(APP, USER, session_id))
     return {r.name or "": r.response for e in session.events for r in e.function_responses()}
 
 

@@ -22,7 +22,14 @@ from adk_temporal.context import ToolContext
 from adk_temporal.devserver import DevServer
 from adk_temporal.errors import UnknownRequestIdError
 from adk_temporal.events import Event
-from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry, ScriptedModel
+from adk_temporal.ids import SessionKey
+from adk_temporal.models import (
+    LlmRequest,
+    LlmResponse,
+    ModelRegistry,
+    ScriptedModel,
+    ScriptedReply,
+)
 from adk_temporal.workflows.messages import ADK_STATUS
 
 from ..commands import run_cli
@@ -44,7 +51,7 @@ async def _cli(server: DevServer, *args: str) -> subprocess.CompletedProcess[str
 
 
 async def _events(rt: Runtime, session_id: str) -> list[Event]:
-    return (await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)).events
+    return (await rt.sessions.get(SessionKey(APP, USER, session_id))).events
 
 
 REQUEST = "adk_request_confirmation"
@@ -199,7 +206,7 @@ async def test_an_expired_confirmation_rejects_even_across_a_worker_restart(
     re-enters the tool rejected and expired; a late answer is refused and listed."""
     # After the expired purchase the model asks for another one, so the run is still
     # there to refuse the late answer.
-    script = [
+    script: list[ScriptedReply] = [
         types.FunctionCall(name="buy_soon", args={}),
         types.FunctionCall(name="buy", args={"item": "chair"}),
         "done",
@@ -231,13 +238,13 @@ async def test_an_expired_confirmation_rejects_even_across_a_worker_restart(
         events = await _events(rt, session_id)
     assert result.status == "completed"
     assert _responses(events, "buy_soon")[-1] == {"bought": False, "expired": True}
-    request = next(c for e in events for c in e.function_calls() if c.name == REQUEST)
+    request_call = next(c for e in events for c in e.function_calls() if c.name == REQUEST)
     reply = _responses(events, REQUEST)[0]
     assert reply.pop("waitedSeconds") >= 2  # it expired: its deadline had passed
     assert reply == {
         "confirmed": False,
         "expired": True,
-        "callDigest": (request.args or {})["callDigest"],
+        "callDigest": (request_call.args or {})["callDigest"],
     }
 
 

@@ -13,6 +13,7 @@ from adk_temporal.artifacts import FileArtifactService, VersionsRequest
 from adk_temporal.client import AdkClient
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.ids import SessionKey
 from adk_temporal.plugin import AdkPlugin, adk_data_converter
 from adk_temporal.sessions import PostgresSessionService
 
@@ -66,7 +67,7 @@ async def test_two_workers_share_sessions_in_postgres(
         [request] = await handle.pending()
         await handle.confirm(request.id, True)
         result = await handle.result()
-        session = await reader.get(app_name=APP_NAME, user_id="u-1", session_id=session_id)
+        session = await reader.get(SessionKey(APP_NAME, "u-1", session_id))
         versions = await artifacts.versions(
             VersionsRequest(
                 app_name=APP_NAME, user_id="u-1", session_id=session_id, file_name="report.txt"

@@ -12,6 +12,7 @@ from temporalio.client import WorkflowFailureError
 from adk_temporal.agents import Agent
 from adk_temporal.context import ToolContext
 from adk_temporal.events import Event
+from adk_temporal.ids import SessionKey
 from adk_temporal.models import (
     GeminiModel,
     ModelRegistry,
@@ -44,7 +45,7 @@ def _registry(name: str, script: list[Any]) -> ModelRegistry:
 
 
 async def _events(rt: Runtime, session_id: str) -> list[Event]:
-    return (await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)).events
+    return (await rt.sessions.get(SessionKey(APP, USER, session_id))).events
 
 
 def _responses(events: list[Event], name: str) -> list[dict[str, Any]]:

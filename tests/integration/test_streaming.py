@@ -19,6 +19,7 @@ from temporalio.api.enums.v1 import EventType
 from adk_temporal.agents import Agent
 from adk_temporal.devserver import DevServer
 from adk_temporal.events import Event
+from adk_temporal.ids import SessionKey
 from adk_temporal.sessions import SqliteSessionService
 from adk_temporal.testing.fake_gemini import FakeGeminiServer
 
@@ -59,7 +60,7 @@ async def test_pieces_reach_another_connection_while_gemini_still_streams(
                     held.set()
         result = await handle.result()
         history = await handle._handle.fetch_history()
-        session = await rt.sessions.get(app_name=APP, user_id=USER, session_id=session_id)
+        session = await rt.sessions.get(SessionKey(APP, USER, session_id))
     assert result.final_text == REPLY
     pieces = [e for e in seen if e.partial]
     # Pieces that queue up while one is being published go out merged into one.
@@ -89,7 +90,7 @@ async def test_run_prints_the_reply_as_gemini_writes_it(
     async with run_worker([_agent()], models=gemini_models(gemini)) as rt:
         common = ["--data-dir", str(tmp_path), "--app", APP, "--user", USER]
         common += ["--session", session_id]
-        await rt.sessions.create(app_name=APP, user_id=USER, session_id=session_id)
+        await rt.sessions.create(SessionKey(APP, USER, session_id))
         follow = await asyncio.create_subprocess_exec(
             *adk_command(),
             "events",

@@ -25,6 +25,7 @@ from adk_temporal.client import AdkClient
 from adk_temporal.converter import adk_data_converter
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME
+from adk_temporal.ids import SessionKey
 from adk_temporal.sessions import SqliteSessionService
 from adk_temporal.testing.otlp import CollectedSpan, OtlpCollector
 
@@ -135,7 +136,7 @@ async def test_one_trace_from_start_to_every_step_across_a_killed_worker(
             await handle.confirm(request.id, True)
             result = await handle.result()
             store = SqliteSessionService(deployment.data_dir / "sessions.db")
-            stored = await store.get(app_name=APP_NAME, user_id="u-1", session_id=session_id)
+            stored = await store.get(SessionKey(APP_NAME, "u-1", session_id))
             session_events = stored.events
             await store.close()
             second.send_signal(signal.SIGTERM)  # a clean stop flushes what is buffered

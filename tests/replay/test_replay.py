@@ -42,7 +42,7 @@ from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.examples.webhook_receiver import receiver
 from adk_temporal.mcp import close_connections
-from adk_temporal.models import ModelRegistry, ScriptedModel
+from adk_temporal.models import ModelRegistry, ScriptedModel, ScriptedReply
 from adk_temporal.notifications import Notifications
 from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService
@@ -247,9 +247,9 @@ def _edges_app() -> tuple[list[BaseAgent], ModelRegistry]:
     models.register("scripted:structured", lambda n: ScriptedModel(name=n, script=valid))
     models.register("scripted:unstructured", lambda n: ScriptedModel(name=n, script=invalid))
 
-    failing = [types.FunctionCall(name="unreachable", args={}), "gave up"]
+    failing: list[ScriptedReply] = [types.FunctionCall(name="unreachable", args={}), "gave up"]
     models.register("scripted:failing", lambda n: ScriptedModel(name=n, script=failing))
-    expiring = [types.FunctionCall(name="quick_approval", args={}), "too late"]
+    expiring: list[ScriptedReply] = [types.FunctionCall(name="quick_approval", args={}), "too late"]
     models.register("scripted:expiring", lambda n: ScriptedModel(name=n, script=expiring))
     return [
         Agent("failing", "scripted:failing", tools=[unreachable]),
@@ -274,7 +274,7 @@ EDGES_SCENARIOS: dict[str, tuple[str, str]] = {
 
 def _mcp_app(log: Path) -> tuple[list[BaseAgent], ModelRegistry]:
     models = ModelRegistry()
-    script = [types.FunctionCall(name="add", args={"a": 2, "b": 3}), "five"]
+    script: list[ScriptedReply] = [types.FunctionCall(name="add", args={"a": 2, "b": 3}), "five"]
     models.register("scripted:mcp", lambda n: ScriptedModel(name=n, script=script))
     toolset = stdio_toolset(log, require_confirmation={"add": True})
     return [Agent("mcp_helper", "scripted:mcp", tools=[toolset])], models

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from adk_temporal.activities.agent_spec import describe_tree
 from adk_temporal.agents import (
     TRANSFER_TOOL_NAME,
     Agent,
@@ -15,6 +14,7 @@ from adk_temporal.agents import (
     SequentialAgent,
 )
 from adk_temporal.errors import UnknownAgentError
+from adk_temporal.steps.agent_spec import describe_tree
 
 
 def _agent(name: str, **kwargs: object) -> Agent:

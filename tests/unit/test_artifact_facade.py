@@ -19,6 +19,7 @@ from adk_temporal.artifacts import (
     VersionConflictError,
 )
 from adk_temporal.events import EventActions
+from adk_temporal.ids import SessionKey
 
 
 def facade(
@@ -30,9 +31,7 @@ def facade(
     """A facade for weather/u-1 with the given tracking and key."""
     return ArtifactsFacade(
         service,  # type: ignore[arg-type]
-        app_name="weather",
-        user_id="u-1",
-        session_id=session_id,
+        SessionKey("weather", "u-1", session_id),
         actions=actions,
         idempotency_key=idempotency_key,
     )

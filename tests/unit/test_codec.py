@@ -43,8 +43,8 @@ def _payload(text: str = MARKER) -> Payload:
     return Payload(metadata={"encoding": b"json/plain"}, data=json.dumps({"note": text}).encode())
 
 
-def _codec(**kwargs: bool) -> EncryptionCodec:
-    return EncryptionCodec(EncryptionKeys.generate(**kwargs))
+def _codec(*, compress: bool = False) -> EncryptionCodec:
+    return EncryptionCodec(EncryptionKeys.generate(compress=compress))
 
 
 def _meta(payload: Payload, key: str) -> str:

@@ -1,4 +1,8 @@
-"""SPEC §1.6: tool confirmation requests, replies, call binding and the resume set (CTX-F)."""
+"""SPEC §1.6: tool confirmation requests, replies and call binding (CTX-F).
+
+Which calls the runtime re-dispatches is the flow's rule: tests/unit/test_request_book.py
+and tests/flow/test_confirmation_dispatch.py prove it against the real implementation.
+"""
 
 from __future__ import annotations
 
@@ -10,39 +14,21 @@ import pytest
 from google.genai import types
 
 from adk_temporal.confirmation import (
-    ConfirmedCall,
     build_confirmation_request_event,
     call_digest,
     check_reply_digest,
     confirmation_hint,
+    confirmation_reply,
     confirmation_required_response,
-    parse_confirmation_reply,
     rejected_response,
-    resume_set,
 )
 from adk_temporal.errors import ConfirmationMismatchError
-from adk_temporal.events import Event, InputRequest, ToolConfirmation
-from adk_temporal.resume import build_input_request_event
+from adk_temporal.events import Event, ToolConfirmation
 
 AGENT = "report_agent"
 BUY = types.FunctionCall(id="call-1", name="buy_report", args={"city": "Hangzhou", "price": 3})
 WEATHER = types.FunctionCall(id="call-2", name="get_weather", args={"city": "Hangzhou"})
 SEND = types.FunctionCall(id="call-3", name="send_email", args={"to": "li@example.com"})
-
-
-def model_event(*calls: types.FunctionCall, author: str = AGENT) -> Event:
-    """The model's event making ``calls``."""
-    parts = [types.Part(function_call=c) for c in calls]
-    return Event(author=author, content=types.Content(role="model", parts=parts))
-
-
-def response_event(*pairs: tuple[str, dict[str, Any]], author: str = AGENT) -> Event:
-    """A function-response event with one response per ``(call id, response)``."""
-    parts = [
-        types.Part(function_response=types.FunctionResponse(id=i, name="tool", response=r))
-        for i, r in pairs
-    ]
-    return Event(author=author, content=types.Content(role="user", parts=parts))
 
 
 def request_event(
@@ -57,25 +43,11 @@ def request_event(
     return event
 
 
-def reply_event(*replies: tuple[str, dict[str, Any] | None]) -> Event:
-    """The user's event answering confirmation ids with the given response objects."""
-    parts = [
-        types.Part(
-            function_response=types.FunctionResponse(
-                id=cid, name="adk_request_confirmation", response=body
-            )
-        )
-        for cid, body in replies
-    ]
-    return Event(author="user", content=types.Content(role="user", parts=parts))
-
-
 def signed(call: types.FunctionCall, body: dict[str, Any]) -> dict[str, Any]:
     """A reply ``body`` bound to ``call`` by its digest, as every accepted reply must be."""
     return {**body, "callDigest": call_digest(call.name, call.args)}
 
 
-WAITING = {"status": "waiting for approval"}
 YES = {"confirmed": True, "payload": None}
 
 
@@ -188,150 +160,31 @@ def test_ctx_f6_unknown_call_ids_are_ignored_beside_known_ones() -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    ("response", "expected"),
-    [
-        (
-            {"confirmed": True, "payload": {"n": 1}},
-            ToolConfirmation(confirmed=True, payload={"n": 1}),
-        ),
-        (
-            {"response": json.dumps({"confirmed": True, "hint": "h", "payload": [1]})},
-            ToolConfirmation(hint="h", confirmed=True, payload=[1]),
-        ),
-        ({"confirmed": False}, ToolConfirmation(confirmed=False)),
-        ({"confirmed": "yes"}, ToolConfirmation(confirmed=False)),
-    ],
-    ids=["object", "json-string", "rejected", "non-bool"],
-)
-def test_ctx_f13_reply_formats(response: dict[str, Any], expected: ToolConfirmation) -> None:
-    """Replies parse in both formats; only confirmed=True approves."""
-    assert parse_confirmation_reply(response) == expected
+def test_ctx_f13_reply_shape() -> None:
+    """The reply the runtime records is {confirmed, payload, callDigest}, in that key order."""
+    reply = confirmation_reply(True, {"price": 2}, call_digest="d1")
+    assert reply == {"confirmed": True, "payload": {"price": 2}, "callDigest": "d1"}
+    assert list(reply) == ["confirmed", "payload", "callDigest"]
+    assert json.dumps(confirmation_reply(False, None, call_digest="d2")) == (
+        '{"confirmed": false, "payload": null, "callDigest": "d2"}'
+    )
 
 
-@pytest.mark.parametrize("response", [None, {}, {"response": ""}, {"response": "{not json"}])
-def test_ctx_f14_empty_or_unreadable_reply_is_rejection(response: dict[str, Any] | None) -> None:
-    """An empty or unreadable reply means rejected (fail closed)."""
-    assert parse_confirmation_reply(response) == ToolConfirmation(confirmed=False)
+@pytest.mark.parametrize("confirmed", [True, False])
+def test_ctx_f13_expired_reply_shape(confirmed: bool) -> None:
+    """An expired request's reply is a rejection marked expired, without a payload."""
+    reply = confirmation_reply(confirmed, {"price": 2}, call_digest="d1", expired=True)
+    assert json.dumps(reply) == '{"confirmed": false, "expired": true, "callDigest": "d1"}'
 
 
-def test_ctx_f15_approved_call_resumes_with_same_id_and_decision() -> None:
-    """An approval re-dispatches the original call with its own id and the user's decision."""
-    events = [
-        model_event(BUY),
-        response_event(("call-1", WAITING)),
-        request_event([BUY], ["adk-c1"]),
-        reply_event(("adk-c1", signed(BUY, {"confirmed": True, "payload": {"price": 2}}))),
-    ]
-    assert resume_set(events, AGENT) == [
-        ConfirmedCall(BUY, ToolConfirmation(confirmed=True, payload={"price": 2}))
-    ]
-
-
-def test_ctx_f15_rejected_call_is_dispatched_with_confirmed_false() -> None:
-    """A rejection is dispatched too, so the tool or gate answers the model with an error."""
-    reply = reply_event(("adk-c1", signed(BUY, {"confirmed": False})))
-    events = [model_event(BUY), request_event([BUY], ["adk-c1"]), reply]
-    [(call, decision)] = resume_set(events, AGENT)
-    assert call.id == "call-1"
-    assert decision.confirmed is False
-
-
-def test_ctx_f7_conflicting_confirmation_fails_closed() -> None:
-    """A confirmation id pointing at two different original calls is never resumed."""
-    events = [
-        model_event(BUY, SEND),
-        request_event([BUY], ["adk-c1"]),
-        request_event([SEND], ["adk-c1"]),
-        reply_event(("adk-c1", signed(BUY, YES))),
-    ]
-    assert resume_set(events, AGENT) == []
-
-
-def test_ctx_f7_repeated_identical_request_is_not_a_conflict() -> None:
-    """The same request recorded twice (a retried append) still resumes its call."""
-    events = [
-        model_event(BUY),
-        request_event([BUY], ["adk-c1"]),
-        request_event([BUY], ["adk-c1"]),
-        reply_event(("adk-c1", signed(BUY, YES))),
-    ]
-    assert [c.call.id for c in resume_set(events, AGENT)] == ["call-1"]
-
-
-def test_ctx_f8_other_agents_requests_are_skipped() -> None:
-    """Requests authored by another agent are never resumed by this one."""
-    events = [
-        model_event(BUY, author="other_agent"),
-        request_event([BUY], ["adk-c1"], author="other_agent"),
-        reply_event(("adk-c1", signed(BUY, YES))),
-    ]
-    assert resume_set(events, AGENT) == []
-    assert [c.call.id for c in resume_set(events, "other_agent")] == ["call-1"]
-
-
-def test_ctx_f8_id_claimed_by_several_authors_fails_closed() -> None:
-    """A confirmation id that several agents requested is not resumed by either."""
-    events = [
-        request_event([BUY], ["adk-c1"], author="other_agent"),
-        request_event([BUY], ["adk-c1"]),
-        reply_event(("adk-c1", signed(BUY, YES))),
-    ]
-    assert resume_set(events, AGENT) == []
-
-
-def test_ctx_f9_already_answered_call_is_not_rerun() -> None:
-    """A call with a response after its confirmation request is not dispatched again."""
-    events = [
-        model_event(BUY, SEND),
-        request_event([BUY, SEND], ["adk-c1", "adk-c3"]),
-        response_event(("call-1", {"report": "done"})),
-        reply_event(("adk-c1", signed(BUY, YES)), ("adk-c3", signed(SEND, YES))),
-    ]
-    assert [c.call.id for c in resume_set(events, AGENT)] == ["call-3"]
-
-
-def test_ctx_f10_several_confirmations_dispatch_once() -> None:
-    """Two confirmations for one call dispatch it once, with the latest request's answer."""
-    events = [
-        model_event(BUY),
-        request_event([BUY], ["adk-old"], hint="first"),
-        request_event([BUY], ["adk-new"], hint="again"),
-        reply_event(
-            ("adk-new", signed(BUY, {"confirmed": True, "payload": "new"})),
-            ("adk-old", signed(BUY, {"confirmed": True, "payload": "old"})),
-        ),
-    ]
-    assert resume_set(events, AGENT) == [
-        ConfirmedCall(BUY, ToolConfirmation(confirmed=True, payload="new"))
-    ]
-
-
-def test_ctx_f11_dispatch_keeps_request_order() -> None:
-    """Calls are re-dispatched in the order their requests were made, not reply order."""
-    events = [
-        model_event(BUY, WEATHER, SEND),
-        request_event([BUY, SEND], ["adk-c1", "adk-c3"]),
-        request_event([WEATHER], ["adk-c2"]),
-        reply_event(
-            ("adk-c2", signed(WEATHER, YES)),
-            ("adk-c3", signed(SEND, YES)),
-            ("adk-c1", signed(BUY, YES)),
-        ),
-    ]
-    assert [c.call.id for c in resume_set(events, AGENT)] == ["call-1", "call-3", "call-2"]
-
-
-def test_ctx_f11_only_latest_user_event_counts() -> None:
-    """Replies in an older user event, or requests made after the reply, are not resumed."""
-    events = [
-        request_event([BUY], ["adk-c1"]),
-        reply_event(("adk-c1", signed(BUY, YES))),
-        Event(author="user", content=types.Content(role="user", parts=[types.Part(text="hi")])),
-    ]
-    assert resume_set(events, AGENT) == []
-    late = [reply_event(("adk-c1", signed(BUY, YES))), request_event([BUY], ["adk-c1"])]
-    assert resume_set(late, AGENT) == []
+def test_ctx_f13_recorded_reply_passes_its_digest_check() -> None:
+    """A reply shaped by confirmation_reply with the request's digest is bound to its call."""
+    request = request_event([BUY], ["adk-c1"]).function_calls()[0]
+    digest = (request.args or {})["callDigest"]
+    check_reply_digest(request, confirmation_reply(True, None, call_digest=digest))
+    check_reply_digest(request, confirmation_reply(False, None, call_digest=digest, expired=True))
+    with pytest.raises(ConfirmationMismatchError, match="approves a different call"):
+        check_reply_digest(request, confirmation_reply(True, None, call_digest="abc"))
 
 
 def test_ctx_f12_reply_for_different_call_is_refused() -> None:
@@ -372,8 +225,6 @@ def test_ctx_f12_reply_without_digest_is_refused(reply: dict[str, Any] | None) -
     request = request_event([BUY], ["adk-c1"]).function_calls()[0]
     with pytest.raises(ConfirmationMismatchError, match="carries no callDigest"):
         check_reply_digest(request, reply)
-    events = [model_event(BUY), request_event([BUY], ["adk-c1"]), reply_event(("adk-c1", reply))]
-    assert resume_set(events, AGENT) == []
 
 
 def test_ctx_f12_request_without_digest_is_refused() -> None:
@@ -383,11 +234,6 @@ def test_ctx_f12_request_without_digest_is_refused() -> None:
     bare = request.model_copy(update={"args": args})
     with pytest.raises(ConfirmationMismatchError, match="'adk-c1' carries no callDigest"):
         check_reply_digest(bare, signed(BUY, YES))
-    event = Event(
-        author=AGENT, content=types.Content(role="model", parts=[types.Part(function_call=bare)])
-    )
-    reply = reply_event(("adk-c1", signed(BUY, YES)))
-    assert resume_set([model_event(BUY), event, reply], AGENT) == []
 
 
 def test_ctx_f12_tampered_request_is_refused() -> None:
@@ -398,44 +244,3 @@ def test_ctx_f12_tampered_request_is_refused() -> None:
     tampered = request.model_copy(update={"args": args})
     with pytest.raises(ConfirmationMismatchError, match="'adk-c1' is inconsistent"):
         check_reply_digest(tampered, signed(BUY, YES))
-
-
-def test_ctx_f12_resume_set_skips_mismatched_reply() -> None:
-    """resume_set skips (does not resume) a reply bound to a different call."""
-    events = [
-        model_event(BUY, SEND),
-        request_event([BUY, SEND], ["adk-c1", "adk-c3"]),
-        reply_event(
-            ("adk-c1", {"confirmed": True, "callDigest": call_digest("buy_report", {})}),
-            ("adk-c3", signed(SEND, YES)),
-        ),
-    ]
-    assert [c.call.id for c in resume_set(events, AGENT)] == ["call-3"]
-
-
-def test_ctx_f16_reentered_tool_may_request_again() -> None:
-    """After a re-entered call asks again, the answer to the new request resumes it."""
-    events = [
-        model_event(BUY),
-        response_event(("call-1", WAITING)),
-        request_event([BUY], ["adk-c1"]),
-        reply_event(("adk-c1", signed(BUY, YES))),
-        response_event(("call-1", WAITING)),
-        request_event([BUY], ["adk-c2"]),
-        reply_event(("adk-c2", signed(BUY, {"confirmed": True, "payload": "second"}))),
-    ]
-    assert resume_set(events, AGENT) == [
-        ConfirmedCall(BUY, ToolConfirmation(confirmed=True, payload="second"))
-    ]
-
-
-def test_ctx_f18_confirmation_reply_cannot_answer_input_request() -> None:
-    """A confirmation reply addressed to an input request's id resumes nothing."""
-    input_event = build_input_request_event(
-        [InputRequest(interrupt_id="call-1/input-1", function_call_id="call-1")],
-        event_id="ev",
-        invocation_id="e-1",
-        author=AGENT,
-    )
-    events = [model_event(BUY), input_event, reply_event(("call-1/input-1", YES))]
-    assert resume_set(events, AGENT) == []

@@ -5,23 +5,24 @@ from __future__ import annotations
 import pytest
 
 from adk_temporal.events import Event
-from adk_temporal.flow.messages import InvocationStatus
+from adk_temporal.flow.messages import AdkStatus, InvocationStatus
 from adk_temporal.following import StoreReads, follow_events, with_partials
+from adk_temporal.ids import SessionKey
 from adk_temporal.sessions import InMemorySessionService
 
-IDS = ("app", "u-1", "s-1")
+KEY = SessionKey("app", "u-1", "s-1")
 
 
 @pytest.fixture
 async def sessions() -> InMemorySessionService:
     """A session holding two invocations' events: e1, e2 of inv-a, then e3..e5 of inv-b."""
     store = InMemorySessionService()
-    await store.create(app_name=IDS[0], user_id=IDS[1], session_id=IDS[2])
+    await store.create(KEY)
     events = [
         Event(id=f"e{n}", invocation_id="inv-a" if n <= 2 else "inv-b", author="user")
         for n in range(1, 6)
     ]
-    await store.append_events(app_name=IDS[0], user_id=IDS[1], session_id=IDS[2], events=events)
+    await store.append_events(KEY, events)
     return store
 
 
@@ -30,7 +31,7 @@ async def _followed(sessions: InMemorySessionService, after: str | None) -> list
         return InvocationStatus(invocation_id="inv-b", agent="a", step=1, status="completed")
 
     return [
-        event.id async for event in follow_events(sessions, IDS, status, lambda: True, after=after)
+        event.id async for event in follow_events(sessions, KEY, status, lambda: True, after=after)
     ]
 
 
@@ -60,34 +61,29 @@ async def test_a_steps_text_comes_after_the_events_stored_before_the_step() -> N
     """The tool's response is stored, then the next step streams at once: a follower that
     polls rarely still shows the response first, then the text, then the reply."""
     store = InMemorySessionService()
-    await store.create(app_name=IDS[0], user_id=IDS[1], session_id=IDS[2])
-    stored = {"app_name": IDS[0], "user_id": IDS[1], "session_id": IDS[2]}
+    await store.create(KEY)
     call = Event(id="call", invocation_id="inv", author="agent")
-    await store.append_events(**stored, events=[call])
+    await store.append_events(KEY, [call])
     finished = False
 
     async def status() -> InvocationStatus:
-        state = "completed" if finished else "running"
+        state: AdkStatus = "completed" if finished else "running"
         return InvocationStatus(invocation_id="inv", agent="agent", step=1, status=state)
 
     reads = StoreReads(patience=30)
     stored_events = follow_events(
-        store, IDS, status, lambda: finished, poll_interval=60, reads=reads
+        store, KEY, status, lambda: finished, poll_interval=60, reads=reads
     )
-    merged = with_partials(store, IDS, stored_events, reads=reads)
+    merged = with_partials(store, KEY, stored_events, reads=reads)
     assert (await anext(merged)).id == "call"
     # The follower now sleeps for a minute; the step stores the response, then streams.
-    await store.append_events(
-        **stored, events=[Event(id="response", invocation_id="inv", author="agent")]
-    )
+    await store.append_events(KEY, [Event(id="response", invocation_id="inv", author="agent")])
     piece = Event(id="reply", invocation_id="inv", author="agent", partial=True, attempt=1)
-    await store.publish_partial(**stored, event=piece)
+    await store.publish_partial(KEY, piece)
     assert (await anext(merged)).id == "response"
     assert (await anext(merged)).partial
     finished = True
-    await store.append_events(
-        **stored, events=[Event(id="reply", invocation_id="inv", author="agent")]
-    )
+    await store.append_events(KEY, [Event(id="reply", invocation_id="inv", author="agent")])
     await reads.fresh()
     rest = [event async for event in merged]
     assert [(e.id, e.partial) for e in rest] == [("reply", None)]

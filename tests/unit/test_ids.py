@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 
 from adk_temporal.errors import InvalidIdError
-from adk_temporal.ids import check_session_ids, workflow_id_for
+from adk_temporal.ids import SessionKey, check_session_ids, workflow_id_for
 
 
 def test_distinct_triples_never_share_a_workflow_id() -> None:
     """x/y + s and x + y/s used to alias adk/pa/x/y/s; both are refused now."""
     with pytest.raises(InvalidIdError, match="user_id cannot contain path separators"):
-        workflow_id_for("pa", "x/y", "s")
+        workflow_id_for(SessionKey("pa", "x/y", "s"))
     with pytest.raises(InvalidIdError, match="session_id cannot contain path separators"):
-        workflow_id_for("pa", "x", "y/s")
-    assert workflow_id_for("pa", "x", "s") == "adk/pa/x/s"
+        workflow_id_for(SessionKey("pa", "x", "y/s"))
+    assert workflow_id_for(SessionKey("pa", "x", "s")) == "adk/pa/x/s"
 
 
 @pytest.mark.parametrize(
@@ -33,12 +33,12 @@ def test_distinct_triples_never_share_a_workflow_id() -> None:
 def test_each_rule_names_the_field(app: str, user: str, session: str, message: str) -> None:
     """A refused id says which field broke which rule, and is a ValueError."""
     with pytest.raises(InvalidIdError, match=message) as caught:
-        check_session_ids(app, user, session)
+        check_session_ids(SessionKey(app, user, session))
     assert isinstance(caught.value, ValueError)
 
 
 def test_the_limit_counts_bytes_not_characters() -> None:
     """64 two-byte characters fit in 128 bytes; 65 do not."""
-    check_session_ids("a", "é" * 64, "s")
+    check_session_ids(SessionKey("a", "é" * 64, "s"))
     with pytest.raises(InvalidIdError, match="130 bytes"):
-        check_session_ids("a", "é" * 65, "s")
+        check_session_ids(SessionKey("a", "é" * 65, "s"))

@@ -1,9 +1,16 @@
-"""The core never imports temporalio: it is usable and testable without Temporal."""
+"""The package's layers: the core never imports temporalio, nothing imports upwards, no
+import circles."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
 
 CORE = [
     "adk_temporal.errors",
@@ -31,6 +38,10 @@ CORE = [
     "adk_temporal.flow.requests",
     "adk_temporal.flow.executor",
     "adk_temporal.flow.invocation",
+    "adk_temporal.run_config",
+    "adk_temporal.extras",
+    "adk_temporal.steps",
+    "adk_temporal.runner",
 ]
 
 
@@ -63,3 +74,148 @@ def test_package_exports_resolve_lazily() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == ["False", "True"]
+
+
+def test_an_agent_runs_in_process_without_temporalio() -> None:
+    """The in-process runner runs an agent with a tool to its answer; temporalio stays
+    unloaded."""
+    code = """
+import asyncio, sys
+from google.genai import types
+from adk_temporal.agents import Agent
+from adk_temporal.models import ModelRegistry, ScriptedModel
+from adk_temporal.runner import Runner
+from adk_temporal.sessions import InMemorySessionService
+
+def add(a: int, b: int) -> dict:
+    \"\"\"Add two numbers.\"\"\"
+    return {"sum": a + b}
+
+script = [types.FunctionCall(name="add", args={"a": 2, "b": 3}), "five"]
+models = ModelRegistry()
+models.register("scripted:add", lambda n: ScriptedModel(name=n, script=script))
+agent = Agent(name="adder", model="scripted:add", tools=[add])
+
+async def main():
+    runner = Runner([agent], session_service=InMemorySessionService(), models=models)
+    result = await runner.run("app", "u", "s", "adder", "2+3?")
+    print(result.status, result.final_text)
+
+asyncio.run(main())
+print(sorted(m for m in sys.modules if m.split(".")[0] == "temporalio"))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["completed five", "[]"]
+
+
+# Lowest first. A module may import from its own layer and the layers below it; a layer's
+# name is the module or subpackage right under adk_temporal. The picture is the README's
+# "Design" section.
+LAYERS: list[set[str]] = [
+    {
+        "errors",
+        "faults",
+        "asyncutil",
+        "ids",
+        "budgets",
+        "signing",
+        "codec",
+        "converter",
+        "background_http",
+        "devserver",
+        "events",
+        "state",
+        "usage",
+        "merge",
+        "run_config",
+        "extras",
+    },
+    {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp"},
+    {"sessions", "artifacts", "memory"},
+    {"context", "flow", "notifications"},
+    {"agents", "output", "app", "following"},
+    {"steps"},
+    {"runner", "workflows", "activities"},
+    {"plugin", "client", "visibility", "render", "terminal", "codec_server"},
+    {"worker", "demo", "examples", "testing", "web"},
+    {"cli"},
+]
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package as a wheel installs it (``package-dir`` mapping)."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    mapping: dict[str, str] = config["tool"]["setuptools"]["package-dir"]
+    modules: dict[str, Path] = {}
+    for package, folder in mapping.items():
+        for path in (REPO / folder).rglob("*.py"):
+            parts = [package, *path.relative_to(REPO / folder).with_suffix("").parts]
+            if package == "adk_temporal" and parts[1] in ("workflows", "activities", "examples"):
+                continue
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
+    """The package's modules that ``name`` imports, at the top or inside functions."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        found: list[str] = []
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            found = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        elif isinstance(node, ast.Import):
+            found = [alias.name for alias in node.names]
+        for target in found:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target.startswith("adk_temporal") and target != name:
+                yield target
+                break
+
+
+def _layer(name: str) -> int | None:
+    parts = name.split(".")
+    group = parts[1] if len(parts) > 1 else None
+    return next((i for i, layer in enumerate(LAYERS) if group in layer), None)
+
+
+def test_every_module_has_a_layer_and_imports_only_its_own_or_lower_ones() -> None:
+    """No module imports from a higher layer (the cli from nowhere, steps from no engine)."""
+    modules = _modules()
+    unplaced = sorted(m for m in modules if m != "adk_temporal" and _layer(m) is None)
+    assert unplaced == [], "place these modules in a layer of LAYERS"
+    upward = [
+        f"{name} -> {target}"
+        for name, path in modules.items()
+        for target in _imports(name, path, modules)
+        if name != "adk_temporal" and (_layer(target) or 0) > (_layer(name) or 0)
+    ]
+    assert upward == []
+
+
+def test_no_import_circles() -> None:
+    """No module reaches itself through the modules it imports."""
+    modules = _modules()
+    graph = {name: set(_imports(name, path, modules)) for name, path in modules.items()}
+    circles: list[list[str]] = []
+
+    def visit(name: str, trail: list[str], done: set[str]) -> None:
+        for target in sorted(graph[name]):
+            if target in trail:
+                circles.append([*trail[trail.index(target) :], target])
+            elif target not in done:
+                visit(target, [*trail, target], done)
+        done.add(name)
+
+    done: set[str] = set()
+    for name in sorted(graph):
+        if name not in done:
+            visit(name, [name], done)
+    assert circles == []

@@ -15,7 +15,7 @@ import mcp.types as mcp_types
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.services import translate_errors
+from adk_temporal.activities.adapter import translate_errors
 from adk_temporal.agents import Agent, AgentRegistry
 from adk_temporal.errors import AdkRunError
 from adk_temporal.mcp import (

@@ -5,17 +5,14 @@ from __future__ import annotations
 import enum
 import threading
 from datetime import date, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
+from temporalio.common import RetryPolicy
 
 from adk_temporal.errors import AdkRequestError, InvalidToolArgumentsError
 from adk_temporal.tools import FunctionTool, as_tool, tool
-
-if TYPE_CHECKING:
-    # Never importable at runtime: a string annotation naming it must still mark the context.
-    import adk_temporal_missing_module as missing
 
 
 class ToolContext:
@@ -144,9 +141,12 @@ def test_context_parameter_excluded_by_annotation() -> None:
 def test_context_parameter_excluded_by_unresolvable_string_annotation() -> None:
     """A string annotation naming ToolContext marks the context even if it cannot resolve."""
 
-    def with_context(city: str, context: missing.ToolContext | None) -> str:
+    def with_context(city: str, context: object) -> str:
         return city
 
+    # The string annotation as `from __future__ import annotations` stores it; the module it
+    # names never exists, so the annotation cannot resolve (and mypy never looks for it).
+    with_context.__annotations__["context"] = "adk_temporal_missing_module.ToolContext | None"
     tool_ = FunctionTool(with_context)
     assert tool_.context_param == "context"
     assert list(schema_of(with_context)["properties"]) == ["city"]
@@ -298,7 +298,7 @@ def test_tool_decorator_bare_and_with_options() -> None:
         """Plain tool."""
         return city
 
-    sentinel_policy = object()
+    sentinel_policy = RetryPolicy(maximum_attempts=2)
 
     @tool(
         name="buy_report",

@@ -13,15 +13,15 @@ B = "b" * 20
 
 def test_lines_format_with_comments_and_wildcard() -> None:
     book = TokenBook.parse(f"# ops\n{A} weather, travel\n\n{B} *  # admin\n", "tokens.txt")
-    assert book.scope(A) == {"weather", "travel"}
-    assert book.scope(B) == {"*"}
+    assert book.scope(A) == frozenset({"weather", "travel"})
+    assert book.scope(B) == frozenset({"*"})
     assert book.scope("c" * 20) is None
 
 
 def test_json_format() -> None:
     book = TokenBook.parse(f'{{"{A}": ["weather"], "{B}": "*"}}', "tokens.json")
-    assert book.scope(A) == {"weather"}
-    assert book.scope(B) == {"*"}
+    assert book.scope(A) == frozenset({"weather"})
+    assert book.scope(B) == frozenset({"*"})
 
 
 def test_the_book_keeps_no_token_in_clear() -> None:
@@ -46,7 +46,7 @@ def test_malformed_books_are_refused_with_the_place(text: str, problem: str) -> 
 
 def test_merging_refuses_a_token_given_twice() -> None:
     book = TokenBook.parse(f"{A} weather", "file")
-    assert book.merged(TokenBook.parse(f"{B} x", "env")).scope(B) == {"x"}
+    assert book.merged(TokenBook.parse(f"{B} x", "env")).scope(B) == frozenset({"x"})
     with pytest.raises(TokenFileError):
         book.merged(TokenBook.parse(f"{A} other", "env"))
 

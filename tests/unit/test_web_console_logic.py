@@ -37,7 +37,7 @@ def test_sign_in_gives_a_new_id_that_expires_and_signs_out() -> None:
     sid = sessions.sign_in(frozenset({"weather"}), now=1000.0)
     assert sid != planted
     assert sessions.scope(planted) is None
-    assert sessions.scope(sid, now=1001.0) == {"weather"}
+    assert sessions.scope(sid, now=1001.0) == frozenset({"weather"})
     assert sessions.scope(sid, now=1000.0 + 13 * 3600) is None
     sid = sessions.sign_in(frozenset({"weather"}))
     sessions.sign_out(sid)

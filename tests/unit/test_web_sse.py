@@ -56,5 +56,5 @@ async def test_a_client_gone_mid_wait_closes_the_source() -> None:
     stream = with_keepalive(frames(), every=0.01)
     assert await anext(stream) == b"first"
     assert await anext(stream) == KEEPALIVE
-    await stream.aclose()  # type: ignore[attr-defined]
+    await stream.aclose()
     assert closed == [True]

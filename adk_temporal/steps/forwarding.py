@@ -18,9 +18,9 @@ from typing import Self
 
 from google.genai import types
 
-from adk_temporal.events import Event
-from adk_temporal.flow.messages import SessionRef
-from adk_temporal.sessions import SessionService
+from ..events import Event
+from ..ids import SessionKey
+from ..sessions import PartialChannel
 
 __all__ = ["PartialForwarder"]
 
@@ -38,21 +38,17 @@ class PartialForwarder:
     its final event, so no piece arrives after the event that supersedes it.
 
     Args:
-        sessions: The store whose side channel carries the pieces.
-        ref: The step's session, resolved.
+        channel: The store's side channel that carries the pieces.
+        key: The step's session.
         template: The final event's identity (id, invocation, author, branch, scope).
         attempt: The step's attempt number, copied onto every piece.
     """
 
     def __init__(
-        self, sessions: SessionService, ref: SessionRef, template: Event, attempt: int
+        self, channel: PartialChannel, key: SessionKey, template: Event, attempt: int
     ) -> None:
-        self._sessions = sessions
-        self._ids = {
-            "app_name": ref.app_name,
-            "user_id": ref.user_id,
-            "session_id": ref.session_id,
-        }
+        self._channel = channel
+        self._key = key
         self._template = template.model_copy(update={"partial": True, "attempt": attempt})
         self._queued: list[str] = []
         self._ready = asyncio.Event()
@@ -107,7 +103,7 @@ class PartialForwarder:
                     update={"content": types.Content(role="model", parts=[types.Part(text=text)])}
                 )
                 try:
-                    await self._sessions.publish_partial(**self._ids, event=piece)
+                    await self._channel.publish_partial(self._key, piece)
                 except Exception:
                     if not failed:
                         logger.warning(

@@ -22,14 +22,13 @@ from dataclasses import dataclass
 
 from google.genai import types
 
-from adk_temporal.errors import SessionNotFoundError
-from adk_temporal.events import Event
-from adk_temporal.history import USER_AUTHOR, ContentsBuilder
-from adk_temporal.sessions import Session, SessionService
+from ..errors import SessionNotFoundError
+from ..events import Event
+from ..history import USER_AUTHOR, ContentsBuilder
+from ..ids import SessionKey
+from ..sessions import ConversationStore, Session
 
 __all__ = ["LoadedSession", "SessionEventsCache", "StoredEvents"]
-
-_Key = tuple[str, str, str]
 
 _VIEWS_PER_SESSION = 16
 """Contents builders kept per session: one per agent, branch and scope that stepped lately.
@@ -109,7 +108,7 @@ class LoadedSession:
 
 
 class SessionEventsCache:
-    """Events of the most recently used sessions, by ``(app, user, session)``.
+    """Events of the most recently used sessions, by session key.
 
     Args:
         max_sessions: How many sessions to keep; the least recently used go first.
@@ -117,42 +116,29 @@ class SessionEventsCache:
 
     def __init__(self, max_sessions: int = 128) -> None:
         self._max = max_sessions
-        self._sessions: OrderedDict[_Key, StoredEvents] = OrderedDict()
+        self._sessions: OrderedDict[SessionKey, StoredEvents] = OrderedDict()
 
-    async def get(
-        self, sessions: SessionService, *, app_name: str, user_id: str, session_id: str
-    ) -> Session:
+    async def get(self, sessions: ConversationStore, key: SessionKey) -> Session:
         """The session with all its events, reading from the store only what is new.
 
         Raises:
             SessionNotFoundError: No such session.
         """
-        return (
-            await self.load(sessions, app_name=app_name, user_id=user_id, session_id=session_id)
-        ).session
+        return (await self.load(sessions, key)).session
 
     async def load(
-        self,
-        sessions: SessionService,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        create: bool = False,
+        self, sessions: ConversationStore, key: SessionKey, *, create: bool = False
     ) -> LoadedSession:
         """The session and the indexes of its events, reading from the store only what is new.
 
         Args:
             sessions: The store.
-            app_name: The session's app.
-            user_id: The session's user.
-            session_id: The session.
+            key: The session.
             create: Create the session when it does not exist (an invocation's first step).
 
         Raises:
             SessionNotFoundError: No such session, and ``create`` is false.
         """
-        key = (app_name, user_id, session_id)
         # Shared, not taken out: the parallel tool steps of one model step read the same
         # session at the same moment, and each must find what the others cached.
         stored = self._sessions.get(key)
@@ -162,12 +148,7 @@ class SessionEventsCache:
             # Re-read the last known event too: if it is not where it was, the session was
             # replaced and the cached events are not its events.
             try:
-                fresh = await sessions.get(
-                    app_name=app_name,
-                    user_id=user_id,
-                    session_id=session_id,
-                    after_sequence=known,
-                )
+                fresh = await sessions.get(key, after_sequence=known)
             except SessionNotFoundError:
                 if not create:
                     raise
@@ -180,7 +161,7 @@ class SessionEventsCache:
                 )
         # One call for a new session, not a failed read, a create and a read.
         read = sessions.get_or_create if create else sessions.get
-        session = await read(app_name=app_name, user_id=user_id, session_id=session_id)
+        session = await read(key)
         stored = StoredEvents()
         stored.extend(session.events)
         self._sessions[key] = stored

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from adk_temporal.agents import (
+from ..agents import (
     Agent,
     AgentRegistry,
     BaseAgent,
@@ -18,7 +18,7 @@ from adk_temporal.agents import (
     ParallelAgent,
     SequentialAgent,
 )
-from adk_temporal.flow.messages import AgentSpec, NotifyPlan
+from ..flow.messages import AgentSpec, NotifyPlan
 
 __all__ = ["describe", "describe_tree"]
 

@@ -1,0 +1,69 @@
+"""``adk_model_step``, ``adk_tool_call``, ``adk_append_events``: the flow's steps as activities."""
+
+from __future__ import annotations
+
+from temporalio import activity
+
+from adk_temporal.flow.messages import (
+    AppendEventsInput,
+    ModelStepInput,
+    ModelStepResult,
+    ToolCallInput,
+    ToolCallResult,
+)
+from adk_temporal.steps import StepServices, append_events, model_step, tool_call
+
+from .adapter import heartbeat, step_ref, translate_errors
+
+__all__ = ["AppendEventsActivity", "ModelStepActivity", "ToolCallActivity"]
+
+
+class ModelStepActivity:
+    """Runs one model step of an agent against the worker's services."""
+
+    def __init__(self, services: StepServices) -> None:
+        self._services = services
+
+    @activity.defn(name="adk_model_step")
+    @translate_errors
+    async def run(self, inp: ModelStepInput) -> ModelStepResult:
+        """The model step (``adk_temporal.steps.model_step``) as a Temporal activity."""
+        return await model_step(
+            self._services,
+            inp,
+            step_ref(inp.ref),
+            attempt=activity.info().attempt,
+            heartbeat=heartbeat(),
+        )
+
+
+class ToolCallActivity:
+    """Runs one function call of an agent against the worker's services."""
+
+    def __init__(self, services: StepServices) -> None:
+        self._services = services
+
+    @activity.defn(name="adk_tool_call")
+    @translate_errors
+    async def run(self, inp: ToolCallInput) -> ToolCallResult:
+        """The tool call (``adk_temporal.steps.tool_call``) as a Temporal activity."""
+        return await tool_call(
+            self._services,
+            inp,
+            step_ref(inp.ref),
+            attempt=activity.info().attempt,
+            heartbeat=heartbeat(),
+        )
+
+
+class AppendEventsActivity:
+    """Appends workflow-built events to the session; idempotent by event id."""
+
+    def __init__(self, services: StepServices) -> None:
+        self._services = services
+
+    @activity.defn(name="adk_append_events")
+    @translate_errors
+    async def run(self, inp: AppendEventsInput) -> None:
+        """The append step (``adk_temporal.steps.append_events``) as a Temporal activity."""
+        await append_events(self._services, inp, step_ref(inp.ref))

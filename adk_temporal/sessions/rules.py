@@ -1,0 +1,203 @@
+"""The rules every session backend shares: checks, error messages, event preparation, state.
+
+Backends differ only in storage; what a request must look like, how an event is stored and
+how the state scopes merge is decided here once.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..errors import InvalidSessionRequestError, SessionExistsError, SessionNotFoundError
+from ..events import Event
+from ..ids import SessionKey, id_problem
+from ..state import TEMP_PREFIX, split_scopes
+
+__all__ = [
+    "apply_state_delta",
+    "check_after_sequence",
+    "check_event_ids",
+    "check_identity",
+    "check_user",
+    "merged_state",
+    "prepare_events",
+    "session_exists_error",
+    "session_not_found_error",
+    "to_json_state",
+]
+
+
+def check_identity(key: SessionKey) -> None:
+    """Refuse a session key whose fields are empty or break the id grammar (:mod:`..ids`).
+
+    Raises:
+        InvalidSessionRequestError: Naming every empty field, else the first field that
+            breaks a rule.
+    """
+    _check_fields(key._asdict())
+
+
+def check_user(app_name: str, user_id: str) -> None:
+    """Refuse an app and user (a listing's scope) that are empty or break the id grammar.
+
+    Raises:
+        InvalidSessionRequestError: As :func:`check_identity`.
+    """
+    _check_fields({"app_name": app_name, "user_id": user_id})
+
+
+def _check_fields(fields: Mapping[str, str]) -> None:
+    missing = [name for name, value in fields.items() if not value]
+    if missing:
+        raise InvalidSessionRequestError(
+            f"invalid session request: missing required fields: {', '.join(missing)}"
+        )
+    for name, value in fields.items():
+        problem = id_problem(name, value)
+        if problem is not None:
+            raise InvalidSessionRequestError(f"invalid session request: {problem}")
+
+
+def check_after_sequence(after_sequence: int) -> None:
+    """Refuse a negative ``after_sequence``.
+
+    Raises:
+        InvalidSessionRequestError: ``after_sequence`` is below zero.
+    """
+    if after_sequence < 0:
+        raise InvalidSessionRequestError(
+            f"invalid session request: after_sequence must be >= 0, got {after_sequence}"
+        )
+
+
+def check_event_ids(events: Sequence[Event]) -> None:
+    """Refuse a batch in which an event has no id (a retry could not recognise it).
+
+    Raises:
+        InvalidSessionRequestError: Naming the positions of the events without an id.
+    """
+    missing = [index for index, event in enumerate(events) if not event.id]
+    if missing:
+        raise InvalidSessionRequestError(
+            f"invalid append request: events at positions {missing} have an empty id; "
+            "give every event a unique id so a retried append can recognise it"
+        )
+
+
+def to_json_state(state: Mapping[str, Any], *, where: str) -> dict[str, Any]:
+    """A copy of ``state`` without ``temp:`` keys, with values normalised through JSON.
+
+    Every backend stores this form, so code tested against the in-memory service sees the
+    same values (a tuple comes back as a list) and the same errors as against SQLite.
+
+    Args:
+        state: A state delta or initial state.
+        where: What the state belongs to, for the message (``"initial state"``, ...).
+
+    Returns:
+        The persistable copy.
+
+    Raises:
+        InvalidSessionRequestError: A value is not JSON-serialisable; the key is named.
+    """
+    stored: dict[str, Any] = {}
+    for key, value in state.items():
+        if key.startswith(TEMP_PREFIX):
+            continue
+        try:
+            # allow_nan=False: NaN and infinities are refused, never stored as non-JSON.
+            stored[key] = json.loads(json.dumps(value, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise InvalidSessionRequestError(
+                f"invalid session request: {where} value for key {key!r} is not "
+                f"JSON-serialisable ({exc}); store only JSON values in state"
+            ) from exc
+    return stored
+
+
+def session_not_found_error(key: SessionKey) -> SessionNotFoundError:
+    """The error every backend raises for a missing session."""
+    return SessionNotFoundError(
+        f"session {key.session_id!r} not found for app {key.app_name!r} and user "
+        f"{key.user_id!r}; create it first"
+    )
+
+
+def session_exists_error(key: SessionKey) -> SessionExistsError:
+    """The error every backend raises when creating a session that exists."""
+    return SessionExistsError(
+        f"session {key.session_id!r} already exists for app {key.app_name!r} and user "
+        f"{key.user_id!r}; use get_or_create to reuse it or pick another session_id"
+    )
+
+
+def prepare_events(events: Sequence[Event], *, now: float) -> builtins.list[Event]:
+    """Validate a batch and return copies of its events as they will be stored.
+
+    The copies carry their ``state_delta`` as :func:`to_json_state` stores it (no
+    ``temp:`` keys) and a zero timestamp replaced by ``now``; the caller's events are
+    untouched.
+
+    Args:
+        events: The events to append.
+        now: The timestamp given to events that have none.
+
+    Returns:
+        The prepared copies, in order.
+
+    Raises:
+        InvalidSessionRequestError: An event has an empty id or a state value that is not
+            JSON-serialisable (checked for the whole batch before anything is stored).
+    """
+    check_event_ids(events)
+    streamed = [event.id for event in events if event.partial]
+    if streamed:
+        raise InvalidSessionRequestError(
+            f"invalid append request: events {streamed} are partial; a streamed piece is "
+            "published with publish_partial and never stored"
+        )
+    prepared: builtins.list[Event] = []
+    for event in events:
+        state_delta = to_json_state(
+            event.actions.state_delta, where=f"state_delta of event {event.id!r}"
+        )
+        stored = event.model_copy(deep=True)
+        stored.actions.state_delta = state_delta
+        if not stored.timestamp:
+            stored.timestamp = now
+        prepared.append(stored)
+    return prepared
+
+
+def apply_state_delta(
+    delta: Mapping[str, Any],
+    *,
+    app: dict[str, Any],
+    user: dict[str, Any],
+    session: dict[str, Any],
+) -> None:
+    """Assign each key of ``delta`` into its scope's dict in place; ``temp:`` keys are dropped.
+
+    Args:
+        delta: A state delta (an event's ``state_delta`` or a session's initial state).
+        app: The app's state, receiving ``app:`` keys.
+        user: The user's state, receiving ``user:`` keys.
+        session: The session's own state, receiving unprefixed keys.
+    """
+    app_part, user_part, session_part = split_scopes(delta)
+    app.update(app_part)
+    user.update(user_part)
+    session.update(session_part)
+
+
+def merged_state(
+    app: Mapping[str, Any], user: Mapping[str, Any], session: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The state view a session exposes: its own keys plus ``app:`` and ``user:`` keys.
+
+    The scopes cannot collide because scoped keys keep their prefix.
+    """
+    return {**session, **app, **user}

@@ -1,0 +1,410 @@
+"""The model step: append the step's new events, call the model once, record its reply.
+
+Everything the model sees is read from the session store, so the step's input is only ids
+plus the events that are new since the previous step. The step runs in phases — open it
+(load the session, answer a retry from what is stored), build the request, call the model,
+record the reply — each a function of its own below.
+
+The pending events and the model event are appended in one transaction, after the model
+answered (a streamed step stores the pending events first, so that followers see them ahead
+of the reply). A retry after that append returns the stored reply instead of calling the
+model again, so each step produces exactly one model event; a retry before it finds the
+pending events still to store and stores them with the reply.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Container, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.genai import types
+
+from ..agents import Agent, AgentTool
+from ..asyncutil import maybe_await
+from ..context import CallbackContext, InvocationContext, ReadonlyContext
+from ..errors import ModelUnavailableError, OutputSchemaError
+from ..events import ADK_ID_PREFIX, Event, EventActions
+from ..faults import fault_point
+from ..flow.messages import (
+    AgentSpec,
+    CallsStep,
+    DelegateStep,
+    EndedStep,
+    ErrorStep,
+    FinalStep,
+    ModelStepInput,
+    ModelStepResult,
+    PlannedCall,
+)
+from ..history import build_contents, copy_contents, current_turn
+from ..models import GeminiModel, LlmRequest, LlmResponse, Model, stream_model
+from ..output import record_output
+from ..tools import FunctionTool
+from ..tracing import record_model_step, span
+from ..usage import TokenUsage
+from .agent_spec import describe_tree
+from .forwarding import PartialForwarder
+from .heartbeat import Heartbeat, heartbeating
+from .ref import SessionRef
+from .services import StepServices
+from .session_cache import LoadedSession
+from .tool_call import tool_options
+from .writes import append_to_session, stored_form
+
+__all__ = ["model_step"]
+
+
+@dataclass
+class _Step:
+    """One model step under way: what it read, what it will store."""
+
+    services: StepServices
+    inp: ModelStepInput
+    ref: SessionRef
+    agent: Agent
+    loaded: LoadedSession
+    tools: list[FunctionTool]
+    tree: AgentSpec | None
+    new: list[Event]
+    """The pending events in their stored form, not stored yet."""
+    unstage: list[str]
+    """The staged responses ``new`` was made from, removed when it is stored."""
+    ictx: InvocationContext
+    actions: EventActions = field(default_factory=EventActions)
+
+    @property
+    def key_base(self) -> str:
+        # One key per step and callback site: a fixed key would make a save in step 2 look
+        # like a retry of step 1's save of the same name.
+        return f"{self.ref.workflow_id}/{self.ref.invocation_id}/step-{self.inp.step}"
+
+    def event(self, content: types.Content | None, actions: EventActions) -> Event:
+        """An event of this step's agent with the step's id."""
+        return Event(
+            id=self.inp.model_event_id,
+            invocation_id=self.ref.invocation_id,
+            author=self.agent.name,
+            branch=self.ref.branch,
+            isolation_scope=self.ref.isolation_scope,
+            content=content,
+            actions=actions,
+            timestamp=self.inp.timestamp,
+        )
+
+    async def store(self, events: list[Event]) -> None:
+        """Append the pending events and ``events`` in one write."""
+        await append_to_session(
+            self.services.sessions, self.ref, [*self.new, *events], self.unstage
+        )
+        fault_point("session.after_append")
+
+
+async def model_step(
+    services: StepServices,
+    inp: ModelStepInput,
+    ref: SessionRef,
+    *,
+    attempt: int = 1,
+    heartbeat: Heartbeat | None = None,
+) -> ModelStepResult:
+    """Call the model on the session plus ``inp.pending_events``; store both with the reply.
+
+    Args:
+        services: What the step runs against.
+        inp: The step.
+        ref: The step's session, agent and invocation.
+        attempt: Which attempt of the step this is; marks the pieces it streams.
+        heartbeat: Called while the model works, when the engine watches the step.
+    """
+    services.check_app(ref)
+    workflow_agent = not isinstance(services.agents[ref.agent_name], Agent)
+    loaded = await services.load_session(ref)
+    if workflow_agent:
+        new, unstage = await stored_form(
+            services.sessions, ref, inp.pending_events, loaded.stored.ids
+        )
+        await append_to_session(services.sessions, ref, new, unstage)
+        return DelegateStep(kind="delegate", tree=_tree(services, ref))
+    step_or_result = await _open(services, inp, ref, loaded)
+    if not isinstance(step_or_result, _Step):
+        return step_or_result
+    step = step_or_result
+    cctx = CallbackContext(
+        step.ictx, actions=step.actions, idempotency_key=f"{step.key_base}/model"
+    )
+    if inp.run_before_agent and step.agent.before_agent_callback is not None:
+        content = await maybe_await(step.agent.before_agent_callback(cctx))
+        if isinstance(content, types.Content):
+            event = step.event(content, step.actions)
+            await step.store([event])
+            return EndedStep(kind="ended", text=event.text(), actions=step.actions, tree=step.tree)
+    request = _request(step)
+    taken = _taken_ids(step)
+    response = await _call_model(step, cctx, request, attempt, heartbeat)
+    return await _record_reply(step, response, taken)
+
+
+def _tree(services: StepServices, ref: SessionRef) -> AgentSpec:
+    return describe_tree(services.agents, ref.agent_name, services.notify)
+
+
+async def _open(
+    services: StepServices, inp: ModelStepInput, ref: SessionRef, loaded: LoadedSession
+) -> _Step | ModelStepResult:
+    """The step with its session as the model will see it, or the reply a retry finds."""
+    tree = _tree(services, ref) if inp.describe else None
+    agent = services.agents.llm_agent(ref.agent_name)
+    # Toolsets list here, worker side: the listing reaches history only as the reply's
+    # planned calls and their options, so the workflow never depends on a live server.
+    tools = await services.agents.resolve_tools(agent.name)
+    recorded = loaded.stored.ids.get(inp.model_event_id)
+    if recorded is not None:
+        return _result(recorded, tools, tree)
+    resolved, unstage = await stored_form(
+        services.sessions, ref, inp.pending_events, loaded.stored.ids
+    )
+    new = [e for e in resolved if e.id not in loaded.stored.ids]
+    # The model and the callbacks see the pending events as if already stored.
+    session = loaded.session
+    session.events.extend(new)
+    for event in new:
+        session.state.update(event.actions.state_delta)
+    session.state.update(inp.temp_state)
+    ictx = services.invocation_context(ref, loaded, agent)
+    return _Step(services, inp, ref, agent, loaded, tools, tree, new, unstage, ictx)
+
+
+def _request(step: _Step) -> LlmRequest:
+    """What the agent sends the model: its view of the session, instruction and tools."""
+    agent, ref = step.agent, step.ref
+    view = {"agent_name": agent.name, "branch": ref.branch, "isolation_scope": ref.isolation_scope}
+    events = step.loaded.session.events
+    if agent.include_contents == "none":
+        contents = build_contents(current_turn(events, **view), **view)
+    else:
+        contents = step.loaded.stored.contents(events, **view)
+        # The worker keeps the contents for the next step; a callback may change them.
+        if agent.before_model_callback:
+            contents = copy_contents(contents)
+    return LlmRequest(
+        contents=contents,
+        model=agent.model,
+        system_instruction=agent.system_instruction(ReadonlyContext(step.ictx)) or None,
+        tools=[t.declaration() for t in step.tools],
+        generation_config=agent.request_config,
+    )
+
+
+def _taken_ids(step: _Step) -> tuple[Container[str], ...]:
+    """Ids the reply's calls must not reuse: stored calls and those of the pending events.
+
+    Taken before a streamed step stores the pending events ahead of the reply.
+    """
+    return (
+        step.loaded.stored.call_ids,
+        {c.id for e in step.new for c in e.function_calls() if c.id},
+    )
+
+
+async def _call_model(
+    step: _Step,
+    cctx: CallbackContext,
+    request: LlmRequest,
+    attempt: int,
+    heartbeat: Heartbeat | None,
+) -> LlmResponse:
+    """The model's reply, through the agent's model callbacks, streamed when asked."""
+    forwarder = await _forwarder(step, attempt) if step.inp.stream else None
+    agent = step.agent
+    async with heartbeating(heartbeat):
+        if agent.before_model_callback is not None:
+            early = await maybe_await(agent.before_model_callback(cctx, request))
+            if isinstance(early, LlmResponse):
+                return early
+        response = await _generate(
+            agent, step.services.models.resolve(agent.model), request, forwarder
+        )
+        fault_point("model.during_call")
+        if agent.after_model_callback is not None:
+            replaced = await maybe_await(agent.after_model_callback(cctx, response))
+            if isinstance(replaced, LlmResponse):
+                return replaced
+    return response
+
+
+async def _forwarder(step: _Step, attempt: int) -> PartialForwarder:
+    """The forwarder of a streamed step's pieces, the pending events stored first.
+
+    Stored before the model is called, as ADK stores the user's message before the agent
+    runs: followers then see the message, and the tool responses the model answers, ahead
+    of the reply being written. Idempotent, so a retry is harmless. Not through
+    ``step.store``: its fault point stands for the append of the reply.
+    """
+    if step.new or step.unstage:
+        await append_to_session(step.services.sessions, step.ref, step.new, step.unstage)
+    step.new, step.unstage = [], []
+    # Pieces carry the reply's identity, not its actions: those are still changing.
+    template = step.event(None, EventActions())
+    return PartialForwarder(step.services.sessions, step.ref.key, template, attempt)
+
+
+async def _generate(
+    agent: Agent, model: Model, request: LlmRequest, forwarder: PartialForwarder | None
+) -> LlmResponse:
+    """One call of ``model``, traced."""
+    with span(f"chat {agent.model}", {"adk.agent": agent.name}) as current:
+        started = time.perf_counter()
+        if forwarder is None:
+            response = await model.generate(request)
+        else:
+            async with forwarder:
+                response = await _streamed(model, request, forwarder)
+        usage = response.usage
+        record_model_step(
+            current,
+            system="gcp.gemini" if isinstance(model, GeminiModel) else type(model).__name__,
+            model=agent.model,
+            seconds=time.perf_counter() - started,
+            input_tokens=usage.prompt_token_count if usage else None,
+            output_tokens=usage.candidates_token_count if usage else None,
+            finish_reason=response.finish_reason,
+        )
+    return response
+
+
+async def _streamed(model: Model, request: LlmRequest, forwarder: PartialForwarder) -> LlmResponse:
+    """The model's reply, its text forwarded piece by piece as the model streams it."""
+    reply: LlmResponse | None = None
+    async with aclosing(stream_model(model, request)) as chunks:
+        async for chunk in chunks:
+            if chunk.partial:
+                forwarder.offer(chunk.text())
+            else:
+                reply = chunk
+    if reply is None:
+        raise ModelUnavailableError(None, f"model {model.name!r} ended its stream without a reply")
+    return reply
+
+
+async def _record_reply(
+    step: _Step, response: LlmResponse, taken: Sequence[Container[str]]
+) -> ModelStepResult:
+    """Store the reply as the step's event (with an after-agent event) and say what it is."""
+    # In a branch or a scope, steps of other branches or scopes may run concurrently and
+    # choose the same ids: whether one is stored first is timing, so ids there are
+    # always generated. At the top level steps never overlap.
+    nested = bool(step.ref.branch or step.ref.isolation_scope)
+    content = _with_call_ids(response.content, step.inp.model_event_id, taken, always=nested)
+    event = step.event(content, step.actions)
+    event.error_code = response.error_code
+    event.error_message = response.error_message
+    event.usage_metadata = response.usage
+    events = [event]
+    result = _result(event, step.tools, step.tree)
+    if isinstance(result, FinalStep):
+        try:
+            record_output(step.agent, event)
+        except OutputSchemaError as err:
+            # The answer stays stored with the step; the invocation ends on the error.
+            event.error_code, event.error_message = type(err).__name__, str(err)
+            result = _result(event, step.tools, step.tree)
+    if isinstance(result, FinalStep):
+        extra = await _after_agent(step)
+        if extra is not None:
+            events.append(extra)
+            if extra.content is not None:
+                result.text = extra.text()
+    await step.store(events)
+    return result
+
+
+async def _after_agent(step: _Step) -> Event | None:
+    """The event of the agent's after-agent callback, when it answered or changed state."""
+    callback = step.agent.after_agent_callback
+    if callback is None:
+        return None
+    actions = EventActions()
+    ctx = CallbackContext(
+        step.ictx, actions=actions, idempotency_key=f"{step.key_base}/after_agent"
+    )
+    after = await maybe_await(callback(ctx))
+    if not isinstance(after, types.Content) and actions.is_empty():
+        return None
+    extra = step.event(after if isinstance(after, types.Content) else None, actions)
+    extra.id = _derived_id(step.inp.model_event_id, "after_agent")
+    return extra
+
+
+def _result(
+    event: Event, tools: list[FunctionTool], tree: AgentSpec | None
+) -> CallsStep | FinalStep | ErrorStep:
+    """What the flow needs from a recorded model event."""
+    # A model that reports no usage adds nothing to the payload.
+    usage = TokenUsage.of(event.usage_metadata) if event.usage_metadata else None
+    common: dict[str, Any] = {"actions": event.actions, "tree": tree, "usage": usage}
+    if event.error_code or event.error_message:
+        return ErrorStep(
+            kind="error",
+            error_code=event.error_code,
+            error_message=event.error_message,
+            **common,
+        )
+    calls = event.function_calls()
+    if not calls:
+        return FinalStep(kind="final", text=event.text(), **common)
+    by_name: dict[str, FunctionTool] = {}
+    for tool in tools:
+        by_name.setdefault(tool.name, tool)
+    return CallsStep(
+        kind="calls",
+        function_calls=[_planned(c, by_name.get(c.name or "")) for c in calls],
+        **common,
+    )
+
+
+def _planned(call: types.FunctionCall, tool: FunctionTool | None) -> PlannedCall:
+    return PlannedCall(
+        id=call.id or "",
+        name=call.name or "",
+        args=dict(call.args or {}),
+        options=tool_options(tool),
+        agent_tool=tool.agent.name if isinstance(tool, AgentTool) else None,
+    )
+
+
+def _derived_id(base: str, suffix: str) -> str:
+    """An id derived from a workflow-decided one, identical on every retry."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{base}/{suffix}"))
+
+
+def _with_call_ids(
+    content: types.Content | None,
+    model_event_id: str,
+    taken: Sequence[Container[str]],
+    *,
+    always: bool,
+) -> types.Content | None:
+    """Give every function call an id unique in the session; stable across retries.
+
+    A call without an id, with one an earlier call of the session already uses (a scripted
+    model numbering calls per branch, say), or any call when ``always``, gets a generated
+    id: the id keys the call's idempotency and, for agent tools, its isolation scope, so it
+    must not repeat. Generated ids start with ``adk-`` so history building blanks them
+    before they reach the model, as ADK does for client-side ids.
+    """
+    if content is None or not content.parts:
+        return content
+    parts = []
+    for index, part in enumerate(content.parts):
+        call = part.function_call
+        if call is not None and (always or not call.id or any(call.id in t for t in taken)):
+            call = call.model_copy(
+                update={"id": ADK_ID_PREFIX + _derived_id(model_event_id, f"call/{index}")}
+            )
+            part = part.model_copy(update={"function_call": call})
+        parts.append(part)
+    return content.model_copy(update={"parts": parts})

@@ -1,0 +1,143 @@
+"""``StepServices``: what the steps run against — agents, models and the stores.
+
+Live objects stay here, on the worker (or in the in-process runner); only ids and deltas
+cross into workflow history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from google.genai import types
+
+from ..agents import Agent, AgentRegistry, BaseAgent
+from ..artifacts import ArtifactService
+from ..context import InvocationContext
+from ..errors import UnknownAppError
+from ..events import Event
+from ..flow.messages import NotifyPlan
+from ..history import USER_AUTHOR
+from ..memory import MemoryService
+from ..models import ModelRegistry, default_registry
+from ..notifications import Notifications
+from ..sessions import Session, SessionService
+from .ref import SessionRef
+from .session_cache import LoadedSession, SessionEventsCache
+
+__all__ = ["StepServices", "user_content"]
+
+
+@dataclass(frozen=True)
+class StepServices:
+    """The services every step uses, shared by the steps of one worker or runner."""
+
+    agents: AgentRegistry
+    sessions: SessionService
+    models: ModelRegistry
+    artifacts: ArtifactService | None = None
+    memory: MemoryService | None = None
+    events_cache: SessionEventsCache = field(default_factory=SessionEventsCache)
+    request_timeout_seconds: float | None = None
+    """How long requests wait when their tool set no timeout; ``None``: for ever."""
+    app_name: str | None = None
+    """The app these services serve; invocations of another app are refused."""
+    notify: NotifyPlan | None = None
+    """The notifications the app sends, told to the workflow with the agent tree."""
+
+    @classmethod
+    def build(
+        cls,
+        agents: Sequence[BaseAgent],
+        *,
+        session_service: SessionService,
+        artifact_service: ArtifactService | None = None,
+        memory_service: MemoryService | None = None,
+        models: ModelRegistry | None = None,
+        request_timeout: timedelta | None = None,
+        app_name: str | None = None,
+        notifications: Notifications | None = None,
+    ) -> StepServices:
+        """The services from what a worker or runner is configured with (see ``AdkPlugin``)."""
+        return cls(
+            agents=AgentRegistry(agents),
+            sessions=session_service,
+            models=models or default_registry(),
+            artifacts=artifact_service,
+            memory=memory_service,
+            request_timeout_seconds=request_timeout.total_seconds() if request_timeout else None,
+            app_name=app_name,
+            notify=notifications.plan() if notifications else None,
+        )
+
+    def check_app(self, ref: SessionRef) -> None:
+        """Refuse an invocation of an app these services do not serve.
+
+        Raises:
+            UnknownAppError: A named app is served and ``ref`` is of another.
+        """
+        if self.app_name is not None and ref.key.app_name != self.app_name:
+            raise UnknownAppError(
+                f"this worker serves app {self.app_name!r}, not {ref.key.app_name!r}; start "
+                f"the invocation with that app name or a worker for {ref.key.app_name!r}"
+            )
+
+    def invocation_context(
+        self,
+        ref: SessionRef,
+        loaded: LoadedSession,
+        agent: Agent,
+        *,
+        resume_inputs: Mapping[str, Any] | None = None,
+        expired_inputs: Sequence[str] = (),
+        session: Session | None = None,
+    ) -> InvocationContext:
+        """The context a step runs an agent's callbacks or tools in.
+
+        ``session`` replaces ``loaded.session`` when the step changed a copy of it; its
+        events are what ``loaded`` stored plus any the step sees as if stored.
+        """
+        session = session or loaded.session
+        return InvocationContext(
+            session=session,
+            agent=agent,
+            invocation_id=ref.invocation_id,
+            branch=ref.branch,
+            isolation_scope=ref.isolation_scope,
+            user_content=user_content(loaded, ref, session.events),
+            artifact_service=self.artifacts,
+            memory_service=self.memory,
+            resume_inputs=resume_inputs,
+            expired_inputs=expired_inputs,
+            workflow_id=ref.workflow_id,
+        )
+
+    async def load_session(self, ref: SessionRef) -> LoadedSession:
+        """The stored session with its events (created on the invocation's first step)."""
+        return await self.events_cache.load(self.sessions, ref.key, create=True)
+
+
+def user_content(
+    loaded: LoadedSession, ref: SessionRef, events: Sequence[Event]
+) -> types.Content | None:
+    """The user message that started this invocation (or this scoped agent call).
+
+    ``events`` are the session's events as the step sees them: the stored ones, whose
+    index answers at once, then those not stored yet, at the end (the message of an
+    invocation's first step is stored with that step's reply).
+    """
+    event = loaded.stored.user_message(ref.invocation_id, ref.isolation_scope)
+    if event is None:
+        for unstored in reversed(events):
+            if unstored.id in loaded.stored.ids:
+                break
+            if (
+                unstored.invocation_id == ref.invocation_id
+                and unstored.author == USER_AUTHOR
+                and unstored.isolation_scope == ref.isolation_scope
+            ):
+                event = unstored
+    # A copy: the event may be the worker's cached one, shared with later steps.
+    return event.content.model_copy(deep=True) if event is not None and event.content else None

@@ -1,0 +1,255 @@
+"""The tool call: run one tool handler with a real ``ToolContext``, stage what it returned.
+
+The handler reads the session state as of the step (plus its own writes), saves artifacts
+through the artifact service, may request confirmation or input, and everything it
+recorded comes back as ``EventActions``. The step runs in phases: resolve the tool and its
+context, run it, then check what it returned and stage the response.
+
+Failures: a :class:`~adk_temporal.errors.ToolError`, invalid arguments and a rejected call
+become ``{"error": ...}`` responses at once. Any other exception fails the step, which the
+engine retries under the tool's retry policy (the flow tells the model after the last
+attempt). What the tool returned or recorded is checked before it leaves the step: a value
+JSON cannot represent, or one over its budget, becomes an error response for the model —
+the step never fails on it, so its side effects are never run again for it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from google.genai import types
+
+from ..agents import Agent
+from ..asyncutil import maybe_await
+from ..budgets import Budgets, check_budget
+from ..confirmation import confirmation_hint, confirmation_required_response, rejected_response
+from ..context import ToolContext
+from ..errors import (
+    BudgetExceededError,
+    InvalidToolArgumentsError,
+    ToolError,
+    UnencodableValueError,
+)
+from ..events import Event, EventActions
+from ..flow.messages import ToolCallInput, ToolCallResult, ToolOptions, stage_id
+from ..state import TEMP_PREFIX
+from ..tools import FunctionTool
+from ..tracing import record_tool_call, span
+from .heartbeat import Heartbeat, heartbeating
+from .ref import SessionRef
+from .services import StepServices
+
+__all__ = ["tool_call", "tool_options"]
+
+
+async def tool_call(
+    services: StepServices,
+    inp: ToolCallInput,
+    ref: SessionRef,
+    *,
+    attempt: int = 1,
+    heartbeat: Heartbeat | None = None,
+) -> ToolCallResult:
+    """Run the call's handler (or its confirmation gate); stage the response, return deltas.
+
+    Args:
+        services: What the step runs against.
+        inp: The call.
+        ref: The step's session, agent and invocation.
+        attempt: Which attempt of the step this is (1 for the first), for its span.
+        heartbeat: Called while the tool works, when the engine watches the step.
+    """
+    agent = services.agents.llm_agent(ref.agent_name)
+    tools = await services.agents.resolve_tools(agent.name)
+    ctx = await _context(services, inp, ref, agent)
+    tool = next((t for t in tools if t.name == inp.call.name), None)
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": inp.call.name,
+        "gen_ai.tool.call.id": inp.call.id,
+        "adk.agent": agent.name,
+        "adk.attempt": attempt,
+    }
+    with span(f"execute_tool {inp.call.name}", attributes) as current:
+        started = time.perf_counter()
+        outcome = "raised"
+        try:
+            if tool is None:
+                known = ", ".join(t.name for t in tools) or "none"
+                response: dict[str, Any] = {
+                    "error": f"tool {inp.call.name!r} is not defined; available tools: {known}"
+                }
+            else:
+                response = await _invoke(agent, tool, dict(inp.call.args), ctx, heartbeat)
+            actions = ctx.actions
+            waiting = actions.requested_tool_confirmations or actions.requested_inputs
+            outcome = "waiting" if waiting else "error" if "error" in response else "ok"
+        finally:
+            took = time.perf_counter() - started
+            record_tool_call(current, tool=inp.call.name, outcome=outcome, seconds=took)
+    return await _stage(services, inp, ref, agent, response, ctx.actions)
+
+
+async def _context(
+    services: StepServices, inp: ToolCallInput, ref: SessionRef, agent: Agent
+) -> ToolContext:
+    """The tool's context: the state as of the step, in a copy the tool may write to."""
+    loaded = await services.load_session(ref)
+    session = loaded.session.model_copy(
+        update={"state": {**loaded.session.state, **inp.temp_state}}
+    )
+    ictx = services.invocation_context(
+        ref,
+        loaded,
+        agent,
+        session=session,
+        resume_inputs=inp.resume_inputs,
+        expired_inputs=inp.expired_inputs,
+    )
+    return ToolContext(
+        ictx,
+        function_call_id=inp.call.id,
+        actions=EventActions(),
+        tool_confirmation=inp.tool_confirmation,
+    )
+
+
+async def _invoke(
+    agent: Agent,
+    tool: FunctionTool,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    heartbeat: Heartbeat | None,
+) -> dict[str, Any]:
+    """The tool's response, through its confirmation gate and the agent's tool callbacks."""
+    if tool.requires_confirmation(args):
+        if ctx.tool_confirmation is None:
+            ctx.request_confirmation(hint=confirmation_hint(tool.name))
+            return confirmation_required_response(tool.name)
+        if not ctx.tool_confirmation.confirmed:
+            return rejected_response(tool.name)
+    try:
+        if agent.before_tool_callback is not None:
+            early = await maybe_await(agent.before_tool_callback(ctx, tool, args))
+            if isinstance(early, dict):
+                return early
+        async with heartbeating(heartbeat):
+            response = await tool.run(args, ctx)
+        if agent.after_tool_callback is not None:
+            replaced = await maybe_await(agent.after_tool_callback(ctx, tool, args, response))
+            if isinstance(replaced, dict):
+                return replaced
+        return response
+    except (ToolError, InvalidToolArgumentsError) as err:
+        return {"error": str(err) or type(err).__name__}
+
+
+async def _stage(
+    services: StepServices,
+    inp: ToolCallInput,
+    ref: SessionRef,
+    agent: Agent,
+    response: dict[str, Any],
+    actions: EventActions,
+) -> ToolCallResult:
+    """Stage the response in the session store; only its id and the deltas travel back."""
+    default = services.request_timeout_seconds
+    for confirmation in actions.requested_tool_confirmations.values():
+        if confirmation.timeout_seconds is None:
+            confirmation.timeout_seconds = default
+    for request in actions.requested_inputs.values():
+        if request.timeout_seconds is None:
+            request.timeout_seconds = default
+    problem = _problem(response, actions, inp.temp_state, inp.budgets)
+    if problem is not None:
+        # The side effects happened; what cannot be kept is what the tool reported.
+        response = {"error": f"tool {inp.call.name} {problem}"}
+        actions = EventActions(
+            artifact_delta=actions.artifact_delta,
+            skip_summarization=actions.skip_summarization,
+            transfer_to_agent=actions.transfer_to_agent,
+            escalate=actions.escalate,
+            end_invocation=actions.end_invocation,
+        )
+    staged = Event(
+        id=stage_id(ref.invocation_id, inp.call.id),
+        invocation_id=ref.invocation_id,
+        author=agent.name,
+        branch=ref.branch,
+        isolation_scope=ref.isolation_scope,
+        content=types.Content(
+            role="user",
+            parts=[
+                types.Part(
+                    function_response=types.FunctionResponse(
+                        id=inp.call.id, name=inp.call.name, response=response
+                    )
+                )
+            ],
+        ),
+        actions=actions,
+        timestamp=time.time(),
+    )
+    await services.sessions.stage_events(ref.key, [staged])
+    return ToolCallResult(staged=staged.id, actions=actions)
+
+
+def _problem(
+    response: dict[str, Any],
+    actions: EventActions,
+    temp_state: dict[str, Any],
+    budgets: Budgets,
+) -> str | None:
+    """Why the call's outcome cannot leave the step, or ``None``.
+
+    The response goes to the session store; the state delta and the requests travel through
+    workflow history, as do the invocation's ``temp:`` values, so each has its budget.
+    """
+    requests = {
+        "confirmations": {
+            k: v.model_dump() for k, v in actions.requested_tool_confirmations.items()
+        },
+        "inputs": {k: v.model_dump() for k, v in actions.requested_inputs.items()},
+    }
+    written = actions.state_delta.items()
+    temp = {**temp_state, **{k: v for k, v in written if k.startswith(TEMP_PREFIX)}}
+    try:
+        check_budget(response, "the response", budgets.tool_response_bytes, "tool_response_bytes")
+        for key, value in actions.state_delta.items():
+            check_budget(value, f"state[{key!r}]", budgets.state_delta_bytes, "state_delta_bytes")
+        check_budget(
+            actions.state_delta, "the state delta", budgets.state_delta_bytes, "state_delta_bytes"
+        )
+        check_budget(temp, "the temp: state", budgets.state_delta_bytes, "state_delta_bytes")
+        check_budget(requests, "the request", budgets.request_bytes, "request_bytes")
+    except (BudgetExceededError, UnencodableValueError) as err:
+        return f"returned what cannot be kept: {err}"
+    return None
+
+
+def tool_options(tool: FunctionTool | None) -> ToolOptions:
+    """The activity options a tool declared, as plain numbers the workflow can use."""
+    if tool is None:
+        return ToolOptions()
+    policy = tool.retry_policy
+    return ToolOptions(
+        start_to_close_seconds=(
+            tool.start_to_close_timeout.total_seconds() if tool.start_to_close_timeout else None
+        ),
+        heartbeat_seconds=(
+            tool.heartbeat_timeout.total_seconds() if tool.heartbeat_timeout else None
+        ),
+        maximum_attempts=policy.maximum_attempts if policy else None,
+        initial_interval_seconds=policy.initial_interval.total_seconds() if policy else None,
+        backoff_coefficient=policy.backoff_coefficient if policy else None,
+        maximum_interval_seconds=(
+            policy.maximum_interval.total_seconds() if policy and policy.maximum_interval else None
+        ),
+        non_retryable_error_types=(
+            list(policy.non_retryable_error_types)
+            if policy and policy.non_retryable_error_types
+            else None
+        ),
+        on_failure=tool.on_failure,
+    )

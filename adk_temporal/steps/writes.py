@@ -1,0 +1,88 @@
+"""What a step writes to the session: its pending events, made whole and appended.
+
+The flow hands a step the events that are new since the previous step; a tool step's
+response among them is only a reference to what that step staged. Here the references are
+read back, merged into the step's function-response event, and appended together with
+the removal of what they were made from — one write, safe to repeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+
+from ..errors import SessionNotFoundError, StagedResponseNotFoundError
+from ..events import Event
+from ..flow.messages import MergedResponses, PendingEvent, StagedResponse
+from ..merge import merge_function_response_events
+from ..sessions import SessionService
+from ..tracing import record_requests, span
+from .ref import SessionRef
+
+__all__ = ["append_to_session", "stored_form"]
+
+
+async def stored_form(
+    sessions: SessionService,
+    ref: SessionRef,
+    pending: Sequence[PendingEvent],
+    stored: Container[str],
+) -> tuple[list[Event], list[str]]:
+    """The pending events as they are stored, and the staged ids that made them.
+
+    A merged response is built from what its tool steps staged (read in one call) and the
+    responses the flow made itself. One already in ``stored`` (the session's event ids) is
+    skipped: a retry after the append that took its staged parts finds them gone.
+
+    Raises:
+        StagedResponseNotFoundError: A staged response is missing though its merged event
+            was never stored.
+    """
+    wanted = [
+        response.staged
+        for item in pending
+        if isinstance(item, MergedResponses) and item.id not in stored
+        for response in item.responses
+        if isinstance(response, StagedResponse)
+    ]
+    staged = await sessions.staged_events(ref.key, wanted) if wanted else {}
+    events: list[Event] = []
+    for item in pending:
+        if isinstance(item, Event):
+            events.append(item)
+            continue
+        if item.id in stored:
+            continue
+        parts: list[Event] = []
+        for response in item.responses:
+            if isinstance(response, Event):
+                parts.append(response)
+                continue
+            found = staged.get(response.staged)
+            if found is None:
+                raise StagedResponseNotFoundError(
+                    f"the staged response {response.staged!r} of event {item.id!r} is not in "
+                    f"the session store of {ref.key}"
+                )
+            parts.append(found)
+        parts[0] = parts[0].model_copy(update={"id": item.id, "timestamp": item.timestamp})
+        events.append(merge_function_response_events(parts))
+    return events, wanted
+
+
+async def append_to_session(
+    sessions: SessionService,
+    ref: SessionRef,
+    events: list[Event],
+    unstage: Sequence[str] = (),
+) -> None:
+    """Append ``events`` idempotently, creating the session on an invocation's first write.
+
+    ``unstage`` names the staged events they were made from, removed in the same write.
+    """
+    with span("adk.session.append", {"adk.events": len(events)}):
+        try:
+            await sessions.append_events(ref.key, events, unstage=unstage)
+        except SessionNotFoundError:
+            await sessions.get_or_create(ref.key)
+            await sessions.append_events(ref.key, events, unstage=unstage)
+    record_requests(events)
