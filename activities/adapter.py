@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any, ParamSpec, TypeVar
 
 from temporalio import activity
@@ -62,7 +63,15 @@ def _failure(err: BaseException, *, non_retryable: bool) -> ApplicationError:
     status = getattr(err, "status", None)
     if isinstance(status, int):
         details.append({"status": status})
-    return ApplicationError(message, *details, type=type(err).__name__, non_retryable=non_retryable)
+    wait = err.retry_after if isinstance(err, AdkRunError) else None
+    return ApplicationError(
+        message,
+        *details,
+        type=type(err).__name__,
+        non_retryable=non_retryable,
+        # Temporal waits this long before the next attempt instead of its back-off.
+        next_retry_delay=timedelta(seconds=wait) if wait is not None else None,
+    )
 
 
 def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:

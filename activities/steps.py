@@ -7,7 +7,7 @@ from temporalio import activity
 from adk_temporal.flow.messages import (
     AppendEventsInput,
     ModelStepInput,
-    ModelStepResult,
+    ModelStepReply,
     ToolCallInput,
     ToolCallResult,
 )
@@ -26,7 +26,7 @@ class ModelStepActivity:
 
     @activity.defn(name="adk_model_step")
     @translate_errors
-    async def run(self, inp: ModelStepInput) -> ModelStepResult:
+    async def run(self, inp: ModelStepInput) -> ModelStepReply:
         """The model step (``adk_temporal.steps.model_step``) as a Temporal activity."""
         return await model_step(
             self._services,

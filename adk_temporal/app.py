@@ -16,6 +16,7 @@ from datetime import timedelta
 from .agents import Agent
 from .errors import AdkRequestError
 from .memory import MemoryService
+from .model_limits import ModelLimit
 from .models import ModelRegistry, default_registry
 from .notifications import Notifications
 
@@ -42,6 +43,10 @@ class App:
         notifications: Signed webhooks posted when an invocation pauses for a human (and,
             if asked, when it completes or fails), retried durably; ``None`` sends none.
             Only invocations run on Temporal notify, not the in-process ``Runner``.
+        model_limits: Requests per second and concurrency of model calls, shared by every
+            worker (:class:`~adk_temporal.model_limits.ModelLimit`); Temporal only.
+        max_retry_after: The longest wait before a model step's next attempt that a
+            provider's ``Retry-After`` may impose.
     """
 
     agents: Sequence[Agent]
@@ -50,6 +55,8 @@ class App:
     memory_service: MemoryService | None = None
     request_timeout: timedelta | None = None
     notifications: Notifications | None = None
+    model_limits: Sequence[ModelLimit] = ()
+    max_retry_after: timedelta = timedelta(minutes=5)
 
 
 def _as_app(value: object, spec: str) -> App:

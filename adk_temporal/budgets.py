@@ -45,6 +45,9 @@ class Budgets(BaseModel):
     """What one tool call asks with: confirmation hints and payloads, input messages."""
     tool_response_bytes: int = Field(default=4 * KIB * KIB, gt=0)
     """One tool response (kept in the session store, never in history)."""
+    model_reply_bytes: int = Field(default=512 * KIB, gt=0)
+    """What one model step reports to the flow: the reply's text or calls, and what its
+    callbacks recorded (it travels through history)."""
     buffered_answers: int = Field(default=32, gt=0)
     """Answers kept for requests not open yet, by count."""
     buffered_answer_bytes: int = Field(default=256 * KIB, gt=0)

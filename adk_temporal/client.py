@@ -13,7 +13,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from typing import Any, Literal, Unpack
 
 from google.genai import types
-from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.common.v1 import Payloads
+from temporalio.api.enums.v1 import EventType, TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
@@ -24,17 +25,19 @@ from temporalio.client import (
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import (
+    Priority,
     SearchAttributePair,
     TypedSearchAttributes,
     WorkflowIDConflictPolicy,
 )
-from temporalio.converter import PayloadCodec
+from temporalio.converter import PayloadCodec, WorkflowSerializationContext
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 
 from .budgets import Budgets
 from .converter import adk_data_converter
 from .errors import (
     SessionBusyError,
+    UnknownRequestIdError,
 )
 from .events import Event
 from .flow.messages import (
@@ -47,12 +50,13 @@ from .flow.messages import (
     ResumeInput,
     as_content,
 )
-from .flow.requests import AnswerKind, parse_answer, refusal, refused
+from .flow.requests import AnswerKind, answer_id, parse_answer, refusal, refused
 from .following import StoreReads, follow_events, with_partials
 from .ids import DEFAULT_TASK_QUEUE, SessionKey, session_key_of, workflow_id_for
 from .run_config import RunConfig, RunOptions, with_options
 from .sessions import SessionService
 from .tracing import Telemetry
+from .visibility import quoted
 from .workflows.messages import (
     ADK_AGENT,
     ADK_APP,
@@ -73,6 +77,7 @@ __all__ = [
     "DEFAULT_TASK_QUEUE",
     "AdkClient",
     "AnswerDelivery",
+    "AnswerPendingError",
     "InvocationHandle",
     "deliver_answer",
 ]
@@ -81,8 +86,20 @@ AnswerDelivery = Literal["applied", "accepted"]
 """How an answer went: a worker checked and applied it, or Temporal holds it for one."""
 
 
+class AnswerPendingError(UnknownRequestIdError):
+    """Temporal already holds an answer to the request as a signal no worker has taken yet,
+    so another answer was not sent (the run would apply the first and drop it unreported).
+
+    An :class:`~adk_temporal.errors.UnknownRequestIdError`: the request counts as answered.
+    """
+
+
 async def deliver_answer(
-    send: Callable[[bool], Awaitable[None]], *, wait: float, fallback: bool = True
+    send: Callable[[bool], Awaitable[None]],
+    *,
+    wait: float,
+    fallback: bool = True,
+    check: Callable[[], Awaitable[None]] | None = None,
 ) -> AnswerDelivery:
     """Send an answer checked when a worker takes it within ``wait`` seconds, else unchecked.
 
@@ -92,11 +109,18 @@ async def deliver_answer(
             keeps until a worker picks the run up.
         wait: Seconds to wait for a worker to take the update.
         fallback: Send the signal when no worker took the update in time.
+        check: Raises when the answer must not be sent (:meth:`AdkClient.refuse_if_held`);
+            called before the update and again before the signal, since another answer
+            may have become a signal while this one waited for a worker.
 
     Raises:
         TimeoutError: No worker took the update in time and ``fallback`` is false (Temporal
             may still apply it once one picks the run up).
+        AnswerPendingError: ``check`` found another answer held by Temporal (nothing sent,
+            or only the update, which the worker then refuses as already answered).
     """
+    if check is not None:
+        await check()
     try:
         async with asyncio.timeout(wait):
             await send(True)
@@ -105,6 +129,8 @@ async def deliver_answer(
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         if not fallback:
             raise TimeoutError(f"no worker checked the answer within {wait:g} s") from None
+    if check is not None:
+        await check()
     await send(False)
     return "accepted"
 
@@ -113,10 +139,11 @@ def _waiting_query(
     task_queue: str | None,
     statuses: Sequence[AdkStatus] = ("awaiting_confirmation", "awaiting_input"),
 ) -> str:
-    values = ", ".join(f"'{s}'" for s in statuses)
+    values = ", ".join(quoted(s, "status") for s in statuses)
     query = f"AdkStatus IN ({values}) AND ExecutionStatus = 'Running'"
     if task_queue is not None:
-        query += f" AND TaskQueue = '{task_queue}'"
+        # Quoted like every value: a queue name holding a quote would end its literal.
+        query += f" AND TaskQueue = {quoted(task_queue, 'task_queue')}"
     return query
 
 
@@ -234,7 +261,8 @@ class InvocationHandle:
         # Refused here, before Temporal: an update over 2 MB cannot even be refused by the
         # workflow (the refusal would echo it), and a signal would sit in history.
         kind: AnswerKind = "confirmation" if isinstance(answer, ConfirmInput) else "input"
-        parsed = parse_answer(kind, answer.model_dump(mode="json"), self._budgets)
+        # Python values, not their JSON: JSON mode would turn an infinity into null.
+        parsed = parse_answer(kind, answer.model_dump(), self._budgets)
         if isinstance(parsed, Refusal):
             raise refused(parsed)
         if not checked:
@@ -514,6 +542,7 @@ class AdkClient:
                     ]
                 ),
                 static_summary=f"{agent} · {app_name}/{user_id}/{session_id}",
+                priority=Priority(priority_key=run.priority, fairness_key=run.fairness_key),
                 result_type=InvocationResult,
                 # A worker polling this task queue on this very client (the demo, a process
                 # serving and starting) gets the first workflow task in the start's reply,
@@ -583,6 +612,68 @@ class AdkClient:
             (wf.id, Published.from_memo(await wf.memo()))
             async for wf in self.client.list_workflows(_waiting_query(task_queue))
         ]
+
+    async def held_answers(self, workflow_id: str) -> list[ConfirmInput | ResumeInput]:
+        """The answers Temporal holds for the run as signals no worker has taken yet.
+
+        Read from the current run's history, which Temporal serves with no worker running,
+        and decoded with this client's data converter (so its codec, encryption included):
+        a signal recorded after the start of the last workflow task a worker completed has
+        not been seen by the run.
+        """
+        handle = self.client.get_workflow_handle(workflow_id)
+        seen_up_to = 0
+        signals: list[tuple[int, str, Payloads]] = []
+        async for event in handle.fetch_history_events():
+            if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+                seen_up_to = event.workflow_task_completed_event_attributes.started_event_id
+            elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+                signaled = event.workflow_execution_signaled_event_attributes
+                if signaled.signal_name in (CONFIRM_SIGNAL, RESUME_SIGNAL):
+                    signals.append((event.event_id, signaled.signal_name, signaled.input))
+        converter = self.client.data_converter.with_context(
+            WorkflowSerializationContext(namespace=self.client.namespace, workflow_id=workflow_id)
+        )
+        held: list[ConfirmInput | ResumeInput] = []
+        for event_id, name, payloads in signals:
+            if event_id <= seen_up_to:
+                continue
+            kind: type[ConfirmInput | ResumeInput] = (
+                ConfirmInput if name == CONFIRM_SIGNAL else ResumeInput
+            )
+            try:
+                [answer] = await converter.decode(payloads.payloads, [kind])
+            except Exception:
+                # Malformed, or sealed with a key this client lacks: nothing to compare with;
+                # the run refuses such a signal itself and lists the refusal.
+                continue
+            if isinstance(answer, ConfirmInput | ResumeInput):
+                held.append(answer)
+        return held
+
+    async def refuse_if_held(self, workflow_id: str, request_id: str) -> None:
+        """Refuse to answer ``request_id`` while Temporal holds an answer to it already.
+
+        Without a worker every answer is accepted as a signal, and the run applies the first
+        and drops the rest as duplicates, unreported: a reused answer link, the opposite
+        link or a conflicting confirm must be refused here instead.
+
+        Raises:
+            AnswerPendingError: :meth:`held_answers` has an answer to ``request_id``.
+        """
+        for answer in await self.held_answers(workflow_id):
+            if answer_id(answer) != request_id:
+                continue
+            if isinstance(answer, ConfirmInput):
+                what = "an approval" if answer.confirmed else "a rejection"
+            else:
+                what = "an input"
+            raise AnswerPendingError(
+                f"request {request_id!r} of {workflow_id} already has an answer on its way "
+                f"({what}, held by Temporal until a worker picks the run up); this answer was "
+                "not sent. If that one is refused, the run lists it under its refused answers "
+                "and the request stays open"
+            )
 
     def _wrap(self, handle: WorkflowHandle[Any, Any], key: SessionKey) -> InvocationHandle:
         return InvocationHandle(

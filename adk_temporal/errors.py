@@ -24,6 +24,7 @@ AdkError
 │   ├── InvalidSessionRequestError (ValueError)
 │   ├── InvalidToolArgumentsError (ValueError)
 │   ├── UnknownRequestIdError (KeyError)
+│   │   └── AnswerPendingError (another answer is held by Temporal; client.py)
 │   ├── ConfirmationMismatchError
 │   ├── BudgetExceededError (ValueError: a value is larger than its budget)
 │   ├── InvalidAnswerError (ValueError: an answer is malformed or over its budget)
@@ -38,6 +39,9 @@ AdkError
 │   ├── UnmatchedFunctionResponseError (LookupError: a response answers no call in history)
 │   ├── UnknownModelError (LookupError)
 │   ├── MissingExtraError (ImportError: an optional extra is not installed; extras.py)
+│   ├── ModelLimitError (ValueError: a malformed model limit; model_limits.py)
+│   ├── UnquotableValueError (ValueError: a value a visibility query cannot hold;
+│   │   visibility.py)
 │   └── EncryptionError (ValueError: encrypted payloads cannot be read or written as
 │       configured; codec.py: KeyFileError, UnknownKeyError, PayloadAuthenticationError;
 │       codec_server.py: CodecTokenError)
@@ -52,6 +56,9 @@ AdkError
     ├── ArtifactServiceNotConfiguredError
     ├── NotificationUndeliveredError (an endpoint did not take a notice; retryable)
     │   └── NotificationRejectedError (the endpoint refused it for good, a 4xx)
+    ├── McpServerError (mcp.py: an MCP server cannot be reached or died mid-call; retryable)
+    │   └── McpListingError (mcp.py: a tool listing that cannot be used — a schema that
+    │       does not parse, two tools under one model name, a refusal; never retried)
     └── StepFailedError (a model, tool or append step failed for good)
 ```
 """
@@ -109,6 +116,10 @@ class AdkRunError(AdkError):
 
     retryable: bool = True
     """False when another attempt cannot help: the step then fails at once."""
+
+    retry_after: float | None = None
+    """Seconds the next attempt must wait at least (a provider's ``Retry-After``);
+    ``None``: the retry policy's back-off decides."""
 
 
 class InvalidIdError(AdkRequestError, ValueError):
@@ -254,13 +265,20 @@ class ModelUnavailableError(AdkRunError):
     Args:
         status: The HTTP status code, or ``None`` for a transport error.
         message: What went wrong.
+        retry_after: The delay the provider asked for before the next attempt, in seconds
+            (a ``Retry-After`` header, Gemini's ``RetryInfo``); ``None`` when it named none.
+            The next attempt of the step is not made sooner (up to the worker's maximum).
     """
 
-    def __init__(self, status: int | None, message: str) -> None:
+    def __init__(
+        self, status: int | None, message: str, *, retry_after: float | None = None
+    ) -> None:
         where = f"HTTP {status}" if status is not None else "transport error"
-        super().__init__(f"model unavailable ({where}): {message}")
+        asked = f"; the provider asks to retry after {retry_after:g} s" if retry_after else ""
+        super().__init__(f"model unavailable ({where}): {message}{asked}")
         self.status = status
         self.message = message
+        self.retry_after = retry_after
 
 
 class OutputSchemaError(AdkRunError, ValueError):

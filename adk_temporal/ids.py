@@ -5,9 +5,11 @@ before a workflow starts, every session store and every artifact store before to
 storage — so an id accepted anywhere works everywhere, and distinct ``(app, user, session)``
 triples never share a workflow id ``adk/{app}/{user}/{session}``.
 
-An id is non-empty, at most :data:`MAX_ID_BYTES` bytes of UTF-8, contains no ``/``, ``\\``
-or NUL, does not start with a drive prefix (``C:``), and is not ``.`` or ``..``; a session
-id is not ``user`` (that name stands for the user scope in artifact stores). An artifact
+An id is non-empty, at most :data:`MAX_ID_BYTES` bytes of UTF-8, contains no ``/``, ``\\``,
+NUL or other control or format character (a newline would forge log lines and break the
+commands the CLI prints; a bidirectional override would make an id read as another), does
+not start with a drive prefix (``C:``), and is not ``.`` or ``..``; a session id is not
+``user`` (that name stands for the user scope in artifact stores). An artifact
 file name follows the same rules but may be up to :data:`MAX_FILE_NAME_BYTES` bytes, the
 usual file-system limit of one path component.
 """
@@ -15,6 +17,7 @@ usual file-system limit of one path component.
 from __future__ import annotations
 
 import re
+import unicodedata
 import uuid
 from typing import NamedTuple
 
@@ -28,6 +31,7 @@ __all__ = [
     "USER_SCOPE",
     "SessionKey",
     "check_session_ids",
+    "hidden_character_problem",
     "id_problem",
     "session_key_of",
     "size_problem",
@@ -80,6 +84,23 @@ def size_problem(field: str, value: str, limit: int) -> str | None:
     return None
 
 
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+"""Unicode categories no id may contain: controls, format characters (bidirectional
+overrides, zero-width ones), surrogates, line and paragraph separators."""
+
+
+def hidden_character_problem(field: str, value: str) -> str | None:
+    """Why ``value`` may not stand in ``field`` for a control or format character it holds,
+    or ``None``; the rule ids and artifact file names share."""
+    hidden = next((c for c in value if unicodedata.category(c) in _INVISIBLE), None)
+    if hidden is None:
+        return None
+    return (
+        f"{field} cannot contain control or format characters such as U+{ord(hidden):04X} "
+        f"({field}={value!r})"
+    )
+
+
 def id_problem(field: str, value: str) -> str | None:
     """Why ``value`` is not a valid ``app_name``, ``user_id`` or ``session_id``, or ``None``.
 
@@ -87,6 +108,9 @@ def id_problem(field: str, value: str) -> str | None:
     """
     if any(sep in value for sep in ("/", "\\")) or "\0" in value:
         return f"{field} cannot contain path separators or NUL ({field}={value!r})"
+    problem = hidden_character_problem(field, value)
+    if problem is not None:
+        return problem
     if value in (".", ".."):
         return f"{field} cannot be '.' or '..' ({field}={value!r})"
     if DRIVE_PREFIX.match(value):

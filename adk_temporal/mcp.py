@@ -13,9 +13,13 @@ configuration, and closed after ``idle_seconds`` unused or by :func:`close_conne
 
 Errors: :class:`McpServerError` (an :class:`~adk_temporal.errors.AdkRunError`) names the
 server. A server that cannot be reached, or dies mid-call, raises it retryable, so Temporal
-retries the step; a server that answers a listing with a protocol error raises it
-non-retryable. A result with ``isError`` and a protocol error answering a call (an unknown
-tool, invalid arguments) become ``{"error": ...}`` responses the model sees.
+retries the step. A listing that cannot be used raises :class:`McpListingError`, which is
+not retried: the server answered it with a protocol error, a tool's schema cannot be parsed
+(nested deeper than the SDK parses, or not an object — noticed as the answer arrives, not
+after the call timeout), or two tools would reach the model under one name (``a b`` and
+``a_b``); the message names the tools. A result with ``isError`` and a protocol error
+answering a call (an unknown tool, invalid arguments) become ``{"error": ...}`` responses
+the model sees.
 
 This module needs the ``mcp`` SDK (``pip install 'adk-temporal[mcp]'``).
 """
@@ -24,13 +28,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from types import TracebackType
 from typing import Any, TypeAlias, cast
+
+import pydantic
 
 from .extras import needs_extra
 
@@ -38,9 +46,12 @@ with needs_extra("mcp", "McpToolset"):
     import httpx2
     import mcp.types as mcp_types
     from mcp import Client, MCPError
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client import Transport
+    from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared._stream_protocols import ReadStream
+    from mcp.shared.message import SessionMessage
 
 from .errors import AdkRunError
 from .tools import BaseToolset, ConfirmationPredicate, FunctionTool, OnFailure, RetryPolicyLike
@@ -48,6 +59,7 @@ from .tools import BaseToolset, ConfirmationPredicate, FunctionTool, OnFailure, 
 __all__ = [
     "IDEMPOTENCY_META_KEY",
     "McpConfirmation",
+    "McpListingError",
     "McpServerError",
     "McpTool",
     "McpToolFilter",
@@ -85,6 +97,19 @@ class McpServerError(AdkRunError):
         super().__init__(f"MCP server {server}: {message}")
         self.server = server
         self.retryable = retryable
+
+
+class McpListingError(McpServerError):
+    """An MCP server's tool listing cannot be used, so no retry can help; the message names
+    the tools (a schema that cannot be parsed, two tools under one name) or the refusal.
+
+    Args:
+        server: The server's label (its command or URL).
+        message: What is wrong with the listing.
+    """
+
+    def __init__(self, server: str, message: str) -> None:
+        super().__init__(server, message, retryable=False)
 
 
 @dataclass(frozen=True)
@@ -206,14 +231,16 @@ class McpToolset(BaseToolset):
         """The server's tools that pass the filter, listed at most once per TTL.
 
         Raises:
-            McpServerError: The server cannot be reached (retryable) or refused to list
-                (non-retryable).
+            McpServerError: The server cannot be reached (retryable).
+            McpListingError: The server refused to list, a tool's schema cannot be parsed,
+                or two offered tools reach the model under one name (non-retryable).
         """
         now = self._clock()
         if self._listed is not None and now < self._listed[0]:
             return list(self._listed[1])
         listed = await _POOL.list_tools(self.config, self.idle_seconds, self.call_timeout_seconds)
         tools = [McpTool(self, t) for t in listed if self.offers(t)]
+        _refuse_collisions(self.config.label, tools)
         self._listed = (now + self.list_ttl_seconds, tools)
         return list(tools)
 
@@ -344,8 +371,162 @@ def convert_result(result: mcp_types.CallToolResult) -> dict[str, Any]:
     return response
 
 
+def _refuse_collisions(server: str, tools: Sequence[McpTool]) -> None:
+    """Refuse tools that reach the model under one name: a call would run only one of them."""
+    by_name: dict[str, list[str]] = {}
+    for tool in tools:
+        by_name.setdefault(tool.name, []).append(tool.mcp_name)
+    for name, listed in by_name.items():
+        if len(listed) > 1:
+            raise McpListingError(
+                server,
+                f"tools {' and '.join(map(repr, listed))} "
+                f"{'both' if len(listed) == 2 else 'all'} reach the model as {name!r} "
+                "(names keep only letters, digits and _.:-); rename one on the server, or "
+                "leave all but one out with tool_filter",
+            )
+
+
 class _ToolRefused(Exception):
     """The server answered a call with a protocol error (unknown tool, bad arguments)."""
+
+
+_TransportStreams: TypeAlias = tuple[ReadStream[SessionMessage | Exception], Any]
+
+
+class _WatchedStream:
+    """A transport's read stream that shows each item to ``watch`` before the SDK reads it.
+
+    The SDK drops an answer it cannot parse (the request then waits for its timeout) and
+    reports a listing it cannot validate without the tool's name; the raw item seen here
+    names the tool, and lets the listing fail as soon as the answer arrives.
+    """
+
+    def __init__(
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        watch: Callable[[SessionMessage | Exception], None],
+    ) -> None:
+        self._inner = inner
+        self._watch = watch
+
+    @property
+    def last_context(self) -> Any:
+        # The dispatcher reads the sender's context from the stream it iterates.
+        return getattr(self._inner, "last_context", None)
+
+    def _seen(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+        try:
+            self._watch(item)
+        except Exception:  # a watcher must never break the SDK's read loop
+            _log.debug("MCP stream watcher failed", exc_info=True)
+        return item
+
+    async def receive(self) -> SessionMessage | Exception:
+        return self._seen(await self._inner.receive())
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _WatchedStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        return self._seen(await self._inner.__anext__())
+
+    async def __aenter__(self) -> _WatchedStream:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        return await self._inner.__aexit__(exc_type, exc_val, exc_tb)
+
+
+@contextlib.asynccontextmanager
+async def _watched(
+    transport: Transport, watch: Callable[[SessionMessage | Exception], None]
+) -> AsyncIterator[_TransportStreams]:
+    async with transport as (read, write):
+        yield _WatchedStream(read, watch), write
+
+
+def _unparsed_text(item: SessionMessage | Exception) -> str | None:
+    # The stdio transport hands over a line it could not parse inside the parse error.
+    if isinstance(item, pydantic.ValidationError):
+        for detail in item.errors():
+            text = detail.get("input")
+            if detail["type"] == "json_invalid" and isinstance(text, str | bytes):
+                return text.decode(errors="replace") if isinstance(text, bytes) else text
+    return None
+
+
+def _undecodable(item: SessionMessage | Exception) -> bool:
+    """Whether ``item`` is a line the SDK could not parse and Python's parser cannot either."""
+    text = _unparsed_text(item)
+    if text is None:
+        return False
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return True
+    return False
+
+
+def _validation_summary(err: pydantic.ValidationError) -> str:
+    parts = [
+        f"{'.'.join(map(str, e['loc']))}: {e['msg']}" if e["loc"] else e["msg"]
+        for e in err.errors()[:3]
+    ]
+    return "; ".join(parts)[:300]
+
+
+def _tool_problem(raw: Any, *, as_json: bool) -> str | None:
+    """Why the SDK cannot take ``raw`` as a listed tool; ``None`` when it can."""
+    try:
+        if as_json:
+            # The depth of the message the transport refused: the tool in its envelope.
+            envelope = json.dumps({"jsonrpc": "2.0", "id": 0, "result": {"tools": [raw]}})
+            mcp_types.jsonrpc_message_adapter.validate_json(envelope, by_name=False)
+        mcp_types.Tool.model_validate(raw, by_name=False)
+    except pydantic.ValidationError as err:
+        return _validation_summary(err)
+    except (ValueError, RecursionError) as err:
+        return type(err).__name__
+    return None
+
+
+def _listing_fault(item: SessionMessage | Exception) -> str | None:
+    """Why ``item`` is a tool listing that cannot be used, naming the tools; ``None`` when
+    it is a usable listing or no listing at all."""
+    result: Any = None
+    as_json = False
+    if isinstance(item, SessionMessage):
+        if isinstance(item.message, mcp_types.JSONRPCResponse):
+            result = item.message.result
+    elif (text := _unparsed_text(item)) is not None:
+        try:
+            message = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+        result = message.get("result") if isinstance(message, dict) else None
+        as_json = True
+    if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+        return None
+    bad = []
+    for index, raw in enumerate(result["tools"]):
+        if (problem := _tool_problem(raw, as_json=as_json)) is not None:
+            name = raw.get("name") if isinstance(raw, dict) else None
+            label = repr(name) if isinstance(name, str) else f"#{index + 1}"
+            bad.append(f"tool {label} ({problem})")
+    if bad:
+        return f"{', '.join(bad)} cannot be parsed"
+    # Only the whole message failed to parse: the tools are fine one by one.
+    return "the listing cannot be parsed" if as_json else None
 
 
 # Protocol error codes that mean the connection, not the request, failed.
@@ -366,12 +547,58 @@ class _Connection:
         self.in_use = 0
         self.last_used = time.monotonic()
         self.broken = False
+        self.listings = 0
+        """Listings in flight, waiting for :attr:`unusable_listing`."""
+        self.unusable_listing: str | None = None
+        """Why the last unusable listing the server sent cannot be used (the connection is
+        dropped once a listing fails)."""
+        self._listing_refused = asyncio.Event()
         self._ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._hold(), name=f"mcp {config.label}")
 
     async def client(self) -> Client:
         return await asyncio.shield(self._ready)
+
+    def _watch(self, item: SessionMessage | Exception) -> None:
+        reason = _listing_fault(item)
+        if isinstance(item, SessionMessage):
+            # The SDK refuses this answer itself, at once; the reason only names the tools.
+            self.unusable_listing = reason or self.unusable_listing
+            return
+        if reason is None and self.listings and _undecodable(item):
+            # Not even Python's parser reads it, so it cannot be told apart: while a
+            # listing waits, it is taken for the listing's answer rather than waited out.
+            reason = "the server sent a message that cannot be parsed"
+        if reason is not None:
+            # The SDK drops this answer: without this, its listing waits for the timeout.
+            self.unusable_listing = reason
+            self._listing_refused.set()
+
+    async def listing(
+        self, request: Awaitable[mcp_types.ListToolsResult]
+    ) -> mcp_types.ListToolsResult:
+        """The page ``request`` lists, or :class:`McpListingError` once the server's answer
+        shows the listing cannot be used.
+
+        Raises:
+            McpListingError: The answer cannot be parsed or validated.
+        """
+        self.listings += 1
+        page = asyncio.ensure_future(request)
+        refused = asyncio.ensure_future(self._listing_refused.wait())
+        try:
+            await asyncio.wait({page, refused}, return_when=asyncio.FIRST_COMPLETED)
+            if page.done():
+                return page.result()
+        except pydantic.ValidationError as err:
+            reason = self.unusable_listing or _validation_summary(err)
+            raise McpListingError(self.config.label, f"cannot list tools: {reason}") from None
+        finally:
+            self.listings -= 1
+            page.cancel()
+            refused.cancel()
+        raise McpListingError(self.config.label, f"cannot list tools: {self.unusable_listing}")
 
     async def _hold(self) -> None:
         http: httpx2.AsyncClient | None = None
@@ -381,16 +608,18 @@ class _Connection:
                 if config.url is not None:
                     http = create_mcp_http_client(headers=dict(config.headers))
                     await stack.enter_async_context(http)
-                    server: Any = streamable_http_client(config.url, http_client=http)
+                    transport: Transport = streamable_http_client(config.url, http_client=http)
                 else:
-                    server = StdioServerParameters(
+                    params = StdioServerParameters(
                         command=config.command or "",
                         args=list(config.args),
                         env=dict(config.env) or None,
                         cwd=config.cwd,
                     )
+                    transport = stdio_client(params)
                 # cache=None: listings are cached by the toolset, with its own TTL.
-                client = await stack.enter_async_context(Client(server, cache=None))
+                watched = _watched(transport, self._watch)
+                client = await stack.enter_async_context(Client(watched, cache=None))
                 self._ready.set_result(client)
                 await self._idle_watch()
         except BaseException as err:  # handed to whoever waits for the client, then re-raised
@@ -432,7 +661,9 @@ class _Pool:
         self._closing: set[asyncio.Task[None]] = set()
 
     @contextlib.asynccontextmanager
-    async def _lease(self, config: _ServerConfig, idle_seconds: float) -> AsyncIterator[Client]:
+    async def _lease(
+        self, config: _ServerConfig, idle_seconds: float
+    ) -> AsyncIterator[tuple[Client, _Connection]]:
         key = (id(asyncio.get_running_loop()), config)
         conn = self._open.get(key)
         if conn is None or conn.broken:
@@ -445,7 +676,7 @@ class _Pool:
             self._drop(key, conn)
             raise McpServerError(config.label, f"cannot connect: {_describe(err)}") from err
         try:
-            yield client
+            yield client, conn
         except (MCPError, _ToolRefused):
             raise
         except Exception:
@@ -469,11 +700,11 @@ class _Pool:
     ) -> list[mcp_types.Tool]:
         tools: list[mcp_types.Tool] = []
         try:
-            async with self._lease(config, idle_seconds) as client:
+            async with self._lease(config, idle_seconds) as (client, conn):
                 cursor: str | None = None
                 while True:
                     async with asyncio.timeout(timeout):
-                        page = await client.list_tools(cursor=cursor)
+                        page = await conn.listing(client.list_tools(cursor=cursor))
                     tools.extend(page.tools)
                     cursor = page.next_cursor
                     if not cursor:
@@ -481,11 +712,11 @@ class _Pool:
         except McpServerError:
             raise
         except MCPError as err:
-            retryable = err.code in _TRANSPORT_CODES
             self._forget(config)
-            raise McpServerError(
-                config.label, f"cannot list tools: {err}", retryable=retryable
-            ) from err
+            if err.code in _TRANSPORT_CODES:
+                raise McpServerError(config.label, f"cannot list tools: {err}") from err
+            # A refusal, or an answer the transport could not parse (HTTP): final.
+            raise McpListingError(config.label, f"cannot list tools: {_refusal(err)}") from err
         except Exception as err:
             raise McpServerError(config.label, f"cannot list tools: {_describe(err)}") from err
 
@@ -499,7 +730,7 @@ class _Pool:
         meta: mcp_types.RequestParamsMeta | None,
     ) -> mcp_types.CallToolResult:
         try:
-            async with self._lease(config, idle_seconds) as client:
+            async with self._lease(config, idle_seconds) as (client, _):
                 try:
                     async with asyncio.timeout(timeout):
                         return await client.call_tool(name, args, meta=meta)
@@ -538,6 +769,15 @@ _POOL = _Pool()
 async def close_connections() -> None:
     """Close every pooled MCP connection of the running event loop (at worker shutdown)."""
     await _POOL.close()
+
+
+def _refusal(err: MCPError) -> str:
+    lines = str(err).splitlines() or [type(err).__name__]
+    if err.code != mcp_types.PARSE_ERROR:
+        return lines[0][:300]
+    # The parser's verdict, without the excerpt of the server's answer pydantic appends.
+    detail = next((line.strip() for line in lines if "Invalid JSON" in line), lines[0])
+    return f"the server's answer cannot be parsed ({detail.split(' [type=')[0][:300]})"
 
 
 def _describe(err: BaseException) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -63,6 +64,22 @@ def _check_url(url: str, what: str) -> None:
         raise NotificationConfigError(f"{what} must be an http(s) URL, got {url!r}")
 
 
+# RFC 9110's token: the characters a header name may have.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _check_header(name: str, value: str) -> None:
+    # A CR or LF would end the header early and start one the endpoint never configured.
+    if not _HEADER_NAME.fullmatch(name):
+        raise NotificationConfigError(f"the endpoint header name {name!r} is not an HTTP token")
+    if any(c in "\r\n\0" or ord(c) > 0xFF for c in value):
+        # The value is often a credential: named by its header only.
+        raise NotificationConfigError(
+            f"the endpoint header {name!r} has a value with a line break, NUL or a character "
+            "outside Latin-1"
+        )
+
+
 def _positive(value: timedelta, what: str) -> None:
     if value <= timedelta(0):
         raise NotificationConfigError(f"{what} must be positive, got {value}")
@@ -78,7 +95,8 @@ class Endpoint:
     """A URL notifications are POSTed to, with extra headers (an API key, say).
 
     Raises:
-        NotificationConfigError: The URL is not http(s).
+        NotificationConfigError: The URL is not http(s) or not ASCII without spaces, or a
+            header's name is not an HTTP token or its value holds a line break.
     """
 
     url: str
@@ -86,6 +104,14 @@ class Endpoint:
 
     def __post_init__(self) -> None:
         _check_url(self.url, "a notification endpoint")
+        if any(not c.isascii() or not c.isprintable() or c == " " for c in self.url):
+            # The request line is written from it: a space or line break would split it.
+            raise NotificationConfigError(
+                "a notification endpoint URL must be ASCII without spaces: percent-encode "
+                "its path and write a non-ASCII host name in its xn-- form"
+            )
+        for name, value in self.headers.items():
+            _check_header(name, value)
 
 
 @dataclass(frozen=True)
@@ -102,7 +128,8 @@ class Notifications:
         on: The events notified: ``paused`` (a confirmation or input request opened),
             ``completed``, ``failed``.
         link_ttl: How long an answer link works, unless its request expires sooner.
-        timeout: How long one delivery attempt may take.
+        timeout: How long one delivery attempt may take in all: connecting, sending, and
+            the status line and headers of the answer.
         retry_initial: The first retry's delay; each next one doubles it…
         retry_maximum: …up to this.
         give_up_after: How long a notification is retried before it is dropped.
@@ -296,7 +323,9 @@ def signed_request(
     """The body and headers of one delivery attempt of ``notice`` to ``endpoint`` at ``now``.
 
     The body is the same on every attempt; the signature covers it and the attempt's
-    timestamp; the idempotency key is the notice's id.
+    timestamp. The idempotency key header is the notice's id, which the signed body carries
+    as ``id``: receivers dedupe on that (:func:`~adk_temporal.signing.verify_notification`
+    checks the header against it).
     """
     body = json.dumps(notification_document(config, notice), separators=(",", ":")).encode()
     timestamp = int(now)

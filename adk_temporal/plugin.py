@@ -23,6 +23,7 @@ from .agents import BaseAgent
 from .artifacts import ArtifactService
 from .converter import AdkPayloadConverter, adk_data_converter
 from .memory import MemoryService
+from .model_limits import ModelLimit
 from .models import ModelRegistry
 from .notifications import Notifications
 from .sessions import SessionService
@@ -70,6 +71,10 @@ class AdkPlugin(SimplePlugin):
             no timeout; ``None`` waits for ever.
         app_name: The app this worker serves; invocations of another app fail at once.
         notifications: The webhooks the app's invocations notify; ``None``: none.
+        model_limits: Models whose steps run on their limit's own task queue, served by the
+            workers :meth:`model_step_plugin` configures (``worker.build_worker`` does it).
+        max_retry_after: The longest wait a model's ``Retry-After`` may impose on a step's
+            next attempt.
     """
 
     def __init__(
@@ -83,6 +88,8 @@ class AdkPlugin(SimplePlugin):
         request_timeout: timedelta | None = None,
         app_name: str | None = None,
         notifications: Notifications | None = None,
+        model_limits: Sequence[ModelLimit] = (),
+        max_retry_after: timedelta = timedelta(minutes=5),
     ) -> None:
         services = StepServices.build(
             agents,
@@ -93,6 +100,8 @@ class AdkPlugin(SimplePlugin):
             request_timeout=request_timeout,
             app_name=app_name,
             notifications=notifications,
+            model_limits=model_limits,
+            max_retry_after=max_retry_after,
         )
         self.services = services
         super().__init__(
@@ -106,4 +115,12 @@ class AdkPlugin(SimplePlugin):
             ],
             workflows=[InvocationWorkflow, NotifyWorkflow],
             workflow_runner=_runner,
+        )
+
+    def model_step_plugin(self) -> SimplePlugin:
+        """What a worker of a model limit's task queue runs: this plugin's model steps."""
+        return SimplePlugin(
+            "adk_temporal.ModelSteps",
+            data_converter=adk_data_converter,
+            activities=[ModelStepActivity(self.services).run],
         )

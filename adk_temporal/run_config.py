@@ -41,6 +41,14 @@ class RunConfig(BaseModel):
     continue_as_new_after_events: int | None = Field(default=None, ge=1)
     """Continue as a new run once a run's history has this many events (Temporal's own
     suggestion is honoured regardless); Temporal only."""
+    priority: int | None = Field(default=None, ge=1, le=5)
+    """Temporal's task priority of the invocation and its steps, 1 (first) to 5 (last;
+    Temporal's default is 3): where workers or a model limit are the bottleneck, steps of
+    an interactive invocation at 1 go ahead of a batch at 5. Temporal only."""
+    fairness_key: str | None = Field(default=None, min_length=1, max_length=64)
+    """Temporal's fairness key (a tenant, a user): invocations of one key get their share of
+    a busy queue, so one tenant's burst cannot starve the others. Temporal only; a
+    self-hosted server needs ``matching.enableFairness``."""
 
     @field_validator("token_budget")
     @classmethod
@@ -60,6 +68,8 @@ class RunOptions(TypedDict, total=False):
     tool_timeout_seconds: float
     heartbeat_seconds: float
     continue_as_new_after_events: int | None
+    priority: int | None
+    fairness_key: str | None
 
 
 def with_options(config: RunConfig | None, options: RunOptions) -> RunConfig:

@@ -32,7 +32,7 @@ from google.genai import types
 from .agents import BaseAgent
 from .artifacts import ArtifactService
 from .budgets import Budgets
-from .errors import AdkRequestError, SessionBusyError, StepFailedError
+from .errors import AdkRequestError, AdkRunError, SessionBusyError, StepFailedError
 from .events import Event
 from .flow import InvocationFlow
 from .flow.messages import (
@@ -47,6 +47,7 @@ from .flow.messages import (
     ModelStepResult,
     PendingRequest,
     ResumeInput,
+    RouteStep,
     ToolCallInput,
     ToolCallResult,
     ToolOptions,
@@ -111,12 +112,17 @@ class _Retry:
                 kind = type(err).__name__
                 final = (
                     isinstance(err, AdkRequestError)
+                    or (isinstance(err, AdkRunError) and not err.retryable)
                     or kind in self.non_retryable
                     or attempt == self.maximum_attempts
                 )
                 if final:
                     raise StepFailedError(kind, str(err) or kind) from err
-            await asyncio.sleep(delay)
+                # As Temporal's next_retry_delay: the provider's wait replaces the back-off.
+                wait = delay
+                if isinstance(err, AdkRunError) and err.retry_after is not None:
+                    wait = err.retry_after
+            await asyncio.sleep(wait)
             delay = min(delay * self.backoff_coefficient, self.maximum_interval)
             attempt += 1
 
@@ -160,9 +166,12 @@ class _LocalExecutor:
     async def model_step(self, inp: ModelStepInput, *, summary: str) -> ModelStepResult:
         """The model step, called directly."""
         ref = SessionRef.resolve(inp.ref, self._workflow_id)
-        return await self._model.call(
+        result = await self._model.call(
             lambda attempt: model_step(self._services, inp, ref, attempt=attempt)
         )
+        # A runner's services have no model limits, so no step is ever sent elsewhere.
+        assert not isinstance(result, RouteStep), "in-process model steps are never routed"
+        return result
 
     async def tool_call(self, inp: ToolCallInput, *, summary: str) -> ToolCallResult:
         """The tool step, called directly under the tool's retry policy."""
@@ -331,7 +340,7 @@ class LocalInvocation:
 
     async def _answer(self, kind: AnswerKind, answer: Answer) -> None:
         book = self._flow.book
-        book.accept(book.check(kind, answer.model_dump(mode="json")))
+        book.accept(book.check(kind, answer.model_dump()))
         self._executor.changes.poke()
 
     async def cancel(self) -> None:
@@ -403,6 +412,8 @@ class Runner:
         budgets: The size limits of what enters an invocation.
         request_timeout: How long confirmation and input requests wait when their tool set
             no timeout; ``None`` waits for ever.
+        max_retry_after: The longest wait a model's ``Retry-After`` may impose on a step's
+            next attempt.
     """
 
     def __init__(
@@ -415,6 +426,7 @@ class Runner:
         models: ModelRegistry | None = None,
         budgets: Budgets | None = None,
         request_timeout: timedelta | None = None,
+        max_retry_after: timedelta = timedelta(minutes=5),
     ) -> None:
         self.budgets = budgets or Budgets()
         self.services = StepServices.build(
@@ -424,6 +436,7 @@ class Runner:
             memory_service=memory_service,
             models=models,
             request_timeout=request_timeout,
+            max_retry_after=max_retry_after,
         )
         self._running: set[str] = set()
 

@@ -2,10 +2,16 @@
 
 Both directions share one secret per app. A notification is signed over its timestamp and
 body (``v1=`` + hex HMAC-SHA256 of ``"{timestamp}.{body}"``), the scheme webhook senders
-commonly use, so a receiver needs ten lines of standard library to check it. An answer link
-is a self-contained token: the decision it carries and its expiry are signed, so a tampered,
-expired or foreign link is refused without any server-side table; that it works once is
-enforced by the run itself, which refuses an answer to a request that is no longer open.
+commonly use, so a receiver needs ten lines of standard library to check it. The signature
+does not cover the ``Idempotency-Key`` header; the key is also the signed body's ``id``, and
+that is what a receiver dedupes on — :func:`verify_notification` returns the document and
+refuses a header that differs from it, so a key changed in transit cannot make a receiver
+handle one notice twice.
+
+An answer link is a self-contained token: the decision it carries and its expiry are
+signed, so a tampered, expired or foreign link is refused without any server-side table;
+that it works once is enforced by the run itself, which refuses an answer to a request that
+is no longer open.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import binascii
 import hashlib
 import hmac
 import json
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,6 +39,7 @@ __all__ = [
     "sign_body",
     "sign_link",
     "verify_body",
+    "verify_notification",
 ]
 
 SIGNATURE_HEADER = "X-Adk-Signature"
@@ -40,7 +47,8 @@ SIGNATURE_HEADER = "X-Adk-Signature"
 TIMESTAMP_HEADER = "X-Adk-Timestamp"
 """The header carrying the POSIX seconds the signature was made at."""
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-"""The header carrying one key per notification, the same on every delivery attempt."""
+"""The header carrying one key per notification, the same on every delivery attempt: the
+signed body's ``id`` (the header itself is not signed)."""
 
 _VERSION = "v1"
 
@@ -98,6 +106,54 @@ def verify_body(
         )
     if not same_text(signature, sign_body(secret, sent, body)):
         raise SignatureError("the signature does not match the body")
+
+
+def verify_notification(
+    secret: bytes,
+    *,
+    signature: str | None,
+    timestamp: str | None,
+    idempotency_key: str | None,
+    body: bytes,
+    now: float,
+    tolerance_seconds: float = 300.0,
+) -> dict[str, Any]:
+    """Check a received notification and return its document; dedupe on the document's ``id``.
+
+    Args:
+        secret: The app's notifications secret.
+        signature: The :data:`SIGNATURE_HEADER` header.
+        timestamp: The :data:`TIMESTAMP_HEADER` header.
+        idempotency_key: The :data:`IDEMPOTENCY_HEADER` header.
+        body: The request body, as received.
+        now: The receiver's clock (POSIX seconds).
+        tolerance_seconds: How old a signature may be.
+
+    Returns:
+        The notification document, whose ``id`` is signed.
+
+    Raises:
+        SignatureError: As :func:`verify_body`; or the body is not a notification document;
+            or the idempotency key is missing or is not the signed ``id`` (it was changed
+            in transit: the signature does not cover it).
+    """
+    verify_body(
+        secret,
+        signature=signature,
+        timestamp=timestamp,
+        body=body,
+        now=now,
+        tolerance_seconds=tolerance_seconds,
+    )
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
+        raise SignatureError("the signed body is not a notification document with an id")
+    if idempotency_key is None or not same_text(idempotency_key, doc["id"]):
+        raise SignatureError(f"the {IDEMPOTENCY_HEADER} header is not the notification's signed id")
+    return doc
 
 
 class AnswerLink(BaseModel):

@@ -235,13 +235,34 @@ class FunctionTool:
         if self._is_async:
             result = await self.func(**kwargs)
         else:
-            result = await asyncio.to_thread(self.func, **kwargs)
+            result = await _finish_thread(
+                asyncio.ensure_future(asyncio.to_thread(self.func, **kwargs))
+            )
             # A sync callable may still hand back an awaitable (a partial of an async
             # function, a lambda returning a coroutine); it must run on the loop.
             if inspect.isawaitable(result):
                 result = await result
         jsonable = pydantic_core.to_jsonable_python(result, bytes_mode="base64")
         return jsonable if isinstance(jsonable, dict) else {"result": jsonable}
+
+
+async def _finish_thread(work: asyncio.Future[Any]) -> Any:
+    """The result of a sync tool's thread, also when the step is cancelled meanwhile.
+
+    A thread cannot be interrupted: its side effects happen whatever the step does, so a
+    cancelled step still waits for it and returns what it returned — the invocation then
+    records the outcome (a charge made) instead of losing it.
+    """
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        if work.cancelled():
+            raise
+        result = await work
+        current = asyncio.current_task()
+        if current is not None:
+            current.uncancel()
+        return result
 
 
 @overload

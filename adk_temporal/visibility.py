@@ -1,4 +1,10 @@
-"""Finding invocations with Temporal's visibility queries: served by the server, no worker."""
+"""Finding invocations with Temporal's visibility queries: served by the server, no worker.
+
+Every value placed in a query goes through :func:`quoted`. Temporal's parser takes both
+``'`` and ``"`` as string delimiters, honours ``''`` and backslash escapes inside a
+literal, and ``--`` / ``#`` comments outside one: a value able to close its literal turns a
+filter into query text (``user_id=x\\' OR AdkApp = "other" -- `` listed another app's runs).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,49 @@ from collections.abc import Sequence
 
 from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
 
-from .errors import EncryptionError
+from .errors import AdkRequestError, EncryptionError, InvalidIdError
+from .ids import hidden_character_problem, id_problem
 from .workflows.messages import ADK_STATUS, Published
 
-__all__ = ["invocations_query", "published_or_unreadable", "quoted", "run_status"]
+__all__ = [
+    "UnquotableValueError",
+    "invocations_query",
+    "published_or_unreadable",
+    "quote_problem",
+    "quoted",
+    "run_status",
+]
 
 
-def quoted(value: str) -> str:
-    """``value`` as a visibility query's string literal."""
+class UnquotableValueError(AdkRequestError, ValueError):
+    """A value cannot be placed in a visibility query: it holds a backslash, a double quote
+    or a control or format character."""
+
+
+def quote_problem(field: str, value: str) -> str | None:
+    """Why ``value`` cannot stand in a visibility query as ``field``, or ``None``.
+
+    Accepted: any text without a backslash (an escape), a double quote (the other delimiter;
+    the server never matches a value holding one) or a control or format character; a
+    single quote is fine, :func:`quoted` doubles it.
+    """
+    if "\\" in value:
+        return f"{field} cannot contain a backslash in a visibility query ({field}={value!r})"
+    if '"' in value:
+        return f"{field} cannot contain a double quote in a visibility query ({field}={value!r})"
+    return hidden_character_problem(field, value)
+
+
+def quoted(value: str, field: str = "value") -> str:
+    """``value`` as a visibility query's single-quoted literal, ``'`` doubled.
+
+    Raises:
+        UnquotableValueError: :func:`quote_problem` names a problem (``field`` names the
+            value in the message); nothing is escaped that could be misread.
+    """
+    problem = quote_problem(field, value)
+    if problem is not None:
+        raise UnquotableValueError(problem)
     return "'" + value.replace("'", "''") + "'"
 
 
@@ -24,13 +65,27 @@ def invocations_query(
     session_id: str | None = None,
     statuses: Sequence[str] = (),
 ) -> str:
-    """The query for invocations of these ids (any, where ``None``) in any of ``statuses``."""
+    """The query for invocations of these ids (any, where ``None`` or empty) in any of
+    ``statuses``.
+
+    Raises:
+        InvalidIdError: An id breaks the id grammar (:func:`~adk_temporal.ids.id_problem`).
+        UnquotableValueError: A value cannot be quoted (:func:`quote_problem`).
+    """
     clauses = ["WorkflowType = 'InvocationWorkflow'"]
-    for key, value in (("AdkApp", app_name), ("AdkUser", user_id), ("AdkSession", session_id)):
+    filters = (
+        ("AdkApp", "app_name", app_name),
+        ("AdkUser", "user_id", user_id),
+        ("AdkSession", "session_id", session_id),
+    )
+    for key, field, value in filters:
         if value:
-            clauses.append(f"{key} = {quoted(value)}")
+            problem = id_problem(field, value)
+            if problem is not None:
+                raise InvalidIdError(f"invalid filter: {problem}")
+            clauses.append(f"{key} = {quoted(value, field)}")
     if statuses:
-        clauses.append(f"AdkStatus IN ({', '.join(map(quoted, statuses))})")
+        clauses.append(f"AdkStatus IN ({', '.join(quoted(s, 'status') for s in statuses)})")
     return " AND ".join(clauses)
 
 

@@ -12,6 +12,8 @@ import asyncio
 import os
 import socket
 import sys
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,11 +22,13 @@ from temporalio.worker import Worker
 
 from .app import App
 from .artifacts import ArtifactService, FileArtifactService, GcsArtifactService
+from .model_limits import ModelLimit, model_queue
 from .plugin import AdkPlugin
 from .sessions import SessionService, SqliteSessionService
 
 __all__ = [
     "APPS_MARK",
+    "AdkWorker",
     "artifact_store",
     "build_worker",
     "serve",
@@ -82,8 +86,9 @@ def build_worker(
     artifact_service: ArtifactService | None,
     max_cached_workflows: int = 1000,
     sticky_timeout: timedelta = timedelta(seconds=10),
-) -> Worker:
-    """A Temporal worker serving ``app`` with the given stores.
+) -> AdkWorker:
+    """The Temporal workers serving ``app`` with the given stores: one on ``task_queue``,
+    and one on the task queue of each of the app's model limits (:mod:`.model_limits`).
 
     Args:
         client: A connected client.
@@ -104,8 +109,10 @@ def build_worker(
         request_timeout=app.request_timeout,
         app_name=app.name,
         notifications=app.notifications,
+        model_limits=app.model_limits,
+        max_retry_after=app.max_retry_after,
     )
-    return Worker(
+    main = Worker(
         client,
         task_queue=task_queue,
         plugins=[plugin],
@@ -113,9 +120,60 @@ def build_worker(
         max_cached_workflows=max_cached_workflows,
         sticky_queue_schedule_to_start_timeout=sticky_timeout,
     )
+    limited: dict[str, ModelLimit] = {}
+    for limit in app.model_limits:
+        limited.setdefault(limit.group, limit)
+    model_workers = [
+        Worker(
+            client,
+            task_queue=model_queue(task_queue, group),
+            plugins=[plugin.model_step_plugin()],
+            identity=worker_identity(app),
+            # Enforced by the server across every worker polling the queue.
+            max_task_queue_activities_per_second=limit.requests_per_second,
+            max_concurrent_activities=limit.concurrency or 100,
+        )
+        for group, limit in limited.items()
+    ]
+    return AdkWorker(main, model_workers)
 
 
-async def serve(worker: Worker, stop: asyncio.Event) -> None:
+class AdkWorker:
+    """An app's workers, run together: the main one and those of its model limits' queues.
+
+    Use as an async context manager, as a temporalio ``Worker``.
+    """
+
+    def __init__(self, main: Worker, model_workers: Sequence[Worker] = ()) -> None:
+        self.main = main
+        self.model_workers = list(model_workers)
+        self._stack: AsyncExitStack | None = None
+
+    @property
+    def client(self) -> Client:
+        """The client the workers poll with (the app's data converter configured)."""
+        return self.main.client
+
+    async def __aenter__(self) -> AdkWorker:
+        """Start every worker."""
+        stack = AsyncExitStack()
+        try:
+            for worker in [self.main, *self.model_workers]:
+                await stack.enter_async_context(worker)
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Shut every worker down gracefully."""
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+
+async def serve(worker: AdkWorker, stop: asyncio.Event) -> None:
     """Run ``worker`` until ``stop`` is set, then shut it down gracefully, MCP connections
     included."""
     try:

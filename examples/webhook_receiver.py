@@ -1,5 +1,9 @@
 """A webhook receiver for adk-temporal's notifications: check each one, handle it once.
 
+It dedupes on the document's signed ``id``, never on the ``Idempotency-Key`` header alone:
+the signature does not cover headers, and ``verify_notification`` refuses a key that is
+not the signed id.
+
 Run it with the app's secret, then point ``Notifications(endpoints=[...])`` at it::
 
     ADK_NOTIFY_SECRET=change-me python -m adk_temporal.examples.webhook_receiver 8080
@@ -7,7 +11,6 @@ Run it with the app's secret, then point ``Notifications(endpoints=[...])`` at i
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -15,7 +18,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
-from adk_temporal.signing import SignatureError, verify_body
+from adk_temporal.signing import SignatureError, verify_notification
 
 __all__ = ["receiver"]
 
@@ -30,20 +33,20 @@ def receiver(
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             try:
-                verify_body(
+                doc = verify_notification(
                     secret,
                     signature=self.headers.get("X-Adk-Signature"),
                     timestamp=self.headers.get("X-Adk-Timestamp"),
+                    idempotency_key=self.headers.get("Idempotency-Key"),
                     body=body,
                     now=time.time(),
                 )
             except SignatureError:
-                self.send_response(401)  # not from our app, or replayed: refuse
+                self.send_response(401)  # not from our app, replayed, or its key altered
             else:
-                key = self.headers.get("Idempotency-Key", "")
-                if key not in seen:  # a retry of what was handled already is acknowledged
-                    handle(json.loads(body))
-                    seen.add(key)
+                if doc["id"] not in seen:  # a retry of what was handled already is acknowledged
+                    handle(doc)
+                    seen.add(doc["id"])
                 self.send_response(204)
             self.end_headers()
 

@@ -7,6 +7,7 @@ Every tool records each run of its side effect in the ledger file named by
 from __future__ import annotations
 
 import os
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ GEMINI_ENV = "HOSTILE_GEMINI_URL"
 
 BIG = 1_200_000
 """Bytes of each of the two parallel large results (together over Temporal's 2 MB)."""
+
+HUGE_REPLY = 2_500_000
+"""Bytes of the model replies over every budget (and over Temporal's 2 MB payload limit)."""
 
 FAST_RETRIES = RetryPolicy(
     maximum_attempts=5, initial_interval=timedelta(milliseconds=100), backoff_coefficient=2.0
@@ -69,6 +73,25 @@ async def pay(amount: int, ctx: ToolContext) -> dict[str, Any]:
         return {"status": "rejected"}
     record(f"pay:{amount}")
     return {"status": "paid", "amount": amount}
+
+
+RELEASE_ENV = "HOSTILE_RELEASE"
+"""Names the file whose appearance lets ``slow_charge`` return."""
+
+
+def slow_charge(amount: int) -> dict[str, Any]:
+    """Charge an amount, then wait for the bank's answer.
+
+    Args:
+        amount: How much.
+    """
+    record(f"slow_charge:{amount}")
+    release = Path(os.environ[RELEASE_ENV])
+    for _ in range(600):
+        if release.exists():
+            break
+        time.sleep(0.05)
+    return {"status": "charged", "amount": amount}
 
 
 def bad_state(ctx: ToolContext) -> dict[str, str]:
@@ -118,6 +141,9 @@ _SCRIPTS: dict[str, tuple[list[Any], list[Any]]] = {
     "flaky": ([flaky], [_call("flaky"), "done"]),
     "refuses": ([refuses], [_call("refuses"), "done"]),
     "save_large": ([save_large], [_call("save_large"), "done"]),
+    "slow_charge": ([slow_charge], [_call("slow_charge", amount=5), "done"]),
+    "wordy": ([], ["z" * HUGE_REPLY]),
+    "wordy_call": ([], [_call("echo", blob="z" * HUGE_REPLY)]),
 }
 
 

@@ -15,14 +15,18 @@ from datetime import timedelta
 from typing import Any, cast
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import Priority, RetryPolicy
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
     CancelledError,
     WorkflowAlreadyStartedError,
 )
-from temporalio.workflow import ChildWorkflowCancellationType, ParentClosePolicy
+from temporalio.workflow import (
+    ActivityCancellationType,
+    ChildWorkflowCancellationType,
+    ParentClosePolicy,
+)
 
 # Pure data and logic modules, and the activity classes referenced by type: passed through
 # so the sandbox does not re-import google.genai/pydantic for every workflow run (and
@@ -36,6 +40,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_temporal.budgets import json_size
     from adk_temporal.errors import AdkRequestError, StepFailedError
     from adk_temporal.flow import InvocationFlow, RequestBook
+    from adk_temporal.flow.invocation import KEEP_CANCELLED_OUTCOMES
     from adk_temporal.flow.messages import (
         AdkStatus,
         AgentSpec,
@@ -51,10 +56,12 @@ with workflow.unsafe.imports_passed_through():
         NotifyPlan,
         PendingRequest,
         Refusal,
+        RouteStep,
         ToolCallInput,
         ToolCallResult,
     )
     from adk_temporal.flow.requests import AnswerKind, answer_id
+    from adk_temporal.model_limits import model_queue
     from adk_temporal.notifications import Notice, notice_id
     from adk_temporal.workflows.details import render_details
     from adk_temporal.workflows.messages import (
@@ -201,20 +208,46 @@ class TemporalExecutor:
         self._publish = publish
         self._notifier = notifier
         self._steps_this_run = 0
+        self._groups: dict[str, str | None] = {}
+        self._priority = (
+            Priority(priority_key=inp.priority, fairness_key=inp.fairness_key)
+            if inp.priority is not None or inp.fairness_key is not None
+            else Priority.default
+        )
 
     async def model_step(self, inp: ModelStepInput, *, summary: str) -> ModelStepResult:
-        """Run ``adk_model_step``."""
-        try:
-            result = await workflow.execute_activity_method(
-                ModelStepActivity.run,
-                inp,
-                start_to_close_timeout=timedelta(seconds=self._inp.model_timeout_seconds),
-                heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
-                retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
-                summary=summary,
+        """Run ``adk_model_step``, on the task queue of the agent's model limit if it has one.
+
+        Which limit an agent's model has is the worker's configuration: the first step of
+        an agent in a run asks (the worker answers :class:`RouteStep` without calling the
+        model when the step is on the wrong queue), and the answer is kept for the run.
+        """
+        agent = inp.ref.agent_name
+        for _ in range(2):
+            group = self._groups.get(agent)
+            step = inp.model_copy(update={"model_group": group}) if group else inp
+            try:
+                result = await workflow.execute_activity_method(
+                    ModelStepActivity.run,
+                    step,
+                    task_queue=model_queue(workflow.info().task_queue, group) if group else None,
+                    start_to_close_timeout=timedelta(seconds=self._inp.model_timeout_seconds),
+                    heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
+                    retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
+                    priority=self._priority,
+                    summary=summary,
+                )
+            except ActivityError as err:
+                raise _step_failure(err) from err
+            if not isinstance(result, RouteStep):
+                break
+            self._groups[agent] = result.group
+        else:
+            raise StepFailedError(
+                "ModelLimitMismatch",
+                f"the workers disagree on the model limit of agent {agent!r}: give every "
+                "worker of the task queue the same --model-limit",
             )
-        except ActivityError as err:
-            raise _step_failure(err) from err
         self._notifier.learn(result.tree)
         if not isinstance(result, DelegateStep):
             self._steps_this_run += 1
@@ -231,6 +264,13 @@ class TemporalExecutor:
             maximum_interval=timedelta(seconds=settings.maximum_interval),
             non_retryable_error_types=settings.non_retryable_error_types,
         )
+        # A cancelled invocation waits for its running tools, so that what a tool did
+        # after the cancellation was requested is stored (a charge made is recorded).
+        cancellation = (
+            ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+            if workflow.patched(KEEP_CANCELLED_OUTCOMES)
+            else ActivityCancellationType.TRY_CANCEL
+        )
         try:
             return await workflow.execute_activity_method(
                 ToolCallActivity.run,
@@ -242,6 +282,8 @@ class TemporalExecutor:
                     seconds=opts.heartbeat_seconds or self._inp.heartbeat_seconds
                 ),
                 retry_policy=retry,
+                cancellation_type=cancellation,
+                priority=self._priority,
                 summary=summary,
             )
         except ActivityError as err:

@@ -24,6 +24,7 @@ from adk_temporal.ids import (
     MAX_FILE_NAME_BYTES,
     USER_SCOPE,
     SessionKey,
+    hidden_character_problem,
     id_problem,
     size_problem,
 )
@@ -270,6 +271,9 @@ def _first_problem(request: ArtifactRequest) -> str | None:
             return f"filename cannot contain path separators (file_name={file_name!r})"
         if "\0" in file_name:
             return f"filename cannot contain NUL (file_name={file_name!r})"
+        problem = hidden_character_problem("file_name", file_name)
+        if problem is not None:
+            return problem
         if file_name in (".", ".."):
             return f"filename cannot be '.' or '..' (file_name={file_name!r})"
         if DRIVE_PREFIX.match(file_name):

@@ -9,7 +9,7 @@ import click
 from rich.text import Text
 from temporalio.service import RPCError, RPCStatusCode
 
-from ..client import AdkClient, InvocationHandle, deliver_answer
+from ..client import AdkClient, AnswerPendingError, InvocationHandle, deliver_answer
 from ..errors import (
     InvalidAnswerError,
     InvalidResumeInputError,
@@ -131,8 +131,9 @@ async def _answer(
 
     Raises:
         CliError: The run or the request id does not exist (checked against what the run
-            published, so no worker is needed to find out), a worker refused the answer, or
-            with ``checked_only`` no worker answered in time.
+            published, so no worker is needed to find out), Temporal already holds another
+            answer to the request, a worker refused the answer, or with ``checked_only`` no
+            worker answered in time.
     """
     client = await connect(address, namespace)
     adk = AdkClient(client)
@@ -149,8 +150,18 @@ async def _answer(
     try:
         with err_console.status("waiting for a worker to check the answer…"):
             return await deliver_answer(
-                lambda checked: send(handle, checked), wait=wait, fallback=not checked_only
+                lambda checked: send(handle, checked),
+                wait=wait,
+                fallback=not checked_only,
+                # A second answer sent while no worker runs would be dropped unreported.
+                check=lambda: adk.refuse_if_held(workflow_id, request_id),
             )
+    except AnswerPendingError as err:
+        raise CliError(
+            str(err),
+            f"start a worker for the task queue; `adk-temporal show {workflow_id}` then shows "
+            "whether the held answer applied or was refused",
+        ) from err
     except TimeoutError as err:
         raise CliError(
             f"{err}, so it is not confirmed",

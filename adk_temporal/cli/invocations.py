@@ -51,13 +51,23 @@ from .common import (
 @session_options
 @click.option("--agent", required=True, help="The agent to invoke (e.g. weather_agent).")
 @click.option(
-    "--max-steps", type=click.IntRange(min=1), default=25, show_default=True, help="Step limit."
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=RunConfig.model_fields["max_steps"].default,
+    show_default=True,
+    help="Step limit.",
 )
 @click.option(
     "--token-budget",
     type=click.IntRange(min=1),
     help="Most model tokens the invocation may use; past it, it fails.",
 )
+@click.option(
+    "--priority",
+    type=click.IntRange(1, 5),
+    help="Temporal task priority, 1 (first) to 5 (last; Temporal's default 3).",
+)
+@click.option("--fairness-key", help="Share busy queues fairly between keys (a tenant, a user).")
 @click.option("--no-wait", is_flag=True, help="Print the workflow id and return at once.")
 @click.option(
     "--no-stream",
@@ -88,6 +98,8 @@ def run(
     agent: str,
     max_steps: int,
     token_budget: int | None,
+    priority: int | None,
+    fairness_key: str | None,
     no_wait: bool,
     no_stream: bool,
     local: bool,
@@ -109,7 +121,13 @@ def run(
     """
     key = SessionKey(app_name, user_id, session_id)
     streamed = not (no_stream or no_wait or as_json)
-    config = RunConfig(max_steps=max_steps, token_budget=token_budget, stream=streamed)
+    config = RunConfig(
+        max_steps=max_steps,
+        token_budget=token_budget,
+        stream=streamed,
+        priority=priority,
+        fairness_key=fairness_key,
+    )
     if local or local_app:
         if no_wait:
             raise click.UsageError("--local runs in this process; it cannot --no-wait")

@@ -8,7 +8,7 @@ the step count when a worker answers the ``adk_status`` query in time.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -24,10 +24,13 @@ from temporalio.service import RPCError
 
 from ..client import AdkClient
 from ..flow.messages import InvocationStatus
-from ..visibility import invocations_query, published_or_unreadable, run_status
+from ..ids import id_problem
+from ..visibility import invocations_query, published_or_unreadable, quote_problem, run_status
 from ..workflows.messages import ADK_AGENT, Published
 from .answers import published_or_fail
 from .common import (
+    EXIT_ERROR,
+    CliError,
     connect,
     connection_options,
     console,
@@ -63,11 +66,22 @@ async def _failure_message(client: Client, failure: Failure) -> str:
         return failure.message
 
 
+def _filter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A ``list`` filter, refused as a usage error unless it is an id a query can hold."""
+    if value:
+        # The parameter names are the id fields themselves: app_name, user_id, session_id.
+        name = param.name or "filter"
+        problem = id_problem(name, value) or quote_problem(name, value)
+        if problem is not None:
+            raise click.BadParameter(problem, ctx, param)
+    return value
+
+
 @click.command("list")
 @connection_options
-@click.option("--app", "app_name", help="Only this app's runs.")
-@click.option("--user", "user_id", help="Only this user's runs.")
-@click.option("--session", "session_id", help="Only this session's runs.")
+@click.option("--app", "app_name", callback=_filter, help="Only this app's runs.")
+@click.option("--user", "user_id", callback=_filter, help="Only this user's runs.")
+@click.option("--session", "session_id", callback=_filter, help="Only this session's runs.")
 @click.option(
     "--status",
     "statuses",
@@ -183,12 +197,16 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
 async def _last_error(
     client: Client, workflow_id: str, description: WorkflowExecutionDescription
 ) -> str | None:
-    """The latest failure of a pending step, or the run's own failure."""
+    """The latest failure of a pending step (and when it is retried), or the run's own."""
     last_error: str | None = None
     for activity in description.raw_description.pending_activities:
         if activity.HasField("last_failure"):
             message = await _failure_message(client, activity.last_failure)
             last_error = f"{activity.activity_type.name}: {message}"
+            if activity.HasField("next_attempt_schedule_time"):
+                when = activity.next_attempt_schedule_time.ToDatetime(UTC)
+                limited = "rate limited by the model, " if "(HTTP 429)" in message else ""
+                last_error += f" ({limited}retrying at {when:%H:%M:%S} UTC)"
     if description.status == WorkflowExecutionStatus.FAILED:
         try:
             await client.get_workflow_handle(workflow_id).result()
@@ -242,13 +260,26 @@ def cancel(
     address: str, namespace: str, task_queue: str, workflow_id: str, wait: float, as_json: bool
 ) -> None:
     """Cancel an invocation: running steps are told through heartbeats, open requests close,
-    one cancellation event is stored and the session takes the next message."""
+    one cancellation event is stored and the session takes the next message.
+
+    A run that is no longer running (completed, failed, cancelled, terminated) is not
+    cancelled: the error names its state and the command exits 1, as it does when the run
+    ends some other way before the cancellation takes effect.
+    """
 
     async def body() -> int:
         client = await connect(address, namespace)
         adk = AdkClient(client)
         await published_or_fail(adk, workflow_id)
         handle = adk.handle(workflow_id)
+        description = await handle.describe()
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            # Temporal accepts a cancel request for a closed run and does nothing with it.
+            raise CliError(
+                f"{workflow_id} is {run_status(description)}: only a running invocation can "
+                "be cancelled",
+                f"`adk-temporal show {workflow_id}` shows how it ended",
+            )
         await handle.cancel()
         closed = False
         try:
@@ -260,9 +291,17 @@ def cancel(
                         await asyncio.sleep(0.2)
         except TimeoutError:
             pass
+        status = run_status(description) if closed else "running"
+        cancelled = description.status == WorkflowExecutionStatus.CANCELED
         if as_json:
-            print_json({"workflow_id": workflow_id, "closed": closed})
-        elif closed:
+            print_json({"workflow_id": workflow_id, "closed": closed, "status": status})
+            return EXIT_ERROR if closed and not cancelled else 0
+        if closed and not cancelled:
+            raise CliError(
+                f"{workflow_id} is {status}: it ended before the cancellation took effect",
+                f"`adk-temporal show {workflow_id}` shows how it ended",
+            )
+        if closed:
             console.print(f"cancelled {workflow_id}")
         else:
             err_console.print(

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from datetime import timedelta
 from pathlib import Path
 
 import click
 
+from ..app import App
 from ..client import DEFAULT_TASK_QUEUE
 from ..demo import DemoError, run_demo
 from ..devserver import DevServer
+from ..model_limits import ModelLimitError, model_queue, parse_model_limit
 from ..worker import artifact_store, build_worker, serve, session_store
 from .common import (
     CliError,
@@ -65,6 +68,22 @@ def _dev_server(
     show_default=True,
     help="Seconds a cached workflow waits for this worker before any worker takes it.",
 )
+@click.option(
+    "--model-limit",
+    "model_limits",
+    multiple=True,
+    metavar="PATTERN=RATE/s[,CONCURRENCY][@NAME]",
+    help="Limit the models matching PATTERN to RATE calls per second across every worker "
+    "(and CONCURRENCY at once on this one), e.g. 'gemini-*=5/s,4'; repeatable. Added to the "
+    "app's own limits; give every worker of the task queue the same.",
+)
+@click.option(
+    "--max-retry-after",
+    type=float,
+    default=None,
+    help="The longest wait, in seconds, a model's Retry-After may impose on a step's next "
+    "attempt [default: the app's, 300].",
+)
 def worker(
     address: str,
     namespace: str,
@@ -76,9 +95,11 @@ def worker(
     postgres_dsn: str | None,
     max_cached_workflows: int,
     sticky_timeout: float,
+    model_limits: tuple[str, ...],
+    max_retry_after: float | None,
 ) -> None:
     """Run a worker for an app's agents until Ctrl-C."""
-    app = resolve_app(app_spec, examples)
+    app = with_traffic_options(resolve_app(app_spec, examples), model_limits, max_retry_after)
 
     async def body() -> None:
         client = await connect(address, namespace)
@@ -95,6 +116,12 @@ def worker(
         stop = stop_on_signals()
         names = ", ".join(a.name for a in app.agents)
         console.print(f"worker ready · agents {names} · task queue {task_queue} · {address}")
+        for limit in app.model_limits:
+            rate = f"{limit.requests_per_second:g}/s" if limit.requests_per_second else "no rate"
+            console.print(
+                f"  models {limit.models}: {rate}, {limit.concurrency or 'default'} at once "
+                f"here · queue {model_queue(task_queue, limit.group)}"
+            )
         try:
             await serve(w, stop)
         finally:
@@ -236,3 +263,19 @@ def demo(port: int | None, ui_port: int | None, data_dir: Path | None, keep: boo
             ) from err
 
     run_command(body())
+
+
+def with_traffic_options(app: App, specs: tuple[str, ...], max_retry_after: float | None) -> App:
+    """``app`` with the worker CLI's ``--model-limit`` and ``--max-retry-after`` applied.
+
+    Raises:
+        click.BadParameter: A limit is malformed or the wait is not positive.
+    """
+    try:
+        limits = [parse_model_limit(spec) for spec in specs]
+    except ModelLimitError as err:
+        raise click.BadParameter(str(err), param_hint="--model-limit") from None
+    if max_retry_after is not None and max_retry_after <= 0:
+        raise click.BadParameter("must be above 0 seconds", param_hint="--max-retry-after")
+    wait = timedelta(seconds=max_retry_after) if max_retry_after else app.max_retry_after
+    return dataclasses.replace(app, model_limits=[*limits, *app.model_limits], max_retry_after=wait)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import ipaddress
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,6 +32,9 @@ from .common import (
 __all__ = ["web"]
 
 if TYPE_CHECKING:
+    import uvicorn
+    from starlette.types import ASGIApp
+
     from ..web.auth import TokenBook
 
 TOKENS_ENV = "ADK_WEB_TOKENS"
@@ -54,6 +60,57 @@ def _origins(
         return tuple(checked_origin(value) for value in values)
     except CorsOriginError as err:
         raise click.BadParameter(str(err)) from None
+
+
+_STREAM_OPTIONS = (
+    "sse_max_streams",
+    "sse_max_streams_per_token",
+    "sse_max_backlog",
+    "sse_slow_reader_seconds",
+)
+
+
+def _stream_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Add the options bounding event streams, handed to ``command`` as one
+    ``stream_limits`` tuple of ``StreamLimits``' fields (that type needs the ``web`` extra,
+    which loading the CLI does not)."""
+
+    @functools.wraps(command)
+    def with_limits(**options: Any) -> None:
+        command(stream_limits=tuple(options.pop(name) for name in _STREAM_OPTIONS), **options)
+
+    f: Callable[..., None] = with_limits
+    # Applied in reverse, so that --help lists them in reading order.
+    f = click.option(
+        "--sse-slow-reader-seconds",
+        type=click.FloatRange(min=0),
+        default=10.0,
+        show_default=True,
+        help="Seconds a reader may stay over --sse-max-backlog behind before its stream ends "
+        "with 'event: dropped'.",
+    )(f)
+    f = click.option(
+        "--sse-max-backlog",
+        type=click.IntRange(min=1024),
+        default=8 << 20,
+        show_default=True,
+        help="Bytes of events that may wait for a slow event-stream reader.",
+    )(f)
+    f = click.option(
+        "--sse-max-streams-per-token",
+        type=click.IntRange(min=1),
+        default=20,
+        show_default=True,
+        help="Event streams one token (with its console sessions) may follow at once.",
+    )(f)
+    f = click.option(
+        "--sse-max-streams",
+        type=click.IntRange(min=1),
+        default=200,
+        show_default=True,
+        help="Event streams served at once in all; one more is refused with 429.",
+    )(f)
+    return f
 
 
 @click.command()
@@ -108,6 +165,14 @@ def _origins(
     "it open while a run waits.",
 )
 @click.option(
+    "--forwarded-allow-ips",
+    envvar="ADK_WEB_FORWARDED_ALLOW_IPS",
+    default="",
+    help="Addresses (comma-separated; '*' for any) of the TLS-terminating proxies whose "
+    "X-Forwarded-Proto and X-Forwarded-For are believed, so the console cookie is Secure "
+    "behind them. Without it no forwarded header is.",
+)
+@click.option(
     "--cors-origin",
     "cors_origins",
     multiple=True,
@@ -119,6 +184,7 @@ def _origins(
     "--link-secret-env",
     help="Environment variable holding the answer links' secret, for an app without notifications.",
 )
+@_stream_options
 def web(
     address: str,
     namespace: str,
@@ -135,6 +201,8 @@ def web(
     temporal_ui: str,
     answer_wait: float,
     sse_keepalive: float,
+    stream_limits: tuple[int, int, int, float],
+    forwarded_allow_ips: str,
     cors_origins: tuple[str, ...],
     link_secret_env: str | None,
 ) -> None:
@@ -145,13 +213,16 @@ def web(
             import uvicorn
 
             from ..web.gateway import Gateway
-            from ..web.links import RedactLinks
             from ..web.server import create_app
+            from ..web.sse import StreamLimits
     except MissingExtraError as err:
         raise click.UsageError(str(err)) from None
     served = resolve_app(app_spec, examples) if app_spec or examples else None
     tokens = _tokens(tokens_file)
     secret = _link_secret(served, link_secret_env)
+    proxies = forwarded_allow_ips.strip()
+    _warn_if_clear_text(host, proxies)
+    limits = StreamLimits(*stream_limits)
 
     async def body() -> None:
         client = await connect(address, namespace)
@@ -166,23 +237,64 @@ def web(
             link_secret=secret,
             keepalive=sse_keepalive,
         )
-        config = uvicorn.Config(
-            create_app(gateway, tokens, console=with_console, cors_origins=cors_origins),
-            host=host,
-            port=port,
+        app = create_app(
+            gateway, tokens, console=with_console, cors_origins=cors_origins, stream_limits=limits
         )
-        # Each answer link's path is a credential; bearer tokens never reach the log (they
-        # travel in a header, which the access log does not print).
-        logging.getLogger("uvicorn.access").addFilter(RedactLinks())
         where = f"http://{host}:{port}"
         pages = f" · console {where}/console" if with_console else ""
         console.print(f"gateway on {where} · API {where}/v1 · task queue {task_queue}{pages}")
         try:
-            await uvicorn.Server(config).serve()
+            await uvicorn.Server(_server_config(app, host, port, proxies)).serve()
         finally:
             await sessions.close()
 
     run_command(body())
+
+
+def _warn_if_clear_text(host: str, proxies: str) -> None:
+    """Say on stderr, in one line, when tokens would cross a network unencrypted."""
+    if proxies or _loopback(host):
+        return
+    # One line, printed before anything else, so it is not lost in a log.
+    click.echo(
+        f"warning: serving plain HTTP on {host}: bearer tokens, console cookies and answer "
+        "links travel in clear text; put a TLS-terminating proxy in front (and pass "
+        "--forwarded-allow-ips with its address) or bind 127.0.0.1",
+        err=True,
+    )
+
+
+def _server_config(app: ASGIApp, host: str, port: int, proxies: str) -> uvicorn.Config:
+    """uvicorn's configuration: forwarded headers believed from ``proxies`` only, and no
+    credential in its log lines."""
+    import uvicorn
+
+    from ..web.links import RedactLinks
+
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        # Off unless proxies are named: uvicorn would otherwise believe any local process's
+        # X-Forwarded-Proto and X-Forwarded-For.
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=proxies or None,
+    )
+    # Answer links' paths and query values may be credentials; bearer tokens travel in a
+    # header, which the access log does not print. (uvicorn.Config set its loggers up.)
+    for name in ("uvicorn.access", "uvicorn.error"):
+        logging.getLogger(name).addFilter(RedactLinks())
+    return config
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to any address
 
 
 def _tokens(tokens_file: Path | None) -> TokenBook:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -69,6 +69,7 @@ from .messages import (
     ToolCallInput,
     ToolCallResult,
     WorkflowPosition,
+    stage_id,
 )
 from .requests import RequestBook
 
@@ -85,6 +86,12 @@ _CARRY_POSITIONS = "carry-sequence-positions"
 
 _FOREIGN_CONFIRMATIONS = "foreign-confirmations-do-not-pause"
 """Behaviour change: confirmations for calls a step did not make do not pause it."""
+
+KEEP_CANCELLED_OUTCOMES = "cancellation-keeps-tool-outcomes"
+"""Behaviour change: a cancellation waits for the running tool calls and stores what they
+and the step had produced before its cancellation event. Runs recorded before it (with no
+marker) cancel at once and store only the event; this arm may go once no invocation
+started before 2026-12 is still running or waiting."""
 
 
 @dataclass
@@ -218,6 +225,8 @@ class InvocationFlow:
         self._trees: dict[str, AgentSpec] = {}
         self._token_budget = token_budget
         self.usage = TokenUsage()
+        self._kept: list[PendingEvent] = []
+        """What a cancellation found produced but not stored yet, stored before its event."""
 
     @property
     def invocation_id(self) -> str:
@@ -551,7 +560,7 @@ class InvocationFlow:
             assert answers.reply is not None
             pending.append(answers.reply)
             redo = [by_id[cid] for cid in by_id if answers.concern(cid)]  # the model's order
-            response = await self._run_calls(frame, redo, answers)
+            response = await self._run_calls(frame, redo, answers, unstored=pending)
             step_actions.append(response.actions)
             pending.append(response.event)
             ended = ended or response.actions.end_invocation
@@ -632,7 +641,30 @@ class InvocationFlow:
         # (it keys the step's idempotent saves).
         self.step += 1
         step = self.step
-        result = await self._exec.model_step(
+        try:
+            result = await self._model_step_of(frame, pending, step, run_before_agent, describe)
+        except asyncio.CancelledError:
+            # The events it was to store first (the user's message, the previous step's
+            # tool responses) happened: a cancellation stores them.
+            if self._exec.patched(KEEP_CANCELLED_OUTCOMES):
+                self._kept += pending
+            raise
+        if isinstance(result, DelegateStep):
+            # No model was called: the number goes back, the step limit counts model calls.
+            self.step -= 1
+        elif result.usage is not None:
+            self.usage += result.usage
+        return result
+
+    async def _model_step_of(
+        self,
+        frame: _Frame,
+        pending: list[PendingEvent],
+        step: int,
+        run_before_agent: bool,
+        describe: bool,
+    ) -> ModelStepResult:
+        return await self._exec.model_step(
             ModelStepInput(
                 ref=self._ref(frame),
                 step=step,
@@ -643,15 +675,10 @@ class InvocationFlow:
                 run_before_agent=run_before_agent,
                 timestamp=self._exec.now(),
                 stream=self._stream,
+                budgets=self._budgets,
             ),
             summary=f"{frame.agent} · model step {step}",
         )
-        if isinstance(result, DelegateStep):
-            # No model was called: the number goes back, the step limit counts model calls.
-            self.step -= 1
-        elif result.usage is not None:
-            self.usage += result.usage
-        return result
 
     def _over_budget(self) -> str | None:
         """Why the invocation must end on its token budget, or ``None``."""
@@ -664,11 +691,20 @@ class InvocationFlow:
         )
 
     async def _run_calls(
-        self, frame: _Frame, calls: list[PlannedCall], answers: _Answers
+        self,
+        frame: _Frame,
+        calls: list[PlannedCall],
+        answers: _Answers,
+        unstored: list[PendingEvent] | None = None,
     ) -> _Responses:
-        """Run the calls concurrently and merge their results in call order."""
-        results = await asyncio.gather(
-            *(
+        """Run the calls concurrently and merge their results in call order.
+
+        On cancellation the calls are asked to stop and waited for; what the finished ones
+        returned, with ``unstored`` (events of the step not stored yet) before it, is kept
+        for the cancellation to store.
+        """
+        tasks = [
+            asyncio.ensure_future(
                 self._agent_tool_call(frame, c)
                 if c.agent_tool
                 else self._tool_call(
@@ -682,27 +718,24 @@ class InvocationFlow:
                         budgets=self._budgets,
                     )
                 )
-                for c in calls
             )
-        )
+            for c in calls
+        ]
+        try:
+            results = await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            if self._exec.patched(KEEP_CANCELLED_OUTCOMES):
+                if tasks:
+                    await asyncio.wait(tasks)
+                self._kept += unstored or []
+                kept = self._cancelled_responses(frame, calls, tasks)
+                if kept is not None:
+                    self._kept.append(kept)
+            raise
         # One id per call, as the flow has always drawn them (replays of recorded runs
         # depend on the sequence); the stored event is the merge and keeps the first.
         events = [
-            self._event(
-                frame,
-                frame.agent,
-                types.Content(
-                    role="user",
-                    parts=[
-                        types.Part(
-                            function_response=types.FunctionResponse(
-                                id=call.id, name=call.name, response=result.response
-                            )
-                        )
-                    ],
-                ),
-                actions=result.actions,
-            )
+            self._response_event(frame, call, result)
             for call, result in zip(calls, results, strict=True)
         ]
         responses: list[Event | StagedResponse] = [
@@ -718,6 +751,42 @@ class InvocationFlow:
             kind="merged", id=events[0].id, timestamp=events[0].timestamp, responses=responses
         )
         return _Responses(merged, actions)
+
+    def _response_event(self, frame: _Frame, call: PlannedCall, result: ToolCallResult) -> Event:
+        """The function-response event of one call's result (a new id)."""
+        response = types.FunctionResponse(id=call.id, name=call.name, response=result.response)
+        return self._event(
+            frame,
+            frame.agent,
+            types.Content(role="user", parts=[types.Part(function_response=response)]),
+            actions=result.actions,
+        )
+
+    def _cancelled_responses(
+        self,
+        frame: _Frame,
+        calls: list[PlannedCall],
+        tasks: Sequence[asyncio.Future[ToolCallResult]],
+    ) -> MergedResponses | None:
+        """What the calls of a cancelled step produced: the results of the calls that
+        finished, and the staged response of each other tool call, in case it finished
+        after all; ``None`` when no call can have produced anything."""
+        responses: list[Event | StagedResponse] = []
+        for call, task in zip(calls, tasks, strict=True):
+            finished = task.done() and not task.cancelled() and task.exception() is None
+            result = task.result() if finished else None
+            if result is not None and result.staged is not None:
+                responses.append(StagedResponse(staged=result.staged))
+            elif result is not None:
+                responses.append(self._response_event(frame, call, result))
+            elif not call.agent_tool:
+                staged = stage_id(self.invocation_id, call.id)
+                responses.append(StagedResponse(staged=staged, optional=True))
+        if not responses:
+            return None
+        return MergedResponses(
+            kind="merged", id=self._exec.new_id(), timestamp=self._exec.now(), responses=responses
+        )
 
     async def _tool_call(self, inp: ToolCallInput) -> ToolCallResult:
         """Run one tool step; once it failed on every attempt, the model is told (by default)."""
@@ -753,10 +822,16 @@ class InvocationFlow:
     async def _append(self, frame: _Frame, events: list[PendingEvent]) -> None:
         if not events:
             return
-        await self._exec.append_events(
-            AppendEventsInput(ref=self._ref(frame), events=events),
-            summary=f"{frame.agent} · append {len(events)} event(s)",
-        )
+        try:
+            await self._exec.append_events(
+                AppendEventsInput(ref=self._ref(frame), events=events),
+                summary=f"{frame.agent} · append {len(events)} event(s)",
+            )
+        except asyncio.CancelledError:
+            # Cancelled before it was known stored: stored again (appends are idempotent).
+            if self._exec.patched(KEEP_CANCELLED_OUTCOMES):
+                self._kept += events
+            raise
 
     async def _record_error(
         self, frame: _Frame, code: str, message: str, pending: list[PendingEvent] | None = None
@@ -779,7 +854,7 @@ class InvocationFlow:
         event.error_code = "Cancelled"
         event.error_message = "the invocation was cancelled"
         with contextlib.suppress(StepFailedError):
-            await self._append(frame, [event])
+            await self._append(frame, [*self._kept, event])
         self.error = event.error_message
         self._ended_as = "cancelled"
         self._exec.status_changed()

@@ -40,6 +40,7 @@ __all__ = [
     "InvocationStatus",
     "MergedResponses",
     "ModelStepInput",
+    "ModelStepReply",
     "ModelStepResult",
     "NotifyEvent",
     "NotifyPlan",
@@ -50,6 +51,7 @@ __all__ = [
     "RequestSummary",
     "ResumeInput",
     "RetrySettings",
+    "RouteStep",
     "StagedResponse",
     "ToolCallInput",
     "ToolCallResult",
@@ -209,9 +211,14 @@ class AgentSpec(BaseModel):
 
 
 class StagedResponse(BaseModel):
-    """A tool step's response event, staged in the session store under ``staged``."""
+    """A tool step's response event, staged in the session store under ``staged``.
+
+    ``optional`` marks the response of a call that was cancelled: it is there if the tool
+    finished anyway, and left out of the merge (not an error) when it is not.
+    """
 
     staged: str
+    optional: bool = False
 
 
 def _response_tag(value: Any) -> str:
@@ -264,6 +271,10 @@ class ModelStepInput(BaseModel):
     timestamp: float = 0.0
     stream: bool = False
     """Forward the model's text to the session's followers as it is produced."""
+    budgets: Budgets = Field(default_factory=Budgets)
+    """Bounds the reply (``model_reply_bytes``); only values off their default travel."""
+    model_group: str | None = None
+    """The model limit whose task queue the step was sent to (``None``: the invocation's)."""
 
 
 class _StepOutcome(BaseModel):
@@ -324,6 +335,21 @@ ModelStepResult: TypeAlias = Annotated[
     CallsStep | FinalStep | EndedStep | ErrorStep | DelegateStep, Field(discriminator="kind")
 ]
 """Result of the model step, tagged by ``kind``."""
+
+
+class RouteStep(BaseModel):
+    """The model step ran nowhere: its model is limited, and its steps run on the limit's
+    task queue (``model_limits``). The engine sends it there; the flow never sees this."""
+
+    kind: Literal["route"]
+    group: str | None
+
+
+ModelStepReply: TypeAlias = Annotated[
+    CallsStep | FinalStep | EndedStep | ErrorStep | DelegateStep | RouteStep,
+    Field(discriminator="kind"),
+]
+"""What the model step answers its engine: a result, or where to run it instead."""
 
 
 class ToolCallInput(BaseModel):

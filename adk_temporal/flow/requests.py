@@ -30,6 +30,7 @@ from adk_temporal.errors import (
     ConfirmationMismatchError,
     InvalidAnswerError,
     InvalidResumeInputError,
+    UnencodableValueError,
     UnknownRequestIdError,
 )
 from adk_temporal.events import InputRequest, ToolConfirmation
@@ -135,7 +136,11 @@ def parse_answer(kind: AnswerKind, raw: Any, budgets: Budgets) -> Answer | Refus
     id_field = "confirmation_id" if kind == "confirmation" else "interrupt_id"
     found = raw.get(id_field) if isinstance(raw, dict) else None
     request_id = found if isinstance(found, str) else "?"
-    size = json_size(raw, "the answer")
+    try:
+        size = json_size(raw, "the answer")
+    except UnencodableValueError as err:
+        # NaN and infinities would reach the tool as null: refused, as in tool results.
+        return Refusal(id=request_id, kind=kind, size=0, reason=f"not strict JSON: {err}")
     if size > budgets.answer_bytes:
         reason = f"{size} bytes, over the answer_bytes budget of {budgets.answer_bytes}"
         return Refusal(id=request_id, kind=kind, size=size, reason=reason)

@@ -14,6 +14,7 @@ Failures are sorted for the Temporal activity layer, which owns retries:
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import contextmanager
 
@@ -24,6 +25,7 @@ from google.genai import types
 
 from adk_temporal.errors import ModelRequestError, ModelUnavailableError
 from adk_temporal.models.llm import LlmRequest, LlmResponse
+from adk_temporal.models.retry_after import retry_after_seconds
 
 __all__ = ["GeminiModel"]
 
@@ -191,7 +193,9 @@ def _translated_errors() -> Iterator[None]:
         status: int | None = exc.code
         message = exc.message or str(exc)
         if status is None or status in _RETRYABLE_4XX or status >= 500:
-            raise ModelUnavailableError(status, message) from exc
+            headers = getattr(exc.response, "headers", None)
+            wait = retry_after_seconds(headers, exc.details, now=time.time())
+            raise ModelUnavailableError(status, message, retry_after=wait) from exc
         raise ModelRequestError(status, message) from exc
     except _TRANSPORT_ERRORS as exc:
         raise ModelUnavailableError(None, f"{type(exc).__name__}: {exc}") from exc

@@ -25,8 +25,14 @@ from google.genai import types
 
 from ..agents import Agent, AgentTool
 from ..asyncutil import maybe_await
+from ..budgets import Budgets, json_size
 from ..context import CallbackContext, InvocationContext, ReadonlyContext
-from ..errors import ModelUnavailableError, OutputSchemaError
+from ..errors import (
+    BudgetExceededError,
+    ModelUnavailableError,
+    OutputSchemaError,
+    UnencodableValueError,
+)
 from ..events import ADK_ID_PREFIX, Event, EventActions
 from ..faults import fault_point
 from ..flow.messages import (
@@ -37,8 +43,10 @@ from ..flow.messages import (
     ErrorStep,
     FinalStep,
     ModelStepInput,
+    ModelStepReply,
     ModelStepResult,
     PlannedCall,
+    RouteStep,
 )
 from ..history import build_contents, copy_contents, current_turn
 from ..models import GeminiModel, LlmRequest, LlmResponse, Model, stream_model
@@ -110,8 +118,11 @@ async def model_step(
     *,
     attempt: int = 1,
     heartbeat: Heartbeat | None = None,
-) -> ModelStepResult:
+) -> ModelStepReply:
     """Call the model on the session plus ``inp.pending_events``; store both with the reply.
+
+    A step of a limited model sent to another queue than its limit's touches nothing and
+    answers where it must run (:class:`RouteStep`).
 
     Args:
         services: What the step runs against.
@@ -121,7 +132,12 @@ async def model_step(
         heartbeat: Called while the model works, when the engine watches the step.
     """
     services.check_app(ref)
-    workflow_agent = not isinstance(services.agents[ref.agent_name], Agent)
+    agent = services.agents[ref.agent_name]
+    workflow_agent = not isinstance(agent, Agent)
+    if isinstance(agent, Agent):
+        group = services.model_group(agent.model)
+        if group != inp.model_group:
+            return RouteStep(kind="route", group=group)
     loaded = await services.load_session(ref)
     if workflow_agent:
         new, unstage = await stored_form(
@@ -140,11 +156,19 @@ async def model_step(
         content = await maybe_await(step.agent.before_agent_callback(cctx))
         if isinstance(content, types.Content):
             event = step.event(content, step.actions)
+            ended = EndedStep(kind="ended", text=event.text(), actions=step.actions, tree=step.tree)
+            _check_reply(ended, inp.budgets)
             await step.store([event])
-            return EndedStep(kind="ended", text=event.text(), actions=step.actions, tree=step.tree)
+            return ended
     request = _request(step)
     taken = _taken_ids(step)
-    response = await _call_model(step, cctx, request, attempt, heartbeat)
+    try:
+        response = await _call_model(step, cctx, request, attempt, heartbeat)
+    except ModelUnavailableError as err:
+        # A provider may ask for hours; the worker's bound keeps the run moving.
+        if err.retry_after is not None:
+            err.retry_after = min(err.retry_after, services.max_retry_after_seconds)
+        raise
     return await _record_reply(step, response, taken)
 
 
@@ -318,8 +342,33 @@ async def _record_reply(
             events.append(extra)
             if extra.content is not None:
                 result.text = extra.text()
+    _check_reply(result, step.inp.budgets)
     await step.store(events)
     return result
+
+
+def _check_reply(result: ModelStepResult, budgets: Budgets) -> None:
+    """Refuse a reply that cannot cross history, before it is stored.
+
+    Another attempt would only ask the model again for the same size of answer, and a
+    stored reply this large would be sent to the model on every later turn: the step fails
+    at once and stores nothing.
+
+    Raises:
+        BudgetExceededError: What the step reports is over ``model_reply_bytes`` (or is not
+            strict JSON).
+    """
+    try:
+        size = json_size(result.model_dump(mode="python"), "the model's reply")
+    except UnencodableValueError as err:
+        raise BudgetExceededError(f"the model's reply cannot cross history: {err}") from None
+    limit = budgets.model_reply_bytes
+    if size > limit:
+        raise BudgetExceededError(
+            f"the model's reply is {size} bytes, over the model_reply_bytes budget of {limit} "
+            "bytes; ask the model for less (generation_config max_output_tokens) or raise "
+            "Budgets.model_reply_bytes (history payloads stop at 2 MB)"
+        )
 
 
 async def _after_agent(step: _Step) -> Event | None:

@@ -21,6 +21,7 @@ from ..events import Event
 from ..flow.messages import NotifyPlan
 from ..history import USER_AUTHOR
 from ..memory import MemoryService
+from ..model_limits import ModelLimit, limit_for
 from ..models import ModelRegistry, default_registry
 from ..notifications import Notifications
 from ..sessions import Session, SessionService
@@ -46,6 +47,11 @@ class StepServices:
     """The app these services serve; invocations of another app are refused."""
     notify: NotifyPlan | None = None
     """The notifications the app sends, told to the workflow with the agent tree."""
+    max_retry_after_seconds: float = 300.0
+    """The longest wait before a model step's next attempt that a provider's
+    ``Retry-After`` may impose; longer requests are shortened to this."""
+    model_limits: tuple[ModelLimit, ...] = ()
+    """The models whose steps run on a limit's own task queue (:mod:`..model_limits`)."""
 
     @classmethod
     def build(
@@ -59,6 +65,8 @@ class StepServices:
         request_timeout: timedelta | None = None,
         app_name: str | None = None,
         notifications: Notifications | None = None,
+        max_retry_after: timedelta = timedelta(minutes=5),
+        model_limits: Sequence[ModelLimit] = (),
     ) -> StepServices:
         """The services from what a worker or runner is configured with (see ``AdkPlugin``)."""
         return cls(
@@ -70,7 +78,14 @@ class StepServices:
             request_timeout_seconds=request_timeout.total_seconds() if request_timeout else None,
             app_name=app_name,
             notify=notifications.plan() if notifications else None,
+            max_retry_after_seconds=max_retry_after.total_seconds(),
+            model_limits=tuple(model_limits),
         )
+
+    def model_group(self, model: str) -> str | None:
+        """The limit ``model``'s steps run under, by name; ``None`` when it has none."""
+        limit = limit_for(self.model_limits, model)
+        return limit.group if limit is not None else None
 
     def check_app(self, ref: SessionRef) -> None:
         """Refuse an invocation of an app these services do not serve.

@@ -31,7 +31,9 @@ async def stored_form(
 
     A merged response is built from what its tool steps staged (read in one call) and the
     responses the flow made itself. One already in ``stored`` (the session's event ids) is
-    skipped: a retry after the append that took its staged parts finds them gone.
+    skipped: a retry after the append that took its staged parts finds them gone. An
+    optional staged response (of a cancelled call) that is not there is left out, and a
+    merge left with nothing is not stored.
 
     Raises:
         StagedResponseNotFoundError: A staged response is missing though its merged event
@@ -58,12 +60,16 @@ async def stored_form(
                 parts.append(response)
                 continue
             found = staged.get(response.staged)
-            if found is None:
+            if found is None and not response.optional:
                 raise StagedResponseNotFoundError(
                     f"the staged response {response.staged!r} of event {item.id!r} is not in "
                     f"the session store of {ref.key}"
                 )
-            parts.append(found)
+            if found is not None:
+                parts.append(found)
+        if not parts:
+            # Only calls cancelled before they produced anything.
+            continue
         parts[0] = parts[0].model_copy(update={"id": item.id, "timestamp": item.timestamp})
         events.append(merge_function_response_events(parts))
     return events, wanted

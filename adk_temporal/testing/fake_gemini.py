@@ -12,7 +12,10 @@ see a first chunk arrive while the server still holds the rest (:attr:`events_se
 what went out, :attr:`sent_at` says when).
 
 The server runs in its own thread, so it serves sync and async tests alike. An empty queue is
-answered with HTTP 500 and a message saying so, which makes a test's missing reply obvious.
+answered with HTTP 500 and a message saying so, which makes a test's missing reply obvious —
+unless a default reply is set (:meth:`FakeGeminiServer.answer_by_default`). Like the real API
+it can refuse traffic with 429 and ``Retry-After``: over a rate (:meth:`limit_rate`), or on
+the first request of each conversation (:meth:`refuse_first`).
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -62,6 +65,10 @@ class RecordedRequest:
     stream: bool
     headers: dict[str, str]
     body: dict[str, Any]
+    received_at: float = 0.0
+    """When it arrived (``time.time()``)."""
+    status: int = 0
+    """The status it was answered with (0 while it is being answered)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,7 @@ class _Reply:
     # the last event may go out.
     event_delay: float = 0.0
     hold_last: threading.Event | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -83,6 +91,29 @@ class _State:
     requests: list[RecordedRequest] = field(default_factory=list)
     stopping: threading.Event = field(default_factory=threading.Event)
     sent_at: list[float] = field(default_factory=list)
+    default: _Reply | None = None
+    rate: tuple[float, float | None] | None = None
+    """(requests per second, Retry-After seconds) of :meth:`FakeGeminiServer.limit_rate`."""
+    accepted_at: deque[float] = field(default_factory=deque)
+    first: tuple[Callable[[dict[str, Any]], str], float] | None = None
+    seen_keys: set[str] = field(default_factory=set)
+
+    def refusal(self, body: dict[str, Any], now: float) -> _Reply | None:
+        """The 429 a rate or first-request rule answers this request with (under the lock)."""
+        if self.first is not None:
+            key_of, first_wait = self.first
+            key = key_of(body)
+            if key not in self.seen_keys:
+                self.seen_keys.add(key)
+                return _too_many(f"first request of {key!r} refused", first_wait)
+        if self.rate is not None:
+            per_second, wait = self.rate
+            while self.accepted_at and self.accepted_at[0] <= now - 1.0:
+                self.accepted_at.popleft()
+            if len(self.accepted_at) >= per_second:
+                return _too_many(f"quota of {per_second:g} requests per second exceeded", wait)
+            self.accepted_at.append(now)
+        return None
 
 
 class _Server(ThreadingHTTPServer):
@@ -129,10 +160,15 @@ class _Handler(BaseHTTPRequestHandler):
                         if k.lower() not in _SECRET_HEADERS
                     },
                     body=body,
+                    received_at=time.time(),
                 )
             )
             number = len(state.requests)
-            reply = state.replies.popleft() if state.replies else None
+            reply = state.refusal(body, time.time())
+            if reply is None:
+                reply = state.replies.popleft() if state.replies else state.default
+            if reply is not None:
+                state.requests[-1] = replace(state.requests[-1], status=reply.status)
         if reply is None:
             message = (
                 f"FakeGeminiServer has no scripted reply left for request #{number} "
@@ -147,13 +183,17 @@ class _Handler(BaseHTTPRequestHandler):
             if stream and reply.status == 200:
                 self._send_sse(reply)
             else:
-                self._send_json(reply.status, reply.chunks[0])
+                self._send_json(reply.status, reply.chunks[0], reply.headers)
         except (BrokenPipeError, ConnectionResetError):
             pass  # The client gave up (a timeout test); nothing is left to answer.
 
-    def _send_json(self, status: int, body: dict[str, Any]) -> None:
+    def _send_json(
+        self, status: int, body: dict[str, Any], headers: Mapping[str, str] | None = None
+    ) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json; charset=UTF-8")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -185,6 +225,11 @@ class _Handler(BaseHTTPRequestHandler):
 def _error_body(status: int, message: str, status_name: str | None = None) -> dict[str, Any]:
     name = status_name or _STATUS_NAMES.get(status, "UNKNOWN")
     return {"error": {"code": status, "message": message, "status": name}}
+
+
+def _too_many(message: str, retry_after: float | None) -> _Reply:
+    headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
+    return _Reply(status=429, chunks=[_error_body(429, message)], headers=headers)
 
 
 def _candidate_body(
@@ -399,7 +444,15 @@ class FakeGeminiServer:
         parts = [{"functionCall": {"name": n, "args": dict(a)}} for n, a in calls]
         self.enqueue_response(_candidate_body(parts, "STOP", usage))
 
-    def enqueue_error(self, status: int, message: str, *, status_name: str | None = None) -> None:
+    def enqueue_error(
+        self,
+        status: int,
+        message: str,
+        *,
+        status_name: str | None = None,
+        retry_after: str | None = None,
+        retry_delay: str | None = None,
+    ) -> None:
         """Queue an error reply with a Google-style ``{"error": {code, message, status}}`` body.
 
         Args:
@@ -407,8 +460,36 @@ class FakeGeminiServer:
             message: The error message.
             status_name: The canonical status (``RESOURCE_EXHAUSTED``…); derived from
                 ``status`` when ``None``.
+            retry_after: A ``Retry-After`` header value (seconds or an HTTP date).
+            retry_delay: A ``google.rpc.RetryInfo`` detail's ``retryDelay`` (``"27s"``).
         """
-        self.enqueue_response(_error_body(status, message, status_name), status=status)
+        body = _error_body(status, message, status_name)
+        if retry_delay is not None:
+            body["error"]["details"] = [
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry_delay}
+            ]
+        headers = {"Retry-After": retry_after} if retry_after is not None else {}
+        self._push(_Reply(status=status, chunks=[body], headers=headers))
+
+    def answer_by_default(self, text: str) -> None:
+        """Answer every request the queue has no reply for with a text reply."""
+        with self._state.lock:
+            self._state.default = _Reply(
+                status=200, chunks=[_candidate_body([{"text": text}], "STOP")]
+            )
+
+    def limit_rate(self, per_second: float, *, retry_after: float | None = 1.0) -> None:
+        """Answer 429 (with ``Retry-After``) to requests beyond ``per_second`` in any second.
+
+        Refused requests do not count against the quota, as with the real API.
+        """
+        with self._state.lock:
+            self._state.rate = (per_second, retry_after)
+
+    def refuse_first(self, key: Callable[[dict[str, Any]], str], *, retry_after: float) -> None:
+        """Answer 429 + ``Retry-After`` to the first request of each ``key(body)``."""
+        with self._state.lock:
+            self._state.first = (key, retry_after)
 
     def _push(self, reply: _Reply) -> None:
         with self._state.lock:

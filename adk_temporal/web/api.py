@@ -13,8 +13,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..flow.messages import AdkStatus
-from ..ids import SessionKey
-from ..visibility import run_status
+from ..ids import SessionKey, id_problem
+from ..visibility import quote_problem, run_status
 from .auth import TokenBook, bearer_token
 from .body import read_model
 from .errors import ApiError
@@ -77,6 +77,21 @@ async def start_run(request: Request) -> Response:
     return _json(created, 201)
 
 
+def _filter(request: Request, field: str) -> str | None:
+    """A list filter from the query string, once it is an id a visibility query can hold.
+
+    Raises:
+        ApiError: 400 naming the field: it breaks the id grammar or cannot be quoted (a
+            filter reaches the visibility query, where a quote could end its literal).
+    """
+    value = request.query_params.get(field)
+    if value:
+        problem = id_problem(field, value) or quote_problem(field, value)
+        if problem is not None:
+            raise ApiError(400, "invalid_query", problem)
+    return value
+
+
 async def list_runs(request: Request) -> Response:
     """``GET /v1/apps/{app}/runs``."""
     app = _authorized(request)
@@ -94,8 +109,8 @@ async def list_runs(request: Request) -> Response:
     runs = await gateway(request).list_runs(
         app,
         statuses=statuses,
-        user_id=request.query_params.get("user_id"),
-        session_id=request.query_params.get("session_id"),
+        user_id=_filter(request, "user_id"),
+        session_id=_filter(request, "session_id"),
         limit=int(limit),
     )
     return _json(RunList(runs=runs))
@@ -143,12 +158,16 @@ async def events(request: Request) -> Response:
     return await event_stream(gateway(request), _session(request), request)
 
 
-async def event_stream(served: Gateway, ids: SessionKey, request: Request) -> Response:
+async def event_stream(
+    served: Gateway, ids: SessionKey, request: Request, principal: str | None = None
+) -> Response:
     """The SSE response following the session's current invocation, behind the event the
-    client names in ``Last-Event-ID`` (sent by a reconnecting ``EventSource``).
+    client names in ``Last-Event-ID`` (sent by a reconnecting ``EventSource``), counted
+    against the stream limits of ``principal`` (by default the bearer token's).
 
     Raises:
-        ApiError: 404 when the session has no invocation.
+        ApiError: 404 when the session has no invocation; 429 when the principal or the
+            gateway already serves as many streams as it may.
     """
     handle = served.handle(ids)
     await served.described(handle)
@@ -157,8 +176,18 @@ async def event_stream(served: Gateway, ids: SessionKey, request: Request) -> Re
         description, _ = await served.described(handle)
         return run_status(description)
 
+    if principal is None:
+        tokens: TokenBook = request.app.state.tokens
+        principal = tokens.principal(bearer_token(request) or "")
     after = request.headers.get("last-event-id") or None
-    return sse_response(handle, final_status, served.keepalive, after)
+    return sse_response(
+        handle,
+        final_status,
+        served.keepalive,
+        after,
+        slots=request.app.state.streams,
+        principal=principal,
+    )
 
 
 _ANSWER_ERRORS = (400, 404, 409, 413, 422, 503)
@@ -180,7 +209,7 @@ OPERATIONS = [
         list_runs,
         "List invocations (Temporal visibility)",
         reply=RunList,
-        errors=(422,),
+        errors=(400, 422),
         query=(
             ("status", "AdkStatus, repeatable or comma-separated"),
             ("user_id", "only this user's"),

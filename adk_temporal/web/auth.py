@@ -126,6 +126,11 @@ class TokenBook:
         """The apps ``token`` may use; ``None`` for an unknown token."""
         return self.scopes.get(_digest(token))
 
+    def principal(self, token: str) -> str:
+        """Who ``token`` is, for the limits kept per token (console sessions, event
+        streams): a name that shows nothing of the token, never logged."""
+        return "token:" + _digest(token)
+
     def authorize(self, token: str | None, app: str | None) -> Scope:
         """The token's scope, when it may use ``app`` (any app when ``None``).
 

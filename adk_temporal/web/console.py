@@ -143,20 +143,22 @@ async def sign_in_page(request: Request) -> Response:
     sessions = _sessions(request)
     session_id = sessions.cookie_id(request) or sessions.new_id()
     response = _page(request, "sign_in.html", session_id)
-    set_session_cookie(response, session_id, request.url.scheme == "https")
+    set_session_cookie(response, session_id, request)
     return response
 
 
 async def sign_in(request: Request) -> Response:
-    """Check the token; bind a new session id to its scope."""
+    """Check the token; bind a new session id to its scope, counted as the token's."""
     sessions = _sessions(request)
     form = await read_form(request)
     sessions.check_csrf(sessions.cookie_id(request), form.get(CSRF_FIELD))
     tokens: TokenBook = request.app.state.tokens
-    scope = tokens.authorize(form.get("token", "").strip(), None)
+    token = form.get("token", "").strip()
+    scope = tokens.authorize(token, None)
     sessions.sign_out(sessions.cookie_id(request))
     response = _see_other("/console")
-    set_session_cookie(response, sessions.sign_in(scope), request.url.scheme == "https")
+    signed_in = sessions.sign_in(scope, principal=tokens.principal(token))
+    set_session_cookie(response, signed_in, request)
     return response
 
 
@@ -353,10 +355,12 @@ async def session_events(request: Request) -> Response:
     """The session's events as server-sent events, for the page's script."""
     ids = _ids(request)
     try:
-        _signed_in(request, ids.app_name)
+        session_id, _ = _signed_in(request, ids.app_name)
     except _SignIn:
         raise ApiError(401, "unauthenticated", "sign in at /console/sign-in first") from None
-    return await event_stream(gateway(request), ids, request)
+    # Counted as the token's streams: a browser must not get around the token's limit.
+    principal = _sessions(request).principal(session_id)
+    return await event_stream(gateway(request), ids, request, principal)
 
 
 async def send_message(request: Request) -> Response:

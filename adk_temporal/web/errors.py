@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 from temporalio.service import RPCError, RPCStatusCode
 
+from ..client import AnswerPendingError
 from ..errors import (
     AdkRequestError,
     BudgetExceededError,
@@ -54,6 +55,7 @@ class ApiError(Exception):
 
 # Most specific first: the first class the error is an instance of decides.
 _REQUEST_ERRORS: list[tuple[type[Exception], int, str]] = [
+    (AnswerPendingError, 409, "answer_pending"),
     (UnknownRequestIdError, 404, "unknown_request"),
     (ConfirmationMismatchError, 409, "confirmation_mismatch"),
     (InvalidResumeInputError, 422, "invalid_input"),

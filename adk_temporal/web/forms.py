@@ -9,9 +9,11 @@ boolean and enum values, and for objects of them (nested up to three levels). An
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+from .body import parse_json
 from .errors import ApiError
 from .pages import render
 
@@ -143,13 +145,16 @@ def _scalar(name: str, raw: str, schema: dict[str, Any]) -> Any:
     kind = _main_type(schema)
     try:
         if kind == "enum":
-            return json.loads(raw)
+            return parse_json(raw)
         if kind == "integer":
             return int(raw)
         if kind == "number":
             number = float(raw)
+            # NaN and infinities would reach the tool as null: refused as for JSON bodies.
+            if not math.isfinite(number):
+                raise ValueError(raw)
             return int(number) if number.is_integer() and "." not in raw else number
-    except ValueError:
+    except (ValueError, ApiError):
         raise ApiError(422, "invalid_form", f"{name}: {raw!r} is not a {kind}") from None
     return raw
 
@@ -184,9 +189,10 @@ def form_value(schema: dict[str, Any] | None, form: dict[str, str]) -> Any:
         return None
     if JSON_FIELD in form:
         try:
-            return json.loads(form[JSON_FIELD])
-        except json.JSONDecodeError as err:
-            raise ApiError(422, "invalid_form", f"the answer is not JSON: {err}") from None
+            return parse_json(form[JSON_FIELD])
+        except ApiError as err:
+            problem = err.message.partition(": ")[2]
+            raise ApiError(422, "invalid_form", f"the answer is not JSON: {problem}") from None
     if schema is None or not _supported(schema, 1):
         raise ApiError(422, "invalid_form", "the form has no answer")
     present, value = _value(_ROOT, schema, form)

@@ -2,7 +2,9 @@
 
 Answers take the CLI's path (``adk-temporal confirm``): the id is checked against what the
 run published (no worker needed), then the checked update is sent; when no worker takes it
-within ``answer_wait`` seconds the answer is left with Temporal as a signal instead.
+within ``answer_wait`` seconds the answer is left with Temporal as a signal instead. An
+answer to a request Temporal already holds a signal for is refused (409), before the update
+and again before the signal.
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from ..app import App
 from ..artifacts import ArtifactService, GetArtifactVersionRequest, ListRequest, VersionsRequest
-from ..client import AdkClient, AnswerDelivery, InvocationHandle, deliver_answer
+from ..client import (
+    AdkClient,
+    AnswerDelivery,
+    AnswerPendingError,
+    InvocationHandle,
+    deliver_answer,
+)
 from ..errors import UnknownRequestIdError
 from ..ids import SessionKey, session_key_of, workflow_id_for
 from ..sessions import Session, SessionService
@@ -263,12 +271,18 @@ class Gateway:
         """Ask Temporal to cancel the invocation.
 
         Raises:
-            ApiError: 404 without an invocation, 409 when it is not running.
+            ApiError: 404 without an invocation, 409 naming its state when it is not running
+                (Temporal would accept the request for a closed run and do nothing).
         """
         handle = self.handle(ids)
         description, _ = await self.described(handle)
         if description.status != WorkflowExecutionStatus.RUNNING:
-            raise ApiError(409, "run_closed", f"{handle.workflow_id} is not running")
+            raise ApiError(
+                409,
+                "run_closed",
+                f"{handle.workflow_id} is {run_status(description)}: only a running "
+                "invocation can be cancelled",
+            )
         await handle.cancel()
         return CancelOutcome(workflow_id=handle.workflow_id, cancel_requested=True)
 
@@ -328,7 +342,13 @@ class Gateway:
                 f"{handle.workflow_id} has no open {kind} request {request_id!r}; "
                 f"open {kind} requests: {listed}"
             )
-        return await deliver_answer(send, wait=self.answer_wait)
+        # An answer Temporal already holds (sent while no worker ran) would be applied and
+        # this one dropped unreported: refuse it now, naming the request.
+        return await deliver_answer(
+            send,
+            wait=self.answer_wait,
+            check=lambda: self.adk.refuse_if_held(handle.workflow_id, request_id),
+        )
 
     async def settled(self, ids: SessionKey, request_id: str) -> None:
         """Wait (a few seconds at most) until an applied answer's request is no longer
@@ -349,6 +369,8 @@ class Gateway:
         Raises:
             ApiError: 409 when the run is closed, the link names another invocation of the
                 workflow, or its request is no longer open (answered already: a reused link).
+            AnswerPendingError: Temporal holds another answer to the request that no worker
+                has taken yet (this link, reused, or any other answer): 409.
         """
         handle = self.adk.handle(link.workflow_id)
         description, published = await self.described(handle)
@@ -383,6 +405,8 @@ class Gateway:
                     checked=checked,
                 ),
             )
+        except AnswerPendingError:
+            raise  # another answer is held for the request: say so, not "link used"
         except UnknownRequestIdError as err:
             raise used from err  # answered between the check and the update
         return AnswerOutcome(

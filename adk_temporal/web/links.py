@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from urllib.parse import unquote_plus
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -19,19 +20,50 @@ from .errors import ApiError
 from .gateway import Gateway
 from .pages import error_page, html_page, wants_html
 
-__all__ = ["RedactLinks", "apply_link", "show_link"]
+__all__ = ["RedactLinks", "apply_link", "redacted_target", "show_link"]
 
-_LINK_PATH = re.compile(r"(/v1/links/)[^/?\s]+")
+# Everything after the links route is the token (also behind an extra or a doubled slash).
+_LINK_PATH = re.compile(r"(/links?/)[^?\s]*", re.IGNORECASE)
+# Only names no random token looks like: lower-case words (a name such as a base64 token
+# followed by "=" padding would otherwise be kept).
+_SAFE_NAME = re.compile(r"[a-z][a-z_\-]{0,31}")
+_NAMES_SHOWN = 20
+
+
+def redacted_target(target: str) -> str:
+    """``target`` (a request's path and query) as a log line may show it: an answer link's
+    token is ``…``, and of the query only the parameters' names are kept.
+
+    Any query value may be a credential (``access_token``, ``key``, ``sig``, a pasted
+    bearer token under a name nobody foresaw), so none is kept; a bare item (no ``=``) or a
+    name that is not a lower-case word is shown as a value, ``…``.
+    """
+    path, mark, query = target.partition("?")
+    path = _LINK_PATH.sub(r"\1…", path)
+    if not mark:
+        return path
+    names: list[str] = []
+    for item in re.split("[&;]", query):
+        if not item:
+            continue
+        name, equals, _ = item.partition("=")
+        name = unquote_plus(name)
+        names.append(f"{name}=…" if equals and _SAFE_NAME.fullmatch(name) else "…")
+    if len(names) > _NAMES_SHOWN:
+        names = [*names[:_NAMES_SHOWN], "…"]
+    return f"{path}?{'&'.join(names)}"
 
 
 class RedactLinks(logging.Filter):
-    """Keeps answer-link tokens out of access logs: each is a credential."""
+    """Keeps credentials out of the request paths logged: answer-link tokens and every
+    query value (uvicorn's access log prints the path with its query string)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Replace the token in the logged path by ``…``."""
+        """Replace each logged request target by :func:`redacted_target`'s."""
         if isinstance(record.args, tuple):
             record.args = tuple(
-                _LINK_PATH.sub(r"\1…", a) if isinstance(a, str) else a for a in record.args
+                redacted_target(a) if isinstance(a, str) and a.startswith("/") else a
+                for a in record.args
             )
         return True
 

@@ -125,7 +125,8 @@ class AnswerOutcome(BaseModel):
 
     ``applied``: a worker checked and applied it (HTTP 200). ``accepted``: no worker took it
     in time, so Temporal keeps it as a signal that applies when a worker picks the run up
-    (HTTP 202; a refusal is then listed in the run's ``refused_answers``).
+    (HTTP 202; a refusal is then listed in the run's ``refused_answers``). While it is held,
+    another answer to the same request is refused (HTTP 409 ``answer_pending``).
     """
 
     workflow_id: str

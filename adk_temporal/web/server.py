@@ -27,6 +27,7 @@ from .gateway import Gateway
 from .links import RedactLinks
 from .openapi import openapi_document, routes
 from .pages import error_page
+from .sse import StreamLimits, StreamSlots
 
 __all__ = ["create_app"]
 
@@ -96,9 +97,11 @@ def create_app(
     *,
     console: bool = False,
     cors_origins: Sequence[str] = (),
+    stream_limits: StreamLimits | None = None,
 ) -> Starlette:
     """The ASGI app serving ``gateway`` to holders of ``tokens``; the console only when
-    ``console`` is true; cross-origin calls from ``cors_origins`` only."""
+    ``console`` is true; cross-origin calls from ``cors_origins`` only; event streams within
+    ``stream_limits`` (by default :class:`~adk_temporal.web.sse.StreamLimits`' own)."""
     document = openapi_document(OPERATIONS, "adk-temporal gateway", _version())
 
     async def openapi(request: Request) -> Response:
@@ -120,4 +123,5 @@ def create_app(
     app.state.gateway = gateway
     app.state.tokens = tokens
     app.state.console_sessions = ConsoleSessions()
+    app.state.streams = StreamSlots(stream_limits or StreamLimits())
     return app

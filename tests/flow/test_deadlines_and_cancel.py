@@ -19,7 +19,7 @@ from adk_temporal.context import ToolContext
 from adk_temporal.errors import UnknownRequestIdError
 from adk_temporal.events import Event, ToolConfirmation
 from adk_temporal.ids import SessionKey
-from adk_temporal.models import ModelRegistry, ScriptedModel
+from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry, ScriptedModel
 
 from .conftest import LocalFactory, LocalRuntime
 
@@ -173,6 +173,97 @@ async def test_a_cancelled_tool_sees_cancelled_error(run_local: LocalFactory) ->
     assert seen == ["cancelled"]
     assert result.status == "cancelled"
     assert events[-1].error_code == "Cancelled"
+
+
+def _effects_then_cancellation(events: list[Event], tool: str) -> list[str]:
+    """The session's story: each call, each response and the cancellation, in order."""
+    story: list[str] = []
+    for event in events:
+        story += [f"call {c.name}" for c in event.function_calls() if c.name == tool]
+        story += [f"response {r.response}" for r in event.function_responses() if r.name == tool]
+        if event.error_code:
+            story.append(event.error_code)
+    return story
+
+
+async def test_a_sync_tool_that_finishes_after_the_cancel_is_waited_for_and_stored(
+    run_local: LocalFactory,
+) -> None:
+    """A thread cannot be interrupted: the cancelled run waits for the tool's thread and
+    stores its response (the charge it made) before the cancellation event."""
+    import threading
+
+    charged: list[int] = []
+    running = threading.Event()
+    release = threading.Event()
+
+    def charge(amount: int) -> dict[str, Any]:
+        """Charge the card.
+
+        Args:
+            amount: How much.
+        """
+        charged.append(amount)
+        running.set()
+        release.wait(30)
+        return {"charged": amount}
+
+    call = types.FunctionCall(name="charge", args={"amount": 7})
+    agent = Agent("dl", "scripted:dl", tools=[charge])
+    async with run_local([agent], models=_registry([call, "done"])) as rt:
+        run = await rt.adk.start(APP, USER, "s-thread", "dl", "go")
+        await asyncio.to_thread(running.wait, 30)
+        cancelling = asyncio.ensure_future(run.cancel())
+        await asyncio.sleep(0)
+        release.set()
+        await cancelling
+        result = await run.result()
+        events = await _events(rt, "s-thread")
+    assert charged == [7]
+    assert result.status == "cancelled"
+    assert _effects_then_cancellation(events, "charge") == [
+        "call charge",
+        "response {'charged': 7}",
+        "Cancelled",
+    ]
+
+
+async def test_a_cancel_during_the_next_model_step_keeps_the_tool_responses(
+    run_local: LocalFactory,
+) -> None:
+    """Cancelled while the model answers the tool's response: the response (with its state
+    delta) is stored before the cancellation event, not lost with the model step."""
+    thinking = asyncio.Event()
+
+    class Slow(ScriptedModel):
+        async def generate(self, request: LlmRequest) -> LlmResponse:
+            if request.contents[-1].parts and request.contents[-1].parts[0].function_response:
+                thinking.set()
+                await asyncio.sleep(60)
+            return await super().generate(request)
+
+    async def pay(ctx: ToolContext) -> dict[str, Any]:
+        """Pay."""
+        ctx.state["paid"] = True
+        return {"paid": True}
+
+    models = ModelRegistry()
+    call = types.FunctionCall(name="pay", args={})
+    models.register("scripted:dl", lambda n: Slow(name=n, script=[call, "done"]))
+    async with run_local([Agent("dl", "scripted:dl", tools=[pay])], models=models) as rt:
+        run = await rt.adk.start(APP, USER, "s-next", "dl", "go")
+        await thinking.wait()
+        await run.cancel()
+        result = await run.result()
+        events = await _events(rt, "s-next")
+        state = await rt.sessions.get_state(SessionKey(APP, USER, "s-next"))
+    assert result.status == "cancelled"
+    assert _effects_then_cancellation(events, "pay") == [
+        "call pay",
+        "response {'paid': True}",
+        "Cancelled",
+    ]
+    assert state["paid"] is True
 
 
 async def approve_someone_else(ctx: ToolContext) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from adk_temporal.context import ToolContext
 from adk_temporal.errors import BudgetExceededError, ToolError
 from adk_temporal.events import Event
 from adk_temporal.ids import SessionKey
-from adk_temporal.models import ModelRegistry, ScriptedModel
+from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry, ScriptedModel
 from adk_temporal.tools import as_tool, tool
 
 from .conftest import LocalFactory, LocalRuntime
@@ -178,3 +178,45 @@ async def test_a_message_over_its_budget_is_refused_before_anything_starts(
         with pytest.raises(BudgetExceededError, match=r"the message is .* over the message_bytes"):
             await rt.adk.start(APP, USER, "s-big", "edgy", "m" * 300_000)
         assert await rt.sessions.list(APP, USER) == []
+
+
+class _Counted(ScriptedModel):
+    """A scripted model that counts its calls."""
+
+    calls = 0
+
+    async def generate(self, request: LlmRequest) -> LlmResponse:
+        """Count the call, then reply as scripted."""
+        type(self).calls += 1
+        return await super().generate(request)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "z" * 600_000,
+        types.FunctionCall(name="echo", args={"blob": "z" * 600_000}),
+    ],
+    ids=["text", "call-arguments"],
+)
+async def test_a_reply_over_its_budget_fails_the_step_at_once_and_stores_nothing(
+    run_local: LocalFactory, reply: Any
+) -> None:
+    """A 600 KB reply (over model_reply_bytes): one model call, no retry, the failure
+    names the budget, the reply is not stored; the next message in the session works."""
+    _Counted.calls = 0
+    models = ModelRegistry()
+    models.register("scripted:big", lambda n: _Counted(name=n, script=[reply]))
+    models.register("scripted:ok", lambda n: ScriptedModel(name=n, script=["fine"]))
+    agents = [Agent("wordy", "scripted:big"), Agent("brief", "scripted:ok")]
+    session_id = f"s-{uuid.uuid4().hex[:8]}"
+    async with run_local(agents, models=models) as rt:
+        failed = await (await rt.adk.start(APP, USER, session_id, "wordy", "go")).result()
+        assert failed.status == "failed"
+        assert failed.error is not None and "model_reply_bytes budget of 524288" in failed.error
+        assert _Counted.calls == 1
+        events = await _events(rt, session_id)
+        assert all(len(e.model_dump_json()) < 10_000 for e in events)
+        assert [e.error_code for e in events if e.error_code] == ["BudgetExceededError"]
+        after = await (await rt.adk.start(APP, USER, session_id, "brief", "again")).result()
+    assert (after.status, after.final_text) == ("completed", "fine")

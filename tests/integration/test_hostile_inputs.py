@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
 from adk_temporal.artifacts import FileArtifactService, VersionsRequest
@@ -30,7 +31,7 @@ from adk_temporal.ids import SessionKey
 from adk_temporal.sessions import SqliteSessionService
 
 from ..commands import adk_command, offline_env
-from ..hostile_app import BIG, GEMINI_ENV, LEDGER_ENV, effects
+from ..hostile_app import BIG, GEMINI_ENV, LEDGER_ENV, RELEASE_ENV, effects
 from .workers import Deployment, died_by_sigkill, worker_process
 
 pytestmark = pytest.mark.integration
@@ -46,7 +47,12 @@ class Stage:
     def __init__(self, dev_server: DevServer, root: Path) -> None:
         self.deployment = Deployment(dev_server.address, f"hostile-{uuid.uuid4().hex[:8]}", root)
         self.ledger = root / "ledger.txt"
-        self.env = {LEDGER_ENV: str(self.ledger), GEMINI_ENV: f"http://127.0.0.1:{free_port()}"}
+        self.release = root / "release"
+        self.env = {
+            LEDGER_ENV: str(self.ledger),
+            GEMINI_ENV: f"http://127.0.0.1:{free_port()}",
+            RELEASE_ENV: str(self.release),
+        }
 
     def worker(self, fault: str | None = None) -> Any:
         """A worker process serving the hostile app."""
@@ -400,3 +406,118 @@ async def test_8_an_unreachable_model_is_named_in_the_failure_temporal_shows(
         assert failure.application_failure_info.type == "ModelUnavailableError"
     finally:
         await temporal_client.get_workflow_handle(handle.workflow_id).terminate("test over")
+
+
+async def test_9_infinite_and_nan_answers_are_refused_not_applied_as_null(
+    stage: Stage, temporal_client: Client
+) -> None:
+    """An approval payload of 1e999 or NaN is refused by the client before it is sent
+    (JSON would carry it as null); the request stays open and a valid answer completes."""
+    session_id = _session()
+    handle = await stage.client(temporal_client).start(APP, USER, session_id, "pay_pair", "go")
+    await handle.wait_for_status("awaiting_confirmation", timeout=30)
+    first, second = await handle.pending()
+    for value in (json.loads("1e999"), float("nan")):
+        for checked in (True, False):
+            with pytest.raises(InvalidAnswerError, match="NaN or infinite"):
+                await handle.confirm(first.id, True, payload={"amount": value}, checked=checked)
+    assert [p.id for p in await handle.pending()] == [first.id, second.id]
+    assert (await handle.status()).ignored_signals == []
+    await handle.confirm(first.id, False)
+    await handle.confirm(second.id, False)
+    assert (await handle.result()).status == "completed"
+
+
+@pytest.mark.parametrize("agent", ["wordy", "wordy_call"])
+async def test_10_a_model_reply_over_its_budget_fails_at_once_and_is_not_stored(
+    stage: Stage, temporal_client: Client, agent: str
+) -> None:
+    """A 2.5 MB reply (text, or a call's arguments): the step fails on its first attempt,
+    non-retryable, naming model_reply_bytes; the session keeps no such event and takes the
+    next message."""
+    session_id = _session()
+    client = stage.client(temporal_client)
+    handle = await client.start(APP, USER, session_id, agent, "go")
+    with pytest.raises(WorkflowFailureError) as failed:
+        await handle.result()
+    assert "model_reply_bytes budget" in str(failed.value.cause)
+    history = await temporal_client.get_workflow_handle(handle.workflow_id).fetch_history()
+    attempts = [
+        e.activity_task_started_event_attributes.attempt
+        for e in history.events
+        if e.HasField("activity_task_started_event_attributes")
+    ]
+    assert attempts == [1, 1]  # the model step, then the append of the error event
+    assert await _largest_payload(temporal_client, handle) < 20_000
+    events = await stage.events(session_id)
+    assert max(len(e.model_dump_json()) for e in events) < 20_000
+    assert [e.error_code for e in events if e.error_code] == ["BudgetExceededError"]
+    after = await client.start(APP, USER, session_id, "refuses", "again")
+    assert (await after.result()).status == "completed"
+
+
+def _story(events: list[Event], tool: str) -> list[str]:
+    """Each call of ``tool``, each of its responses and the cancellation, in session order."""
+    story: list[str] = []
+    for event in events:
+        story += [f"call {c.name}" for c in event.function_calls() if c.name == tool]
+        story += [f"response {r.response}" for r in event.function_responses() if r.name == tool]
+        if event.error_code:
+            story.append(event.error_code)
+    return story
+
+
+def _staged_rows(stage: Stage) -> int:
+    with sqlite3.connect(stage.deployment.data_dir / "sessions.db") as db:
+        (count,) = db.execute("SELECT COUNT(*) FROM staged_events").fetchone()
+    return int(count)
+
+
+async def test_11_a_cancel_after_the_side_effect_keeps_the_tools_outcome(
+    stage: Stage, temporal_client: Client
+) -> None:
+    """Cancelled while the tool waits after charging: the run waits for the tool, stores
+    its response before the cancellation event; one charge, no staged row left."""
+    session_id = _session()
+    stage.release.unlink(missing_ok=True)
+    before = len(effects(stage.ledger))
+    handle = await stage.client(temporal_client).start(APP, USER, session_id, "slow_charge", "go")
+    async with asyncio.timeout(30):
+        while not _mine(stage, "slow_charge", before):
+            await asyncio.sleep(0.05)
+    await handle.cancel()
+    stage.release.touch()
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    assert _mine(stage, "slow_charge", before) == ["slow_charge:5"]
+    assert _story(await stage.events(session_id), "slow_charge") == [
+        "call slow_charge",
+        "response {'status': 'charged', 'amount': 5}",
+        "Cancelled",
+    ]
+    assert _staged_rows(stage) == 0
+
+
+async def test_11_a_cancel_together_with_an_approval_never_loses_a_payment(
+    stage: Stage, temporal_client: Client
+) -> None:
+    """Approvals and a cancel sent at once, four times: every payment made has its response
+    stored before the cancellation event, each at most once, no staged row left."""
+    for _ in range(4):
+        session_id = _session()
+        before = len(effects(stage.ledger))
+        handle = await stage.client(temporal_client).start(APP, USER, session_id, "pay_pair", "go")
+        await handle.wait_for_status("awaiting_confirmation", timeout=30)
+        first, second = await handle.pending()
+        await handle.confirm(first.id, True, checked=False)
+        await handle.confirm(second.id, True, checked=False)
+        await handle.cancel()
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        paid = sorted(_mine(stage, "pay", before))
+        story = _story(await stage.events(session_id), "pay")
+        responses = [line for line in story if "'paid'" in line]
+        assert len(paid) == len(set(paid)) == len(responses)
+        assert story[-1] == "Cancelled"
+        assert all(story.index(line) < len(story) - 1 for line in responses)
+    assert _staged_rows(stage) == 0

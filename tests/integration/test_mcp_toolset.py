@@ -20,7 +20,7 @@ from adk_temporal.ids import SessionKey
 from adk_temporal.mcp import IDEMPOTENCY_META_KEY, McpToolset, close_connections
 from adk_temporal.models import ModelRegistry
 
-from ..mcp_servers import HttpToolServer, calls, stdio_toolset
+from ..mcp_servers import HttpToolServer, calls, raw_stdio_toolset, stdio_toolset
 from ..multi_agents import RecordingModel
 from .conftest import Runtime, WorkerFactory
 
@@ -200,4 +200,28 @@ async def test_a_server_gone_at_listing_fails_the_step_naming_the_server(
     cause = failure.value.cause
     assert getattr(cause, "type", None) == "McpServerError"
     assert f"MCP server {url}: cannot connect" in str(cause)
+    assert model.requests == []
+
+
+@pytest.mark.parametrize(
+    ("listing", "named"),
+    [("deep", ["tool 'deep'"]), ("string", ["tool 'stringy'"]), ("collide", ["'a b'", "'a_b'"])],
+)
+async def test_a_listing_that_cannot_be_used_fails_the_invocation_at_once(
+    run_worker: WorkerFactory, tmp_path: Path, listing: str, named: list[str]
+) -> None:
+    """A schema the SDK cannot parse (nested too deep, or a string), or two tools that reach
+    the model under one name: the first model step fails non-retryably with McpListingError
+    naming the tools; the server is asked to list once and the model is never called."""
+    log = tmp_path / "calls.jsonl"
+    agents, models, model = _setup(raw_stdio_toolset(listing, log), "never said")
+    async with run_worker(agents, models=models) as rt:
+        handle = await rt.adk.start(APP, USER, _session(), "helper", "go")
+        with pytest.raises(WorkflowFailureError) as failure:
+            async with asyncio.timeout(120):  # a hang guard: the call timeout is 300 s
+                await handle.result()
+    cause = failure.value.cause
+    assert getattr(cause, "type", None) == "McpListingError"
+    assert all(name in str(cause) for name in named)
+    assert [c["method"] for c in calls(log)].count("tools/list") == 1
     assert model.requests == []

@@ -11,14 +11,21 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
+from temporalio.service import RPCError, RPCStatusCode
 
 from adk_temporal.artifacts import VersionsRequest
 from adk_temporal.background_http import BackgroundServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
-from adk_temporal.notifications import Notifications
+from adk_temporal.notifications import Endpoint, Notifications
 from adk_temporal.signing import read_link, verify_body
 
+from ..unit.test_notify_delivery import MORE_THAN_THE_DEFAULT_POOL, Trickler
 from .conftest import WorkerFactory
 
 pytestmark = pytest.mark.integration
@@ -32,10 +39,13 @@ class Hook:
     """A webhook endpoint on a free loopback port that records every delivery.
 
     It starts down (bound, not listening: connections are refused) unless ``up`` is
-    called; each notification's first ``fail_first`` attempts get ``status_on_failure``.
+    called; each notification's first ``fail_first`` attempts get ``status_on_failure``
+    (with ``location`` as its Location header, if given).
     """
 
-    def __init__(self, *, fail_first: int = 0, status_on_failure: int = 503) -> None:
+    def __init__(
+        self, *, fail_first: int = 0, status_on_failure: int = 503, location: str | None = None
+    ) -> None:
         self.deliveries: list[tuple[dict[str, str], bytes, int]] = []
         hook = self
 
@@ -47,6 +57,14 @@ class Hook:
                 status = status_on_failure if earlier < fail_first else 204
                 hook.deliveries.append((dict(self.headers), body, status))
                 self.send_response(status)
+                if location is not None and status != 204:
+                    self.send_header("Location", location)
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                # What a client following a redirect sends: recorded, then answered 2xx.
+                hook.deliveries.append((dict(self.headers), b"", 204))
+                self.send_response(204)
                 self.end_headers()
 
             def log_message(self, format: str, *args: Any) -> None:
@@ -88,6 +106,20 @@ def _notifications(hook: Hook, **changes: Any) -> Notifications:
 
 def _session() -> str:
     return f"s-{uuid.uuid4().hex[:8]}"
+
+
+async def _started(notice: WorkflowHandle[Any, Any]) -> None:
+    """Wait until the notice's ``adk_notify`` child exists: the status shows the pause
+    before the server has created the child the pause starts."""
+    async with asyncio.timeout(30):
+        while True:
+            try:
+                await notice.describe()
+                return
+            except RPCError as err:
+                if err.status != RPCStatusCode.NOT_FOUND:
+                    raise
+            await asyncio.sleep(0.05)
 
 
 async def test_a_pause_is_notified_signed_with_links_and_answered_once(
@@ -174,13 +206,15 @@ async def test_a_down_endpoint_gets_every_notice_once_it_is_up_and_never_holds_t
             )
             await handle.wait_for_status("awaiting_confirmation", timeout=30)
             [pending] = await handle.pending()
+            prefix = f"notify/{handle.workflow_id}/{(await handle.status()).invocation_id}"
+            paused = temporal_client.get_workflow_handle(f"{prefix}/paused/{pending.id}")
+            completed = temporal_client.get_workflow_handle(f"{prefix}/completed")
+            # Answered only once notified: an answer that beats the notice needs none.
+            await _started(paused)
             await handle.confirm(pending.id, True)
             result = await handle.result()
             assert result.status == "completed"
             assert hook.deliveries == []
-            prefix = f"notify/{handle.workflow_id}/{result.invocation_id}"
-            paused = temporal_client.get_workflow_handle(f"{prefix}/paused/{pending.id}")
-            completed = temporal_client.get_workflow_handle(f"{prefix}/completed")
             # Delivery is being retried, outliving the invocation.
             async with asyncio.timeout(30):
                 while (await paused.describe()).raw_description.pending_activities[0].attempt < 2:
@@ -226,6 +260,7 @@ async def test_an_endpoint_that_refuses_a_notice_is_not_retried_and_the_run_goes
             notice = temporal_client.get_workflow_handle(
                 f"notify/{handle.workflow_id}/{invocation_id}/paused/{pending.id}"
             )
+            await _started(notice)
             with pytest.raises(WorkflowFailureError):
                 await notice.result()
             await handle.confirm(pending.id, True)
@@ -303,3 +338,97 @@ async def test_a_notice_still_being_delivered_never_fails_a_later_run(
     finally:
         hook.background.stop()
     assert hook.deliveries == []
+
+
+async def test_a_trickling_endpoint_never_stalls_an_invocation_that_saves_an_artifact(
+    run_worker: WorkerFactory, temporal_client: Client
+) -> None:
+    """More endpoints than the worker's default thread pool, each trickling a header byte a
+    second: while the pause notice is being delivered and retried, the approved purchase
+    saves its file artifact and the invocation completes."""
+    trickler = Trickler()
+    session_id = _session()
+    async with trickler.running() as base:
+        urls = [f"{base}/hook/{i}" for i in range(MORE_THAN_THE_DEFAULT_POOL)]
+        config = Notifications(
+            endpoints=urls,
+            secret=SECRET,
+            timeout=timedelta(seconds=2),
+            retry_initial=timedelta(milliseconds=200),
+            retry_maximum=timedelta(seconds=1),
+        )
+        async with run_worker(
+            [build_weather_agent("scripted:weather")], notifications=config
+        ) as rt:
+            handle = await rt.adk.start(
+                APP_NAME, USER, session_id, "weather_agent", "Buy a weather report for Oslo"
+            )
+            await handle.wait_for_status("awaiting_confirmation", timeout=30)
+            [pending] = await handle.pending()
+            await asyncio.wait_for(trickler.connected.wait(), timeout=30)
+            await handle.confirm(pending.id, True)
+            try:
+                async with asyncio.timeout(60):  # a hang guard, not a measurement
+                    result = await handle.result()
+            except TimeoutError:
+                pytest.fail("the invocation stalled behind webhook deliveries")
+            versions = await rt.artifacts.versions(
+                VersionsRequest(
+                    app_name=APP_NAME,
+                    user_id=USER,
+                    session_id=session_id,
+                    file_name="report.txt",
+                )
+            )
+            notice = temporal_client.get_workflow_handle(
+                f"notify/{handle.workflow_id}/{result.invocation_id}/paused/{pending.id}"
+            )
+            # The notice is still being retried: the endpoints never answered.
+            assert (await notice.describe()).status == WorkflowExecutionStatus.RUNNING
+            await notice.terminate("the test is over")
+    assert result.status == "completed"
+    assert versions.versions == [1]
+
+
+async def test_a_redirecting_endpoint_is_retried_and_its_target_never_hears_of_it(
+    run_worker: WorkerFactory, temporal_client: Client
+) -> None:
+    """The endpoint answers 302 to a second receiver: the delivery is retried, never counted
+    delivered, and the second receiver gets no request — so neither the endpoint's
+    credentials nor the signature — while the invocation goes on."""
+    target = Hook()
+    target.up()
+    hook = Hook(fail_first=10**6, status_on_failure=302, location=target.url)
+    hook.up()
+    config = _notifications(
+        hook, endpoints=[Endpoint(hook.url, {"Authorization": "Bearer ep-token"})]
+    )
+    try:
+        async with run_worker(
+            [build_weather_agent("scripted:weather")], notifications=config
+        ) as rt:
+            handle = await rt.adk.start(
+                APP_NAME, USER, _session(), "weather_agent", "Buy a weather report for Rome"
+            )
+            await handle.wait_for_status("awaiting_confirmation", timeout=30)
+            [pending] = await handle.pending()
+            invocation_id = (await handle.status()).invocation_id
+            try:
+                async with asyncio.timeout(30):
+                    while len(hook.deliveries) < 2:
+                        await asyncio.sleep(0.05)
+            except TimeoutError:
+                pytest.fail("the redirected notice was not retried")
+            notice = temporal_client.get_workflow_handle(
+                f"notify/{handle.workflow_id}/{invocation_id}/paused/{pending.id}"
+            )
+            assert (await notice.describe()).status == WorkflowExecutionStatus.RUNNING
+            await notice.terminate("the test is over")
+            await handle.confirm(pending.id, True)
+            assert (await handle.result()).status == "completed"
+    finally:
+        hook.background.stop()
+        target.background.stop()
+    assert target.deliveries == []
+    assert {status for _, _, status in hook.deliveries} == {302}
+    assert all(h["Authorization"] == "Bearer ep-token" for h, _, _ in hook.deliveries)

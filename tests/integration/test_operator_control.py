@@ -104,9 +104,15 @@ async def test_without_a_worker_pending_lists_and_confirm_is_applied_later(
         handle = await rt.adk.start(APP, USER, session_id, "ops", "go")
         await handle.wait_for_status("awaiting_confirmation", timeout=30)
         [request] = await handle.pending()
-    # No worker from here on.
-    listed = await _cli(dev_server, "pending", "--task-queue", task_queue, "--json")
-    assert listed.returncode == 0, listed.stderr
+    # No worker from here on. Visibility indexes the paused run shortly after the pause
+    # (a CLI run takes seconds on a loaded machine: the wait is generous).
+    async with asyncio.timeout(150):
+        while True:
+            listed = await _cli(dev_server, "pending", "--task-queue", task_queue, "--json")
+            assert listed.returncode == 0, listed.stderr
+            if json.loads(listed.stdout):
+                break
+            await asyncio.sleep(0.2)
     [row] = json.loads(listed.stdout)
     assert (row["workflow_id"], row["id"], row["call"]) == (
         handle.workflow_id,
@@ -335,3 +341,32 @@ async def test_list_and_show_work_without_a_worker(
     assert f"{handle.workflow_id}  awaiting_confirmation  ops" in text.stdout
     missing = await _cli(dev_server, "show", "adk/ops/u-1/nope")
     assert missing.returncode == 1 and "no invocation 'adk/ops/u-1/nope'" in missing.stderr
+
+
+async def test_cancel_of_a_closed_run_names_its_state_and_exits_1(
+    run_worker: WorkerFactory, dev_server: DevServer
+) -> None:
+    """`adk-temporal cancel` of a completed run, and of one already cancelled, says which
+    state the run is in and exits 1 (--json too), instead of claiming to have cancelled it."""
+    agents, models = _app(buy, item="mug")
+    models.register("scripted:done", lambda n: ScriptedModel(name=n, script=["done"]))
+    agents.append(Agent("quick", "scripted:done"))
+    async with run_worker(agents, models=models) as rt:
+        done = await rt.adk.start(APP, USER, _session(), "quick", "go")
+        assert (await done.result()).status == "completed"
+        waiting = await rt.adk.start(APP, USER, _session(), "ops", "go")
+        await waiting.wait_for_status("awaiting_confirmation", timeout=30)
+        first = await _cli(dev_server, "cancel", waiting.workflow_id, "--json")
+        assert first.returncode == 0, first.stderr
+        assert json.loads(first.stdout) == {
+            "workflow_id": waiting.workflow_id,
+            "closed": True,
+            "status": "cancelled",
+        }
+    for handle, state in ((done, "completed"), (waiting, "cancelled")):
+        again = await _cli(dev_server, "cancel", handle.workflow_id)
+        assert again.returncode == 1, again.stdout + again.stderr
+        assert f"{handle.workflow_id} is {state}" in again.stderr.replace("\n", " ")
+        assert "cancelled adk/" not in again.stdout
+        as_json = await _cli(dev_server, "cancel", handle.workflow_id, "--json")
+        assert as_json.returncode == 1, as_json.stdout + as_json.stderr

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,9 +74,11 @@ def worker_process(
     *,
     app: str | None = None,
     env: dict[str, str] | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[subprocess.Popen[str]]:
     """An ``adk-temporal worker`` subprocess serving ``app`` (``module:attribute``, run from
-    the repository root) or the examples, armed with ``fault`` if given."""
+    the repository root) or the examples, armed with ``fault`` if given; ``args`` are more
+    worker options."""
     env = {
         **os.environ,
         PAYMENTS_ENV: str(deployment.data_dir / "payments.jsonl"),
@@ -87,7 +89,11 @@ def worker_process(
         env[FAULT_ENV] = fault
     process = subprocess.Popen(
         deployment.command(
-            "worker", *(["--app", app] if app else ["--examples"]), "--sticky-timeout", "1"
+            "worker",
+            *(["--app", app] if app else ["--examples"]),
+            "--sticky-timeout",
+            "1",
+            *args,
         ),
         env=env,
         cwd=REPO,

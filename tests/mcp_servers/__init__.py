@@ -13,10 +13,11 @@ from typing import Any
 
 from adk_temporal.mcp import McpToolset
 
-__all__ = ["REPO", "HttpToolServer", "calls", "stdio_toolset"]
+__all__ = ["REPO", "HttpToolServer", "calls", "raw_stdio_toolset", "stdio_toolset"]
 
 REPO = Path(__file__).resolve().parents[2]
 MODULE = "tests.mcp_servers.tool_server"
+RAW_MODULE = "tests.mcp_servers.raw_server"
 
 
 def stdio_toolset(log: Path, **kwargs: Any) -> McpToolset:
@@ -24,6 +25,17 @@ def stdio_toolset(log: Path, **kwargs: Any) -> McpToolset:
     return McpToolset(
         command=sys.executable,
         args=["-m", MODULE, "stdio"],
+        cwd=str(REPO),
+        env={"MCP_TEST_LOG": str(log)},
+        **kwargs,
+    )
+
+
+def raw_stdio_toolset(listing: str, log: Path, **kwargs: Any) -> McpToolset:
+    """A toolset over the hand-written server listing ``listing`` (see ``raw_server``)."""
+    return McpToolset(
+        command=sys.executable,
+        args=["-m", RAW_MODULE, "stdio", listing],
         cwd=str(REPO),
         env={"MCP_TEST_LOG": str(log)},
         **kwargs,
@@ -40,11 +52,13 @@ def calls(log: Path) -> list[dict[str, Any]]:
 class HttpToolServer:
     """The test server over streamable HTTP in a subprocess, on a fixed free loopback port.
 
-    ``start`` may be called again after ``kill``: same port, a new process.
+    ``start`` may be called again after ``kill``: same port, a new process. With
+    ``raw_listing`` it is the hand-written server (``raw_server``) listing that listing.
     """
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, *, raw_listing: str | None = None) -> None:
         self.log = log
+        self.raw_listing = raw_listing
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
@@ -57,8 +71,11 @@ class HttpToolServer:
         env.pop("MCP_TEST_BLOCK", None)
         if block:
             env["MCP_TEST_BLOCK"] = "1"
+        command = [sys.executable, "-m", MODULE, "http", str(self.port)]
+        if self.raw_listing is not None:
+            command = [sys.executable, "-m", RAW_MODULE, "http", str(self.port), self.raw_listing]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", MODULE, "http", str(self.port)],
+            command,
             cwd=REPO,
             env=env,
             stdout=subprocess.DEVNULL,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from adk_temporal.errors import InvalidIdError
+from adk_temporal.artifacts import LoadRequest
+from adk_temporal.artifacts.requests import validate_request
+from adk_temporal.errors import InvalidArtifactRequestError, InvalidIdError
 from adk_temporal.ids import SessionKey, check_session_ids, workflow_id_for
 
 
@@ -28,6 +30,12 @@ def test_distinct_triples_never_share_a_workflow_id() -> None:
         ("a", "C:x", "s", "user_id cannot start with a drive prefix like 'C:'"),
         ("a", "u", "c:foo", "session_id cannot start with a drive prefix like 'C:'"),
         ("a" * 129, "u", "s", "app_name is 129 bytes long; the limit is 128"),
+        ("a", "u\nforged: log line", "s", "user_id cannot contain control .* U\\+000A"),
+        ("a", "u", "s\r", "session_id cannot contain control .* U\\+000D"),
+        ("a\x1b[31m", "u", "s", "app_name cannot contain control .* U\\+001B"),
+        ("a", "\u202eevil", "s", "user_id cannot contain control or format .* U\\+202E"),
+        ("a", "u", "s\u2028x", "session_id cannot contain control .* U\\+2028"),
+        ("a", "u", "zero\u200bwidth", "session_id cannot contain control .* U\\+200B"),
     ],
 )
 def test_each_rule_names_the_field(app: str, user: str, session: str, message: str) -> None:
@@ -42,3 +50,16 @@ def test_the_limit_counts_bytes_not_characters() -> None:
     check_session_ids(SessionKey("a", "é" * 64, "s"))
     with pytest.raises(InvalidIdError, match="130 bytes"):
         check_session_ids(SessionKey("a", "é" * 65, "s"))
+
+
+def test_ids_may_hold_spaces_and_letters_of_any_script() -> None:
+    """Printable text of any script, spaces included, is a valid id."""
+    check_session_ids(SessionKey("报告 app", "José Müller", "セッション-1"))
+
+
+def test_artifact_file_names_refuse_control_characters_too() -> None:
+    """One grammar: a file name with a newline is refused before any backend is touched."""
+    with pytest.raises(InvalidArtifactRequestError, match="file_name cannot contain control"):
+        validate_request(
+            LoadRequest(app_name="a", user_id="u", session_id="s", file_name="r\n.txt")
+        )

@@ -130,6 +130,7 @@ LAYERS: list[set[str]] = [
         "merge",
         "run_config",
         "extras",
+        "model_limits",
     },
     {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp"},
     {"sessions", "artifacts", "memory"},

@@ -3,6 +3,7 @@ cache, errors naming the server, and how a step failure carries them."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import subprocess
@@ -26,7 +27,7 @@ from adk_temporal.mcp import (
     convert_result,
 )
 
-from ..mcp_servers import calls, stdio_toolset
+from ..mcp_servers import HttpToolServer, calls, raw_stdio_toolset, stdio_toolset
 
 
 def _tool(name: str, **schema: Any) -> mcp_types.Tool:
@@ -191,6 +192,91 @@ async def test_translate_errors_keeps_mcp_retryability() -> None:
     with pytest.raises(ApplicationError) as other:
         await step(AdkRunError("x"))
     assert not other.value.non_retryable
+
+
+@pytest.mark.parametrize(
+    ("listing", "message"),
+    [
+        ("deep", "tool 'deep' (Invalid JSON: recursion limit exceeded"),
+        ("string", "tool 'stringy' (inputSchema: Input should be a valid dictionary"),
+        ("abyss", "the server sent a message that cannot be parsed"),
+    ],
+)
+async def test_a_schema_the_sdk_cannot_parse_fails_listing_at_once_naming_the_tool(
+    tmp_path: Path, listing: str, message: str
+) -> None:
+    """A stdio server lists a tool whose schema is nested deeper than the SDK parses, or is
+    a string: listing fails non-retryably at once (not after the 300 s call timeout),
+    naming that tool and not the one that parses; nested deeper than Python parses too,
+    the answer cannot name the tool but still fails the listing at once."""
+    toolset = raw_stdio_toolset(listing, tmp_path / "calls.jsonl")
+    try:
+        async with asyncio.timeout(60):  # a hang guard, not a measurement
+            with pytest.raises(McpServerError) as info:
+                await toolset.get_tools()
+    finally:
+        await close_connections()
+    assert not info.value.retryable
+    assert message in str(info.value) and "'fine'" not in str(info.value)
+    assert [c["method"] for c in calls(tmp_path / "calls.jsonl")].count("tools/list") == 1
+
+
+@pytest.mark.parametrize(
+    ("listing", "message"),
+    [("string", "tool 'stringy'"), ("deep", "the server's answer cannot be parsed")],
+)
+async def test_an_unparseable_listing_over_http_fails_at_once(
+    tmp_path: Path, listing: str, message: str
+) -> None:
+    """Over streamable HTTP too, a string schema fails the listing non-retryably naming the
+    tool; a schema nested too deep as well (the SDK drops that answer's text, so the tool
+    cannot be named)."""
+    server = HttpToolServer(tmp_path / "calls.jsonl", raw_listing=listing)
+    server.start()
+    try:
+        async with asyncio.timeout(60):  # a hang guard, not a measurement
+            with pytest.raises(McpServerError) as info:
+                await McpToolset(url=server.url).get_tools()
+    finally:
+        await close_connections()
+        server.kill()
+    assert not info.value.retryable
+    assert message in str(info.value)
+
+
+async def test_tools_whose_names_sanitise_alike_fail_listing_naming_both(tmp_path: Path) -> None:
+    """'a b' and 'a_b' would both reach the model as a_b: listing fails non-retryably,
+    naming both; a filter that keeps one of them lists it under its own name."""
+    log = tmp_path / "calls.jsonl"
+    try:
+        with pytest.raises(McpServerError) as info:
+            await raw_stdio_toolset("collide", log).get_tools()
+        filtered = raw_stdio_toolset("collide", log, tool_filter=["a_b", "other"])
+        tools = await filtered.get_tools()
+    finally:
+        await close_connections()
+    assert not info.value.retryable
+    assert "'a b'" in str(info.value) and "'a_b'" in str(info.value)
+    assert [(t.name, getattr(t, "mcp_name", None)) for t in tools] == [
+        ("a_b", "a_b"),
+        ("other", "other"),
+    ]
+
+
+async def test_names_that_collide_after_the_prefix_are_refused(
+    tmp_path: Path,
+) -> None:
+    """The check is on the names the model sees: over HTTP, with a prefix, 'a b' and 'a_b'
+    still collide."""
+    server = HttpToolServer(tmp_path / "calls.jsonl", raw_listing="collide")
+    server.start()
+    try:
+        with pytest.raises(McpServerError, match="calc_a_b") as info:
+            await McpToolset(url=server.url, tool_name_prefix="calc ").get_tools()
+    finally:
+        await close_connections()
+        server.kill()
+    assert not info.value.retryable
 
 
 def test_mcp_module_does_not_import_temporalio() -> None:

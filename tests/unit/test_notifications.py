@@ -253,3 +253,45 @@ def test_the_example_receiver_handles_genuine_notifications_once() -> None:
     finally:
         server.stop()
     assert [doc["requests"][0]["args"] for doc in handled] == [{"city": "Oslo"}]
+
+
+def test_the_example_receiver_dedupes_on_the_signed_id_not_the_header() -> None:
+    """A genuine notice re-sent with another Idempotency-Key (a header the signature does not
+    cover) is refused, not handled a second time."""
+    handled: list[dict[str, Any]] = []
+    server = BackgroundServer(HTTPServer(("127.0.0.1", 0), receiver(SECRET, handled.append)), "r")
+    config = _config(endpoints=["http://127.0.0.1:1/"])
+    [endpoint] = config.endpoints
+    assert isinstance(endpoint, Endpoint)
+    body, headers = signed_request(config, endpoint, _notice(_confirmation()), now=time.time())
+    server.start()
+    try:
+        assert _post(server.port, body, headers) == 204
+        assert _post(server.port, body, {**headers, "Idempotency-Key": "fresh-key"}) == 401
+        assert _post(server.port, body, headers) == 204
+    finally:
+        server.stop()
+    assert [doc["id"] for doc in handled] == [json.loads(body)["id"]]
+
+
+@pytest.mark.parametrize(
+    ("url", "headers", "message"),
+    [
+        ("https://a.example/x", {"X-Key": "k\r\nX-Forged: 1"}, "'X-Key' has a value"),
+        ("https://a.example/x", {"X-Key": "k\n"}, "line break"),
+        ("https://a.example/x", {"X-Key": "k\0"}, "NUL"),
+        ("https://a.example/x", {"X Key": "k"}, "not an HTTP token"),
+        ("https://a.example/x", {"X-Key:": "k"}, "not an HTTP token"),
+        ("https://a.example/a b", {}, "ASCII without spaces"),
+        ("https://bücher.example/", {}, "xn--"),
+    ],
+)
+def test_an_endpoint_that_would_split_the_request_is_refused(
+    url: str, headers: dict[str, str], message: str
+) -> None:
+    """A header name that is not a token, a value with a line break or NUL, a URL with a
+    space or non-ASCII: refused when configured, never written into a request; the
+    message names the header, never its value."""
+    with pytest.raises(NotificationConfigError, match=message) as failure:
+        Endpoint(url, headers)
+    assert "X-Forged" not in str(failure.value)

@@ -178,6 +178,22 @@ def test_an_oversized_answer_is_refused_by_size_never_by_content() -> None:
     assert book.unanswered_ids() == ["adk-1"]
 
 
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_a_non_finite_answer_is_refused_not_turned_into_null(value: float) -> None:
+    """NaN and infinities (``1e999`` from a JSON body) are refused as not strict JSON, as
+    for tool results; the request stays open and nothing of the value is kept."""
+    book = RequestBook()
+    book.open(_confirmation())
+    raw = {"confirmation_id": "adk-1", "confirmed": True, "payload": {"price": [1, value]}}
+    assert book.accept(book.parse("confirmation", raw)) == "refused"
+    [refusal] = book.refusals()
+    assert refusal.id == "adk-1"
+    assert "not strict JSON" in refusal.reason and "payload.price[1]" in refusal.reason
+    assert book.unanswered_ids() == ["adk-1"]
+    with pytest.raises(InvalidAnswerError, match="NaN or infinite"):
+        book.check("input", {"interrupt_id": "seat", "input": value})
+
+
 def test_early_answers_are_bounded_in_count_and_bytes() -> None:
     """Past the buffer's count or bytes, answers for unknown ids are refused, not kept."""
     book = RequestBook(Budgets(buffered_answers=2, buffered_answer_bytes=10_000))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from adk_temporal.signing import (
@@ -12,6 +14,7 @@ from adk_temporal.signing import (
     sign_body,
     sign_link,
     verify_body,
+    verify_notification,
 )
 
 SECRET = b"s3cret"
@@ -68,3 +71,54 @@ def test_a_tampered_or_foreign_link_is_refused() -> None:
         read_link(SECRET, body, now=1000)
     with pytest.raises(LinkError, match="signature"):
         read_link(SECRET, f"{body}.é", now=1000)
+
+
+def _signed_notification(notice_id: str = "n-1") -> tuple[str, bytes]:
+    body = json.dumps({"id": notice_id, "type": "invocation.paused"}).encode()
+    return sign_body(SECRET, 1000, body), body
+
+
+def test_a_notification_verifies_with_its_idempotency_key_and_returns_its_document() -> None:
+    """verify_notification checks the signature and that Idempotency-Key is the signed id,
+    and returns the document a receiver dedupes on."""
+    signature, body = _signed_notification()
+    doc = verify_notification(
+        SECRET,
+        signature=signature,
+        timestamp="1000",
+        idempotency_key="n-1",
+        body=body,
+        now=1010,
+    )
+    assert doc == {"id": "n-1", "type": "invocation.paused"}
+
+
+@pytest.mark.parametrize("key", ["n-2", "", None, "n-1 ", "é"])
+def test_a_tampered_or_missing_idempotency_key_is_detected(key: str | None) -> None:
+    """The signature does not cover the header, so the header must equal the signed id: a
+    changed, empty or missing Idempotency-Key is refused."""
+    signature, body = _signed_notification()
+    with pytest.raises(SignatureError, match="Idempotency-Key"):
+        verify_notification(
+            SECRET,
+            signature=signature,
+            timestamp="1000",
+            idempotency_key=key,
+            body=body,
+            now=1010,
+        )
+
+
+def test_a_signed_body_that_is_not_a_notification_is_refused() -> None:
+    """A genuine signature over a body without a string id (another sender of the app's
+    secret, a format change) is refused rather than deduped on nothing."""
+    for body in (b"[]", b'{"id": 7}', b"not json"):
+        with pytest.raises(SignatureError, match="not a notification"):
+            verify_notification(
+                SECRET,
+                signature=sign_body(SECRET, 1000, body),
+                timestamp="1000",
+                idempotency_key="7",
+                body=body,
+                now=1010,
+            )

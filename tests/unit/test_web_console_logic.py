@@ -110,6 +110,25 @@ def test_bad_number_is_a_422() -> None:
     assert "nights" in refused.value.message
 
 
+@pytest.mark.parametrize("raw", ["nan", "inf", "-Infinity", "1e999"])
+def test_a_number_field_refuses_nan_and_infinities(raw: str) -> None:
+    """A number field with NaN or an infinity (which would reach the tool as null): 422."""
+    schema = {"type": "object", "properties": {"price": {"type": "number"}}}
+    assert form_value(schema, {"answer.price": "2.5"}) == {"price": 2.5}
+    with pytest.raises(ApiError) as refused:
+        form_value(schema, {"answer.price": raw})
+    assert refused.value.status == 422
+
+
+@pytest.mark.parametrize("raw", ["NaN", "[1e999]", "[" * 200 + "]" * 200])
+def test_the_json_box_takes_only_strict_bounded_json(raw: str) -> None:
+    """The console's JSON answer box refuses what the API refuses: 422, not a 500."""
+    with pytest.raises(ApiError) as refused:
+        form_value(None, {JSON_FIELD: raw})
+    assert refused.value.status == 422
+    assert refused.value.message.startswith("the answer is not JSON: ")
+
+
 def test_nullable_schema_offers_null() -> None:
     html = schema_fields(TRAVEL_DATES_SCHEMA)
     assert NULL_FIELD in html
