@@ -7,13 +7,14 @@ only; the activities look it up to build the model request and run its tools and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias
 
 from google.genai import types
-from pydantic import BaseModel
+from pydantic import BaseModel, WithJsonSchema
 
 from .context import CallbackContext, ReadonlyContext, ToolContext
 from .errors import UnknownAgentError
+from .instructions import Instruction, instruction_text, join_instructions
 from .models import LlmRequest, LlmResponse
 from .tools import BaseToolset, FunctionTool, as_tool
 
@@ -33,9 +34,6 @@ __all__ = [
 ]
 
 _Maybe: TypeAlias = Any  # a value or an awaitable of it; callbacks may be sync or async
-
-Instruction: TypeAlias = str | Callable[[ReadonlyContext], str]
-"""A system instruction, fixed or computed from the read-only context."""
 
 BeforeAgentCallback: TypeAlias = Callable[[CallbackContext], _Maybe]
 """Runs before the agent's first step; returning ``types.Content`` ends the invocation with it."""
@@ -98,7 +96,10 @@ class Agent(BaseAgent):
         model: Model name resolved through the worker's ``ModelRegistry`` (e.g.
             ``gemini-2.5-flash`` or ``scripted:weather``). Only the name crosses into
             workflow history; the model object lives on the worker.
-        instruction: System instruction, or a function of the read-only context.
+        instruction: System instruction: a template (``{key}`` and ``{key?}`` read session
+            state, ``{artifact.name}`` a text artifact; see :mod:`adk_temporal.instructions`),
+            or a function (sync or async) of the read-only context whose text is used as it
+            is. It runs on the worker where the model request is built.
         description: One line other agents (and the UI) see.
         tools: Plain Python functions (sync or async), ``FunctionTool``, ``AgentTool``, or
             toolsets (``BaseToolset``, e.g. ``McpToolset``) whose tools are listed on the
@@ -120,6 +121,12 @@ class Agent(BaseAgent):
             invocation with an ``OutputSchemaError``.
         include_contents: ``"default"`` sends the session's history; ``"none"`` only the
             current turn (from the latest message by the user or another agent).
+        global_instruction: An instruction (template or provider) for every agent of the
+            tree, put before each one's own; only the root agent's takes effect.
+        disallow_transfer_to_parent: The model is not offered a transfer back to the parent
+            agent, and a conversation does not stay with this agent for the next message.
+        disallow_transfer_to_peers: The model is not offered a transfer to the parent's
+            other sub-agents.
 
     Raises:
         ValueError: Tool names repeat or take the reserved transfer name, or
@@ -146,22 +153,15 @@ class Agent(BaseAgent):
         output_key: str | None = None,
         output_schema: type[BaseModel] | None = None,
         include_contents: Literal["default", "none"] = "default",
+        global_instruction: Instruction = "",
+        disallow_transfer_to_parent: bool = False,
+        disallow_transfer_to_peers: bool = False,
     ) -> None:
         super().__init__(name, description=description, sub_agents=sub_agents)
-        if include_contents not in ("default", "none"):
-            raise ValueError(
-                f"agent {name!r}: include_contents must be 'default' or 'none', "
-                f"got {include_contents!r}"
-            )
-        if output_schema is not None and not (
-            isinstance(output_schema, type) and issubclass(output_schema, BaseModel)
-        ):
-            raise TypeError(
-                f"agent {name!r}: output_schema must be a pydantic model class, "
-                f"got {output_schema!r}"
-            )
+        _check_options(name, include_contents, output_schema)
         self.model = model
         self.instruction = instruction
+        self.global_instruction = global_instruction
         given = list(tools)
         self.toolsets: list[BaseToolset] = [t for t in given if isinstance(t, BaseToolset)]
         self.tools: list[FunctionTool] = [
@@ -184,14 +184,30 @@ class Agent(BaseAgent):
         self.output_schema = output_schema
         self.include_contents = include_contents
         self.request_config = _request_config(generate_content_config, output_schema)
+        self.disallow_transfer_to_parent = disallow_transfer_to_parent
+        self.disallow_transfer_to_peers = disallow_transfer_to_peers
 
     def tool(self, name: str) -> FunctionTool | None:
         """The tool called ``name``, or ``None`` (the transfer tool is the registry's)."""
         return next((t for t in self.tools if t.name == name), None)
 
-    def system_instruction(self, ctx: ReadonlyContext) -> str:
-        """The instruction text for this context."""
-        return self.instruction(ctx) if callable(self.instruction) else self.instruction
+    async def system_instruction(self, ctx: ReadonlyContext, *, root: Agent | None = None) -> str:
+        """The system instruction for ``ctx``: ``root``'s global instruction, then this agent's.
+
+        Args:
+            ctx: The context of the model request being built.
+            root: The LLM agent at the top of this agent's tree; ``None`` when there is none
+                (the top is a workflow agent), and then this agent's own global instruction
+                applies, as in ADK-Go.
+
+        Raises:
+            InstructionKeyError: A template names a missing state key or artifact.
+        """
+        root = root or self
+        where = f"the global instruction of agent {root.name!r}"
+        first = await instruction_text(root.global_instruction, ctx, where=where)
+        own = await instruction_text(self.instruction, ctx)
+        return join_instructions(first, own)
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, tools={len(self.tools)}" + (
@@ -298,31 +314,72 @@ class AgentTool(FunctionTool):
         self.agent = agent
 
 
+def _check_options(name: str, include_contents: str, output_schema: type[BaseModel] | None) -> None:
+    """Refuse an ``include_contents`` or ``output_schema`` an agent cannot have."""
+    if include_contents not in ("default", "none"):
+        raise ValueError(
+            f"agent {name!r}: include_contents must be 'default' or 'none', "
+            f"got {include_contents!r}"
+        )
+    if output_schema is not None and not (
+        isinstance(output_schema, type) and issubclass(output_schema, BaseModel)
+    ):
+        raise TypeError(
+            f"agent {name!r}: output_schema must be a pydantic model class, got {output_schema!r}"
+        )
+
+
 TRANSFER_TOOL_NAME = "transfer_to_agent"
 """The built-in tool an agent with sub-agents, a parent or peers uses to hand over."""
 
 
 def _transfer_tool(targets: Sequence[BaseAgent]) -> FunctionTool:
-    allowed = {a.name for a in targets}
-    listing = "; ".join(f"{a.name}: {a.description}" if a.description else a.name for a in targets)
+    """ADK's ``transfer_to_agent``: ``agent_name`` an enum of ``targets``, answering ``{}``."""
 
     def transfer_to_agent(agent_name: str, ctx: ToolContext) -> dict[str, Any]:
-        """Hand the conversation to another agent.
+        """Hand the question to another agent.
+
+        Hands control to another agent when it is better suited to answer the user's
+        question, according to that agent's description.
 
         Args:
             agent_name: The agent to transfer to.
         """
-        if agent_name not in allowed:
-            raise ValueError(
-                f"cannot transfer to {agent_name!r}; allowed: {', '.join(sorted(allowed))}"
-            )
         ctx.actions.transfer_to_agent = agent_name
-        return {"result": f"transferred to {agent_name}"}
+        return {}
 
-    return FunctionTool(
-        transfer_to_agent,
-        description=f"Hand the conversation to another agent. Agents: {listing}.",
+    # The model may only name a target: anything else is refused as an invalid argument,
+    # which the model sees at once.
+    names = tuple(a.name for a in targets)
+    # An enum even for one target (pydantic would write ``const``), as ADK declares it.
+    schema = WithJsonSchema({"type": "string", "enum": list(names)})
+    transfer_to_agent.__annotations__ = {
+        **transfer_to_agent.__annotations__,
+        "agent_name": Annotated[Literal[names], schema],
+    }
+    return FunctionTool(transfer_to_agent)
+
+
+def _transfer_instruction(parent: BaseAgent | None, targets: Sequence[BaseAgent]) -> str:
+    """What an agent is told about the agents it may transfer to (ADK's transfer prompt)."""
+    listed = "\n".join(
+        f"Agent name: {a.name}\nAgent description: {a.description}\n" for a in targets
     )
+    names = ", ".join(f"`{n}`" for n in sorted(a.name for a in targets))
+    text = (
+        f"You can transfer the question to one of these agents:\n\n{listed}\n"
+        "If you are the best one to answer according to your description, answer it.\n\n"
+        "If another agent is better suited according to its description, call the "
+        f"`{TRANSFER_TOOL_NAME}` function to transfer the question to it, and write nothing "
+        "besides the function call.\n\n"
+        f"The only agents `{TRANSFER_TOOL_NAME}` accepts are {names}.\n"
+    )
+    if parent is not None:
+        text += (
+            "\nIf neither you nor the other agents suit the question, transfer to your "
+            f"parent agent {parent.name}.\n"
+        )
+    return text
 
 
 class AgentRegistry(Mapping[str, BaseAgent]):
@@ -393,15 +450,47 @@ class AgentRegistry(Mapping[str, BaseAgent]):
         parent = self._parents.get(name)
         return self._agents[parent] if parent else None
 
+    def root_of(self, name: str) -> str:
+        """The root of the tree agent ``name`` belongs to (the agent itself at the top)."""
+        while (parent := self._parents.get(name)) is not None:
+            name = parent
+        return name
+
     def transfer_targets(self, name: str) -> list[BaseAgent]:
-        """Where agent ``name`` may transfer: its sub-agents, its parent, its peers."""
-        agent = self[name]
+        """Where LLM agent ``name`` may transfer, as ADK offers it: its sub-agents; when its
+        parent is an LLM agent, also the parent (unless ``disallow_transfer_to_parent``) and
+        the parent's other sub-agents (unless ``disallow_transfer_to_peers``). Under a
+        sequential, parallel or loop agent only the sub-agents are offered."""
+        agent = self.llm_agent(name)
         targets = list(agent.sub_agents)
         parent = self.parent(name)
-        if parent is not None:
+        if not isinstance(parent, Agent):
+            return targets
+        if not agent.disallow_transfer_to_parent:
             targets.append(parent)
+        if not agent.disallow_transfer_to_peers:
             targets += [a for a in parent.sub_agents if a.name != name]
         return targets
+
+    def transfer_instruction(self, name: str) -> str:
+        """What LLM agent ``name``'s system instruction says about transfers ("" for none)."""
+        targets = self.transfer_targets(name)
+        if not targets:
+            return ""
+        agent = self.llm_agent(name)
+        parent = None if agent.disallow_transfer_to_parent else self.parent(name)
+        return _transfer_instruction(parent if isinstance(parent, Agent) else None, targets)
+
+    def may_continue(self, name: str) -> bool:
+        """Whether a conversation may stay with agent ``name`` for the next message: it and
+        every agent above it are LLM agents none of which disallows transfer to its parent
+        (ADK's "transferable across the agent tree")."""
+        current: BaseAgent | None = self._agents.get(name)
+        while current is not None:
+            if not isinstance(current, Agent) or current.disallow_transfer_to_parent:
+                return False
+            current = self.parent(current.name)
+        return True
 
     def tools(self, name: str) -> list[FunctionTool]:
         """The tools the model of LLM agent ``name`` may call, ``transfer_to_agent`` included."""

@@ -20,6 +20,7 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
@@ -32,7 +33,9 @@ from temporalio.common import (
 )
 from temporalio.converter import PayloadCodec, WorkflowSerializationContext
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
 
+from .artifacts import ArtifactService
 from .budgets import Budgets
 from .converter import adk_data_converter
 from .errors import (
@@ -53,6 +56,7 @@ from .flow.messages import (
 from .flow.requests import AnswerKind, answer_id, parse_answer, refusal, refused
 from .following import StoreReads, follow_events, with_partials
 from .ids import DEFAULT_TASK_QUEUE, SessionKey, session_key_of, workflow_id_for
+from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
 from .sessions import SessionService
 from .tracing import Telemetry
@@ -674,6 +678,104 @@ class AdkClient:
                 "not sent. If that one is refused, the run lists it under its refused answers "
                 "and the request stays open"
             )
+
+    async def session_busy(self, key: SessionKey) -> bool:
+        """Whether an invocation of the session runs or waits for an answer.
+
+        True while the latest run of workflow ``adk/{app}/{user}/{session}`` is open (a run
+        waiting for an approval is open); a session never run is not busy. Read from
+        Temporal's description of the run, so no worker is needed.
+
+        Raises:
+            InvalidIdError: An id breaks the id grammar.
+            RPCError: Temporal refused the description for another reason than not found.
+        """
+        handle = self.client.get_workflow_handle(workflow_id_for(key))
+        try:
+            description = await handle.describe()
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                return False
+            raise
+        return description.status == WorkflowExecutionStatus.RUNNING
+
+    async def rewind(
+        self,
+        key: SessionKey,
+        before_invocation_id: str,
+        *,
+        event_id: str | None = None,
+        artifact_service: ArtifactService | None = None,
+    ) -> RewindResult:
+        """Rewind a session to before one of its invocations (:mod:`adk_temporal.rewind`).
+
+        The client writes to the session store itself (the one it was given) and to
+        ``artifact_service``, the workers' stores; no workflow runs. It refuses while the
+        session's workflow is open (:meth:`session_busy`); an invocation started between
+        that check and the rewind's write is not held off.
+
+        Args:
+            key: The session.
+            before_invocation_id: The first invocation taken back.
+            event_id: The rewind event's id, to retry a rewind without repeating it.
+            artifact_service: The workers' artifact store; needed when artifacts changed.
+
+        Raises:
+            SessionBusyError: An invocation of the session runs or waits.
+            InvocationNotFoundError: The session has no such invocation.
+            SessionNotFoundError: No such session.
+            ValueError: The client has no session store.
+        """
+        return await rewind_session(
+            self._session_store("rewind"),
+            artifact_service,
+            key,
+            before_invocation_id,
+            event_id=event_id,
+            busy=await self.session_busy(key),
+        )
+
+    async def fork(
+        self,
+        key: SessionKey,
+        invocation_id: str | None = None,
+        *,
+        new_session_id: str | None = None,
+        artifact_service: ArtifactService | None = None,
+    ) -> ForkResult:
+        """Copy a session as of one of its invocations into a new session (:mod:`.rewind`).
+
+        Written by the client itself, like :meth:`rewind`; the original is not changed.
+
+        Args:
+            key: The session to copy.
+            invocation_id: The last invocation copied; ``None`` copies everything.
+            new_session_id: The new session's id (a new ``s-…`` id when ``None``); the same
+                id retries a fork without repeating it.
+            artifact_service: The workers' artifact store; needed when artifacts were saved.
+
+        Raises:
+            SessionBusyError: The fork would copy an invocation that still runs or waits.
+            InvocationNotFoundError: The session has no such invocation.
+            SessionExistsError: ``new_session_id`` is taken.
+            ValueError: The client has no session store.
+        """
+        return await fork_session(
+            self._session_store("fork"),
+            artifact_service,
+            key,
+            invocation_id,
+            new_session_id=new_session_id,
+            busy=await self.session_busy(key),
+        )
+
+    def _session_store(self, what: str) -> SessionService:
+        if self._sessions is None:
+            raise ValueError(
+                f"{what} writes to the session store, and this client has none: give "
+                "AdkClient the workers' session_service"
+            )
+        return self._sessions
 
     def _wrap(self, handle: WorkflowHandle[Any, Any], key: SessionKey) -> InvocationHandle:
         return InvocationHandle(

@@ -301,6 +301,12 @@ class ReadonlyContext:
         return ReadonlyState(self._invocation_context.session.state)
 
     @property
+    def run_config(self) -> RunConfig:
+        """The invocation's limits and switches, as it was started with them (ADK-Go
+        ``Context.RunConfig``)."""
+        return self._invocation_context.run_config
+
+    @property
     def user_id(self) -> str:
         """The session's user id."""
         return self._invocation_context.session.user_id

@@ -32,12 +32,16 @@ AdkError
 │   ├── SessionNotFoundError (LookupError)
 │   ├── SessionExistsError
 │   ├── SessionBusyError
+│   ├── InvocationNotFoundError (LookupError: a session has no such invocation to rewind
+│   │   to or fork at; rewind.py)
 │   ├── StagedResponseNotFoundError (LookupError: a staged tool response is gone)
 │   ├── ModelRequestError (a 4xx from the model API)
 │   ├── UnknownAgentError (LookupError)
 │   ├── UnknownAppError (LookupError: a worker serves another app)
 │   ├── UnmatchedFunctionResponseError (LookupError: a response answers no call in history)
 │   ├── UnknownModelError (LookupError)
+│   ├── InstructionKeyError (KeyError: an instruction template names a state key or
+│   │   artifact that cannot be read; instructions.py)
 │   ├── MissingExtraError (ImportError: an optional extra is not installed; extras.py)
 │   ├── ModelLimitError (ValueError: a malformed model limit; model_limits.py)
 │   ├── UnquotableValueError (ValueError: a value a visibility query cannot hold;
@@ -74,12 +78,14 @@ __all__ = [
     "BudgetExceededError",
     "ConfirmationMismatchError",
     "EncryptionError",
+    "InstructionKeyError",
     "InvalidAnswerError",
     "InvalidArtifactRequestError",
     "InvalidIdError",
     "InvalidResumeInputError",
     "InvalidSessionRequestError",
     "InvalidToolArgumentsError",
+    "InvocationNotFoundError",
     "MemoryServiceNotConfiguredError",
     "ModelRequestError",
     "ModelUnavailableError",
@@ -197,6 +203,10 @@ class SessionBusyError(AdkRequestError):
     """An invocation is already running in this session; wait for it or answer its requests."""
 
 
+class InvocationNotFoundError(AdkRequestError, LookupError):
+    """A rewind or fork names an invocation the session holds no event of."""
+
+
 class ModelRequestError(AdkRequestError):
     """The model API refused the request (HTTP 400/401/403/404); retrying cannot help.
 
@@ -239,6 +249,30 @@ class UnmatchedFunctionResponseError(AdkRequestError, LookupError):
 
 class UnknownModelError(AdkRequestError, LookupError):
     """No model factory in the registry matches the given model name."""
+
+
+class InstructionKeyError(AdkRequestError, KeyError):
+    """An agent's instruction template names a state key or artifact that cannot be read.
+
+    The session's content (or the agent's instruction) is what is wrong, so another attempt
+    of the step would find the same: the step fails at once. ``{key?}`` makes a placeholder
+    optional.
+
+    Args:
+        message: What is missing, where, and how to fix it.
+        key: The placeholder as written between the braces, without ``?``
+            (``user_name``, ``app:tier``, ``artifact.notes.txt``).
+        agent: The agent whose model request was being built.
+    """
+
+    def __init__(self, message: str, *, key: str, agent: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.agent = agent
+
+    def __str__(self) -> str:
+        # KeyError quotes its argument; keep the message readable.
+        return str(self.args[0]) if self.args else ""
 
 
 class EncryptionError(AdkRequestError, ValueError):

@@ -88,6 +88,10 @@ class EventActions(BaseModel):
     transfer_to_agent: str | None = None
     escalate: bool = False
     end_invocation: bool = False
+    rewind_before_invocation_id: str | None = None
+    """On a rewind event (:mod:`adk_temporal.rewind`): the invocation the session was rewound
+    to before; the model's view skips that invocation's first event up to this event
+    (ADK's field of the same name)."""
 
     @field_validator(*_MAP_FIELDS, mode="before")
     @classmethod
@@ -146,8 +150,23 @@ class Event(BaseModel):
         """The concatenated text parts (thoughts excluded)."""
         return "".join(p.text for p in self.parts() if p.text and not p.thought)
 
+    def has_trailing_code_execution_result(self) -> bool:
+        """True when the last part is a code-execution result (the model still has to read it)."""
+        parts = self.parts()
+        return bool(parts) and parts[-1].code_execution_result is not None
+
     def is_final_response(self) -> bool:
-        """True for a reply that ends the agent's turn: no calls, no responses, no pauses."""
+        """True for a reply that ends the agent's turn (ADK-Go's ``Event.IsFinalResponse``).
+
+        A pause (``skip_summarization``, long-running calls) is final; otherwise the event
+        must hold no calls and no responses, be complete (not ``partial``) and not end in a
+        code-execution result, which the model answers next.
+        """
         if self.actions.skip_summarization or self.long_running_tool_ids:
             return True
-        return not self.function_calls() and not self.function_responses()
+        return not (
+            self.function_calls()
+            or self.function_responses()
+            or self.partial
+            or self.has_trailing_code_execution_result()
+        )

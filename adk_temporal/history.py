@@ -2,14 +2,17 @@
 
 :func:`build_contents` applies, in this order:
 
-1. drop events without content;
+1. drop events without content (no parts, or only empty ones); empty text parts of the
+   events kept stay as they are, parts with nothing set at all are dropped;
 2. branch filter (:func:`is_branch_visible`);
 3. isolation-scope filter — strict equality: a scoped agent sees only its scope, an
    unscoped agent only unscoped events;
 4. drop the runtime's request calls and their answers (``adk_request_confirmation``,
    ``adk_request_input``, ``adk_request_credential``) — the model never asked for them;
 5. collapse resumed calls: when a call has a placeholder response and a later one, only the
-   final response is sent, in the placeholder's place, so it stays next to its call;
+   final response is sent, in the placeholder's place, so it stays next to its call; when
+   the latest event answers a call further back, the contents end with that call, its
+   responses, then the unrelated calls and responses made in between (ADK-Go's rule);
 6. events by other agents become user-role context: ``For context:``, then one part per
    part (``[author] said: ...``, calls and results as compact JSON, ``null`` for none),
    thoughts left out;
@@ -45,6 +48,7 @@ __all__ = [
     "copy_contents",
     "current_turn",
     "is_branch_visible",
+    "without_rewound",
 ]
 
 USER_AUTHOR = "user"
@@ -82,8 +86,9 @@ def is_branch_visible(invocation_branch: str, event_branch: str) -> bool:
     return invocation_branch.startswith(event_branch + ".")
 
 
-def _is_empty_part(part: types.Part) -> bool:
-    return not (
+def _has_content(part: types.Part) -> bool:
+    """Whether ``part`` holds something the model reads (a thought's text counts)."""
+    return bool(
         part.text
         or part.inline_data
         or part.file_data
@@ -92,6 +97,15 @@ def _is_empty_part(part: types.Part) -> bool:
         or part.executable_code
         or part.code_execution_result
     )
+
+
+def _is_empty_part(part: types.Part) -> bool:
+    """Whether ``part`` holds nothing for the model: no content, no thought signature.
+
+    A signature may come on a part of its own, and the model needs it back (both ADKs keep
+    such parts).
+    """
+    return not (_has_content(part) or part.thought_signature)
 
 
 def _is_runtime_part(part: types.Part) -> bool:
@@ -137,8 +151,9 @@ def _as_context(author: str, parts: list[types.Part]) -> types.Content:
             )
         elif part.text:
             told.append(types.Part(text=f"[{author}] said: {part.text}"))
-        else:
+        elif _has_content(part):
             told.append(part)
+        # Empty text and bare signatures are another conversation's, nothing to retell.
     if told:
         told.insert(0, types.Part(text=CONTEXT_HEADER))
     return types.Content(role="user", parts=told)
@@ -267,8 +282,22 @@ class ContentsBuilder:
         )
 
     def extend(self, events: Sequence[Event]) -> None:
-        """Take in the events after those already seen (``events`` must :meth:`follow`)."""
-        for event in events[self._seen :]:
+        """Take in the events after those already seen (``events`` must :meth:`follow`).
+
+        A rewind event among them makes the builder start over on :func:`without_rewound`
+        of all ``events``: what it built already may hold the turns the rewind took back.
+        """
+        new = events[self._seen :]
+        if any(event.actions.rewind_before_invocation_id for event in new):
+            # A fresh builder's fields, whatever they are, replace this one's.
+            fresh = ContentsBuilder(
+                agent_name=self._agent_name,
+                branch=self._branch,
+                isolation_scope=self._isolation_scope,
+            )
+            vars(self).update(vars(fresh))
+            new = without_rewound(events)
+        for event in new:
             self._add(event)
         if events:
             self._seen = len(events)
@@ -278,8 +307,11 @@ class ContentsBuilder:
         """One content per visible event, in event order (shared objects; see the class).
 
         When the latest event answers a call further back than the event before it (a
-        long-running call answered later), the contents end with that call and, in one
-        content, the responses to its calls: what the model said in between is dropped.
+        long-running call answered later), the contents continue after that call with, in
+        one content, the responses to its calls, then the calls and responses unrelated to
+        it made in between, in their order; the words said in between are dropped (ADK-Go's
+        ``rearrangeEventsForLatestFunctionResponse`` followed by its pairing of calls with
+        their responses).
 
         Raises:
             UnmatchedFunctionResponseError: The latest event answers a call that is nowhere
@@ -297,17 +329,20 @@ class ContentsBuilder:
             )
         at = max(found)
         calls = self._entries[at].call_ids
-        responses = [
-            part
-            for entry, content in zip(
-                self._entries[at + 1 :], self._contents[at + 1 :], strict=True
-            )
-            if entry.response_ids & calls
-            for part in content.parts or []
-        ]
+        responses: list[types.Part] = []
+        unrelated: list[types.Content] = []
+        between = zip(self._entries[at + 1 :], self._contents[at + 1 :], strict=True)
+        for entry, content in between:
+            # As ADK-Go decides: an event making calls stays, one answering the call is
+            # merged, one answering other calls stays; the rest is dropped.
+            if entry.response_ids & calls and not entry.call_ids:
+                responses += content.parts or []
+            elif entry.call_ids or entry.response_ids:
+                unrelated.append(content)
         return [
             *self._contents[: at + 1],
             types.Content.model_construct(role="user", parts=responses),
+            *unrelated,
         ]
 
     def _add(self, event: Event) -> None:
@@ -321,7 +356,14 @@ class ContentsBuilder:
         calls: set[str] = set()
         answers: set[str] = set()
         for part in event.parts():
-            if _is_empty_part(part) or _is_runtime_part(part):
+            if _is_runtime_part(part):
+                continue
+            if _is_empty_part(part):
+                # An empty text part reaches the model as it is (ADK-Python's
+                # test_events_with_empty_content_are_skipped); a part with nothing set, as
+                # a stream may end with, is dropped (ADK-Go's buildContentsDefault).
+                if part.text is not None:
+                    kept.append(part)
                 continue
             call, response = part.function_call, part.function_response
             if own and call is not None and call.id:
@@ -335,6 +377,8 @@ class ContentsBuilder:
                     continue
                 self._first_response[response.id] = (entry, len(kept))
             kept.append(part)
+        if all(_is_empty_part(p) for p in kept):
+            kept.clear()  # empty text alone is no content: the event is dropped
         if not (kept or answers):
             return
         entry.call_ids, entry.response_ids = frozenset(calls), frozenset(answers)
@@ -396,14 +440,44 @@ def current_turn(
     As in ADK, the turn starts at the latest event the agent sees (its branch and scope)
     that the user or another agent wrote. An event holding nothing for the model (a reply
     to a confirmation, say) starts no turn, so a resumed call keeps its call in view.
-    Without such an event, every event is the turn.
+    Without such an event, every event is the turn. Rewound turns are no turn
+    (:func:`without_rewound`).
     """
+    events = without_rewound(events)
     for index in range(len(events) - 1, -1, -1):
         event = events[index]
         if event.author == agent_name or event.isolation_scope != isolation_scope:
             continue
         if not is_branch_visible(branch, event.branch):
             continue
-        if any(not (_is_empty_part(p) or _is_runtime_part(p) or p.thought) for p in event.parts()):
+        # Content, not a bare thought signature: a turn starts with something said.
+        if any(_has_content(p) and not (_is_runtime_part(p) or p.thought) for p in event.parts()):
             return events[index:]
     return events
+
+
+# ---------------------------------------------------------------- rewinds (rewind.py)
+
+
+def without_rewound(events: Sequence[Event]) -> list[Event]:
+    """``events`` without what rewinds took back: the model's view after rewinds.
+
+    As ADK's ``_apply_rewinds``: read from the newest event back, a rewind event (one with
+    ``actions.rewind_before_invocation_id``) is dropped together with every event from the
+    first event of the invocation it names up to it; the search goes on before that event,
+    so an earlier rewind inside the range is taken back with it and rewinding to before a
+    rewind event undoes it. A rewind naming no stored invocation drops only itself. The
+    events stay stored: only the view leaves them out.
+    """
+    kept: list[Event] = []
+    index = len(events) - 1
+    while index >= 0:
+        event = events[index]
+        target = event.actions.rewind_before_invocation_id
+        if target:
+            index = next((i for i in range(index) if events[i].invocation_id == target), index)
+        else:
+            kept.append(event)
+        index -= 1
+    kept.reverse()
+    return kept

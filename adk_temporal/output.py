@@ -2,8 +2,8 @@
 ``output_key``.
 
 As in ADK, the output is the text of the agent's final model event (thoughts left out). It
-lands in that event's ``state_delta``, so it is stored with the answer in one append; an
-empty answer with a schema stores nothing.
+lands in that event's ``state_delta``, so it is stored with the answer in one append. A
+reply without content (or parts) writes nothing, as does an empty answer with a schema.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def record_output(agent: Agent, event: Event) -> None:
         OutputSchemaError: The agent has an ``output_schema`` and the answer is not JSON of
             it; nothing was added to the event's state delta.
     """
-    if agent.output_key is None and agent.output_schema is None:
+    # ADK-Go's maybeSaveOutputToState: no content, no output; an earlier value stays.
+    if (agent.output_key is None and agent.output_schema is None) or not event.parts():
         return
     text = event.text()
     value: Any = text

@@ -6,13 +6,16 @@ options, and the workflow's start input carries them; their defaults live here o
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .usage import check_token_budget
 
-__all__ = ["RunConfig", "RunOptions", "with_options"]
+__all__ = ["Escalation", "RunConfig", "RunOptions", "with_options"]
+
+Escalation = Literal["adk", "stop"]
+"""What an escalation does; see :attr:`RunConfig.escalation`."""
 
 
 class RunConfig(BaseModel):
@@ -45,10 +48,23 @@ class RunConfig(BaseModel):
     """Temporal's task priority of the invocation and its steps, 1 (first) to 5 (last;
     Temporal's default is 3): where workers or a model limit are the bottleneck, steps of
     an interactive invocation at 1 go ahead of a batch at 5. Temporal only."""
+    pin_agent: bool = False
+    """Run exactly the agent named at start. Otherwise, started at the root of its tree, the
+    invocation runs the agent the conversation is with (a sub-agent transferred to earlier,
+    ADK's runner rule)."""
+    escalation: Escalation = "adk"
+    """What an escalation (``EventActions.escalate``) does. ``"adk"``: ADK's rule — the
+    escalating agent finishes its turn, then every loop agent around it stops; sequential
+    agents run on. ``"stop"``: the escalating agent stops at once and control returns to
+    its parent, which also ends a sequence (the rule before 2026-12)."""
     fairness_key: str | None = Field(default=None, min_length=1, max_length=64)
     """Temporal's fairness key (a tenant, a user): invocations of one key get their share of
     a busy queue, so one tenant's burst cannot starve the others. Temporal only; a
     self-hosted server needs ``matching.enableFairness``."""
+
+    def options(self) -> RunConfig:
+        """These options alone: a subclass (a workflow's start input) drops its own fields."""
+        return RunConfig.model_validate(self.model_dump(include=set(RunConfig.model_fields)))
 
     @field_validator("token_budget")
     @classmethod
@@ -70,6 +86,8 @@ class RunOptions(TypedDict, total=False):
     continue_as_new_after_events: int | None
     priority: int | None
     fairness_key: str | None
+    pin_agent: bool
+    escalation: Escalation
 
 
 def with_options(config: RunConfig | None, options: RunOptions) -> RunConfig:

@@ -58,6 +58,7 @@ from .following import StoreReads, follow_events, with_partials
 from .ids import SessionKey, workflow_id_for
 from .memory import MemoryService
 from .models import ModelRegistry
+from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
 from .sessions import SessionService
 from .steps import SessionRef, StepServices, append_events, model_step, tool_call
@@ -486,10 +487,8 @@ class Runner:
         flow = InvocationFlow(
             executor,
             ref,
-            max_steps=run.max_steps,
+            config=run,
             budgets=self.budgets,
-            token_budget=run.token_budget,
-            stream=run.stream,
         )
         invocation = LocalInvocation(self, flow, executor, key)
         self._running.add(workflow_id)
@@ -513,3 +512,60 @@ class Runner:
                 f"the invocation paused ({status.status}); use start() and answer it"
             )
         return await invocation.result()
+
+    async def rewind(
+        self, key: SessionKey, before_invocation_id: str, *, event_id: str | None = None
+    ) -> RewindResult:
+        """Rewind a session to before one of its invocations (:mod:`adk_temporal.rewind`).
+
+        State (the initial state included) and session artifacts are restored by one
+        appended event and new artifact versions; the model no longer sees the turns since.
+
+        Args:
+            key: The session.
+            before_invocation_id: The first invocation taken back.
+            event_id: The rewind event's id, to retry a rewind without repeating it.
+
+        Raises:
+            SessionBusyError: An invocation of this runner runs or waits in the session.
+            InvocationNotFoundError: The session has no such invocation.
+            SessionNotFoundError: No such session.
+        """
+        return await rewind_session(
+            self.services.sessions,
+            self.services.artifacts,
+            key,
+            before_invocation_id,
+            event_id=event_id,
+            busy=workflow_id_for(key) in self._running,
+        )
+
+    async def fork(
+        self,
+        key: SessionKey,
+        invocation_id: str | None = None,
+        *,
+        new_session_id: str | None = None,
+    ) -> ForkResult:
+        """Copy a session as of one of its invocations into a new session (:mod:`.rewind`).
+
+        Args:
+            key: The session to copy; it is not changed.
+            invocation_id: The last invocation copied; ``None`` copies everything.
+            new_session_id: The new session's id (a new ``s-…`` id when ``None``); the same
+                id retries a fork without repeating it.
+
+        Raises:
+            SessionBusyError: The fork would copy an invocation of this runner that still
+                runs or waits.
+            InvocationNotFoundError: The session has no such invocation.
+            SessionExistsError: ``new_session_id`` is taken.
+        """
+        return await fork_session(
+            self.services.sessions,
+            self.services.artifacts,
+            key,
+            invocation_id,
+            new_session_id=new_session_id,
+            busy=workflow_id_for(key) in self._running,
+        )

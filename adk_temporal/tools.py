@@ -30,9 +30,11 @@ from pydantic.json_schema import GenerateJsonSchema
 from adk_temporal.errors import InvalidToolArgumentsError
 
 __all__ = [
+    "LONG_RUNNING_NOTE",
     "BaseToolset",
     "ConfirmationPredicate",
     "FunctionTool",
+    "LongRunningFunctionTool",
     "OnFailure",
     "RetryPolicyLike",
     "as_tool",
@@ -41,6 +43,12 @@ __all__ = [
 
 ConfirmationPredicate = Callable[[dict[str, Any]], bool]
 """Decides from a call's arguments (as the model sent them) whether it needs approval."""
+
+LONG_RUNNING_NOTE = (
+    "NOTE: this is a long-running operation. Once it has returned a pending or intermediate "
+    "status, do not call it again for the same request."
+)
+"""What a long-running tool's declaration adds to its description (as ADK-Go's does)."""
 
 OnFailure: TypeAlias = Literal["tell_model", "fail_invocation"]
 """What a call that failed on every attempt does: the model sees the error, or the run fails."""
@@ -118,11 +126,17 @@ class FunctionTool:
         heartbeat_timeout: The tool activity's heartbeat timeout, for tools that heartbeat.
         on_failure: Once every attempt failed: ``"tell_model"`` gives the model
             ``{"error": ...}`` and the invocation goes on; ``"fail_invocation"`` fails it.
+        long_running: ADK's long-running tool: the function returns at once (a ticket, a
+            pending status) and the real result comes later as a function response for
+            the call's id, from any system; see :class:`LongRunningFunctionTool`.
 
     Raises:
         ValueError: The name is not a valid function name for the model API.
         TypeError: The function's parameters cannot be declared to a model.
     """
+
+    is_long_running: bool = False
+    """ADK's flag: the call's real result comes later, as a function response."""
 
     def __init__(
         self,
@@ -135,8 +149,10 @@ class FunctionTool:
         retry_policy: RetryPolicyLike | None = None,
         heartbeat_timeout: timedelta | None = None,
         on_failure: OnFailure = "tell_model",
+        long_running: bool = False,
     ) -> None:
         self.func = func
+        self.is_long_running = long_running
         self.name = name if name is not None else getattr(func, "__name__", "")
         if not _TOOL_NAME.fullmatch(self.name):
             raise ValueError(
@@ -170,9 +186,14 @@ class FunctionTool:
 
     def declaration(self) -> types.FunctionDeclaration:
         """The function declaration the model is given for this tool."""
+        description = self.description
+        if self.is_long_running:
+            description = (
+                f"{description}\n\n{LONG_RUNNING_NOTE}" if description else LONG_RUNNING_NOTE
+            )
         return types.FunctionDeclaration(
             name=self.name,
-            description=self.description or None,
+            description=description or None,
             parameters_json_schema=self.parameters_schema(),
         )
 
@@ -279,6 +300,7 @@ def tool(
     retry_policy: RetryPolicyLike | None = None,
     heartbeat_timeout: timedelta | None = None,
     on_failure: OnFailure = "tell_model",
+    long_running: bool = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -293,6 +315,7 @@ def tool(
     retry_policy: RetryPolicyLike | None = None,
     heartbeat_timeout: timedelta | None = None,
     on_failure: OnFailure = "tell_model",
+    long_running: bool = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a :class:`FunctionTool`; usable as ``@tool`` or ``@tool(...)``.
 
@@ -305,6 +328,7 @@ def tool(
         retry_policy: A ``temporalio.common.RetryPolicy`` for the tool activity.
         heartbeat_timeout: The tool activity's heartbeat timeout.
         on_failure: What a call that failed on every attempt does (see :class:`FunctionTool`).
+        long_running: Make it a long-running tool (see :class:`LongRunningFunctionTool`).
 
     Returns:
         The tool, or a decorator that makes it.
@@ -320,9 +344,28 @@ def tool(
             retry_policy=retry_policy,
             heartbeat_timeout=heartbeat_timeout,
             on_failure=on_failure,
+            long_running=long_running,
         )
 
     return make if func is None else make(func)
+
+
+class LongRunningFunctionTool(FunctionTool):
+    """ADK's long-running tool: it starts work elsewhere and returns at once.
+
+    The function returns an intermediate result (a ticket id, ``{"status": "pending"}``);
+    the call's id is in the model event's ``long_running_tool_ids`` and the model is told
+    not to call the tool again. When the agent's turn ends, the invocation waits — for
+    days if need be — for the call's function response: an input request whose id is the
+    function-call id, answered like any other (``resume``, signal, checked update, CLI,
+    HTTP gateway) with the response, a JSON object. The answer is stored as the user's
+    function response and the agent goes on with ADK's content rearrangement.
+
+    Takes the same arguments as :class:`FunctionTool` (``long_running`` is set).
+    """
+
+    def __init__(self, func: Callable[..., Any], **options: Any) -> None:
+        super().__init__(func, **{**options, "long_running": True})
 
 
 class BaseToolset(abc.ABC):

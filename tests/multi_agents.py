@@ -94,9 +94,10 @@ def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
     - ``mixed`` runs ``buyer`` (needs approval) and ``reporter`` in parallel.
     - ``pipeline`` runs ``drafter`` then ``reviewer`` in sequence.
     - ``caller`` asks ``researcher`` through an AgentTool.
-    - ``escalator`` transfers to its sub-agent ``checker``, which escalates back.
+    - ``escalator`` transfers to its sub-agent ``checker``, which escalates and sums up
+      (ADK), or hands back to escalator (``escalation="stop"``).
     - ``editing`` runs the loop ``refine`` (``polisher`` counts a pass, ``judge`` escalates
-      on the second pass), then ``summarizer``.
+      on the second pass and sums up), then ``summarizer``.
     - ``ticking`` loops ``ticker`` (counts a pass) three times, its limit.
     - ``stamping`` loops ``stamper`` twice; each pass asks for approval to stamp.
     """
@@ -115,9 +116,9 @@ def multi_agent_app() -> tuple[list[BaseAgent], ModelRegistry]:
         "caller": [_call("researcher", request="find the rainiest city"), "caller: got it"],
         "researcher": ["Bergen is the rainiest city."],
         "escalator": [_call("transfer_to_agent", agent_name="checker"), "Escalator: checked."],
-        "checker": [_call("escalate")],
+        "checker": [_call("escalate"), "Checker: all good."],
         "polisher": [_call("count_pass"), "polished once", _call("count_pass"), "polished twice"],
-        "judge": ["not yet", _call("escalate")],
+        "judge": ["not yet", _call("escalate"), "judge: good enough"],
         "summarizer": ["summary: polished twice, judged good"],
         "ticker": [x for n in (1, 2, 3) for x in (_call("count_pass"), f"tick {n}")],
         "stamper": [_call("stamp"), "stamped 1", _call("stamp"), "stamped 2"],

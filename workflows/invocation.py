@@ -368,6 +368,7 @@ class InvocationWorkflow:
         self._address = inp.answer_address
         self._flow: InvocationFlow | None = None
         self._published: AdkStatus | None = None
+        self._published_agent = inp.agent_name
         self._memo: dict[str, Any] = {REQUESTS_MEMO: [], REFUSED_MEMO: []}
 
     @workflow.run
@@ -406,11 +407,9 @@ class InvocationWorkflow:
         self._flow = InvocationFlow(
             executor,
             ref,
-            max_steps=inp.max_steps,
+            config=inp.options(),
             budgets=inp.budgets,
             book=self._book,
-            token_budget=inp.token_budget,
-            stream=inp.stream,
         )
         try:
             result = await self._flow.run(inp.message, carry)
@@ -504,6 +503,11 @@ class InvocationWorkflow:
             # Each upsert is a history event: publish changes only.
             workflow.upsert_search_attributes([ADK_STATUS.value_set(now.status)])
             self._published = now.status
+        if self._flow is not None and now.agent != self._published_agent:
+            # A follow-up message went to the agent the conversation is with: the list of
+            # runs shows who holds it (only such runs, so no recorded history changes).
+            workflow.upsert_search_attributes([ADK_AGENT.value_set(now.agent)])
+            self._published_agent = now.agent
         pending = self._book.unanswered()
         info = workflow.info()
         workflow.set_current_details(

@@ -3,7 +3,8 @@
 Commands: ``demo`` (the seed scenario on an embedded server, then exit), ``dev`` (embedded
 server plus a worker for the examples), ``server``, ``worker``, ``run`` (start an
 invocation and follow it), ``pending``, ``confirm``, ``resume``, ``events`` and
-``artifacts list|versions|cat``, ``codec-server`` (the Temporal UI and CLI read encrypted
+``artifacts list|versions|cat``, ``rewind`` and ``fork`` (a session taken back to before an
+invocation, or copied as of one), ``codec-server`` (the Temporal UI and CLI read encrypted
 payloads through it), ``rotate-key`` and ``web`` (the HTTP approval gateway and console).
 Commands that talk to Temporal take ``--address`` (``TEMPORAL_ADDRESS``), ``--namespace``,
 ``--task-queue`` and ``--encryption-key-file`` (``ADK_ENCRYPTION_KEY_FILE``: every payload

@@ -68,6 +68,12 @@ from .common import (
     help="Temporal task priority, 1 (first) to 5 (last; Temporal's default 3).",
 )
 @click.option("--fairness-key", help="Share busy queues fairly between keys (a tenant, a user).")
+@click.option(
+    "--pin-agent",
+    is_flag=True,
+    help="Run exactly --agent: a root agent otherwise hands the message to the sub-agent "
+    "the conversation is with.",
+)
 @click.option("--no-wait", is_flag=True, help="Print the workflow id and return at once.")
 @click.option(
     "--no-stream",
@@ -100,6 +106,7 @@ def run(
     token_budget: int | None,
     priority: int | None,
     fairness_key: str | None,
+    pin_agent: bool,
     no_wait: bool,
     no_stream: bool,
     local: bool,
@@ -127,6 +134,7 @@ def run(
         stream=streamed,
         priority=priority,
         fairness_key=fairness_key,
+        pin_agent=pin_agent,
     )
     if local or local_app:
         if no_wait:

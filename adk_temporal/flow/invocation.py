@@ -41,6 +41,7 @@ from adk_temporal.events import (
 )
 from adk_temporal.merge import merge_actions
 from adk_temporal.resume import build_input_request_event, input_reply
+from adk_temporal.run_config import RunConfig
 from adk_temporal.state import TEMP_PREFIX
 from adk_temporal.usage import TokenUsage
 
@@ -65,6 +66,7 @@ from .messages import (
     PendingEvent,
     PendingRequest,
     PlannedCall,
+    ResumeInput,
     StagedResponse,
     ToolCallInput,
     ToolCallResult,
@@ -86,6 +88,19 @@ _CARRY_POSITIONS = "carry-sequence-positions"
 
 _FOREIGN_CONFIRMATIONS = "foreign-confirmations-do-not-pause"
 """Behaviour change: confirmations for calls a step did not make do not pause it."""
+
+_ADK_ESCALATION = "adk-escalation"
+"""Behaviour change: an escalating agent goes on (its summarising model call) and only the
+loops around it stop after it; sequences run on. Runs recorded before 2026-12 with an
+escalation take the old arm (the agent stops, control returns to its parent); it may go once
+none of those runs is still running or waiting."""
+
+_FUNCTION_RESPONSE_SCHEMA: dict[str, Any] = {"type": "object"}
+"""What answers a long-running call: a function response is a JSON object."""
+
+_PARALLEL_FAILURE = "parallel-failure-stops-siblings"
+"""Behaviour change: a parallel branch that fails for good cancels its siblings at once.
+Runs recorded before 2026-12 in which a branch failed let the siblings run on."""
 
 KEEP_CANCELLED_OUTCOMES = "cancellation-keeps-tool-outcomes"
 """Behaviour change: a cancellation waits for the running tool calls and stores what they
@@ -148,6 +163,16 @@ class _Outcome:
     error: str | None = None
 
 
+def _raised(task: asyncio.Future[_Outcome]) -> bool:
+    """Whether a finished branch raised (was not cancelled)."""
+    return not task.cancelled() and task.exception() is not None
+
+
+def _failed(task: asyncio.Future[_Outcome]) -> bool:
+    """Whether a finished branch failed: it raised, or its outcome is an error."""
+    return _raised(task) or (not task.cancelled() and task.result().error is not None)
+
+
 def _child_branch(branch: str, parent: str, sub: str) -> str:
     """A parallel sub-agent's branch: ``<parent>.<sub>``, prefixed by the current branch."""
     own = f"{parent}.{sub}"
@@ -190,14 +215,10 @@ class InvocationFlow:
     Args:
         executor: Runs the steps and provides waiting, ids and time.
         ref: The invocation's identity as steps receive it (agent = the starting agent).
-        max_steps: The most model steps the invocation makes before it fails.
+        config: The invocation's limits and switches (steps see them as ``ctx.run_config``).
         budgets: The size limits of what enters the invocation.
-        token_budget: The most model tokens (``total_tokens`` as the models report them) the
-            invocation may use; the step that goes over is stored, then the invocation
-            fails with ``TokenBudgetExceeded``. ``None`` sets no budget.
         book: The request book answers are delivered to; the executor may have to accept
             answers before the flow starts, so it can pass its own.
-        stream: Model steps forward their text to the session's followers as it comes.
     """
 
     def __init__(
@@ -205,16 +226,13 @@ class InvocationFlow:
         executor: Executor,
         ref: InvocationRef,
         *,
-        max_steps: int,
+        config: RunConfig | None = None,
         budgets: Budgets | None = None,
         book: RequestBook | None = None,
-        token_budget: int | None = None,
-        stream: bool = False,
     ) -> None:
         self._exec = executor
-        self._stream = stream
+        self._config = config or RunConfig()
         self._base = ref
-        self._max_steps = max_steps
         self._budgets = budgets or Budgets()
         self.book = book if book is not None else RequestBook(self._budgets)
         self.step = 0
@@ -223,8 +241,9 @@ class InvocationFlow:
         self._ended_as: AdkStatus | None = None
         self._temp_state: dict[str, Any] = {}
         self._trees: dict[str, AgentSpec] = {}
-        self._token_budget = token_budget
         self.usage = TokenUsage()
+        self._choose_agent = not self._config.pin_agent
+        self._continued_by: str | None = None
         self._kept: list[PendingEvent] = []
         """What a cancellation found produced but not stored yet, stored before its event."""
 
@@ -235,8 +254,9 @@ class InvocationFlow:
 
     @property
     def agent(self) -> str:
-        """The agent the invocation was started with."""
-        return self._base.agent_name
+        """The agent the invocation runs: the one it was started with, or the one a follow-up
+        message continued the conversation with."""
+        return self._continued_by or self._base.agent_name
 
     @property
     def status(self) -> AdkStatus:
@@ -344,10 +364,11 @@ class InvocationFlow:
         was running ended; the sequence goes on after it.
         """
         iteration, index, outcome = 0, 0, _Outcome()
+        escalated = False
         if resumed is not None:
             at, outcome = resumed
             iteration, index = at.iteration, at.index + 1
-            if outcome.ended or outcome.escalated or outcome.error is not None:
+            if self._stops(spec, outcome):
                 return self._leave(spec, outcome)
         while spec.sub_agents:
             while index < len(spec.sub_agents):
@@ -357,19 +378,30 @@ class InvocationFlow:
                 outcome = await self._run_agent(sub, child, pending)
                 frame.actions += child.actions
                 pending = []
-                if outcome.ended or outcome.escalated or outcome.error is not None:
+                if self._stops(spec, outcome):
                     return self._leave(spec, outcome)
+                escalated = escalated or outcome.escalated
                 index += 1
             iteration, index = iteration + 1, 0
             if spec.kind != "loop" or iteration == spec.max_iterations:
                 break
-        return outcome
+        return dataclasses.replace(outcome, escalated=escalated)
 
-    @staticmethod
-    def _leave(spec: AgentSpec, outcome: _Outcome) -> _Outcome:
-        """How a sequence that stopped early ends: a loop takes its sub-agent's escalation
-        as its own end, as ADK's loop agent does, so an enclosing sequence goes on."""
-        if spec.kind == "loop" and outcome.escalated:
+    def _stops(self, spec: AgentSpec, outcome: _Outcome) -> bool:
+        """Whether a sequence or loop ends after a sub-agent that ended this way: on an end
+        or an error; on an escalation, a loop (ADK) — or any sequence, for runs that keep
+        the old arm of :data:`_ADK_ESCALATION` or ``escalation="stop"``."""
+        if outcome.ended or outcome.error is not None:
+            return True
+        if not outcome.escalated:
+            return False
+        return spec.kind == "loop" or not self._adk_escalation()
+
+    def _leave(self, spec: AgentSpec, outcome: _Outcome) -> _Outcome:
+        """How a sequence that stopped early ends. Under ADK's rule an escalation goes on
+        up (the loops above stop too, sequences ignore it); under the old one a loop takes
+        its sub-agent's escalation as its own end, so an enclosing sequence goes on."""
+        if spec.kind == "loop" and outcome.escalated and not self._adk_escalation():
             return dataclasses.replace(outcome, escalated=False)
         return outcome
 
@@ -401,11 +433,12 @@ class InvocationFlow:
             frame.nested(agent=sub.name, branch=_child_branch(frame.branch, spec.name, sub.name))
             for sub in spec.sub_agents
         ]
-        outcomes = await asyncio.gather(
-            *(
-                self._run_agent(sub, child, [])
+        outcomes = await self._branches(
+            [
+                asyncio.ensure_future(self._run_agent(sub, child, []))
                 for sub, child in zip(spec.sub_agents, children, strict=True)
-            )
+            ],
+            frame,
         )
         # Re-apply the branches' deltas in sub-agent order so the final state does not depend
         # on which branch finished first; artifact deltas keep the highest version.
@@ -426,6 +459,30 @@ class InvocationFlow:
             escalated=any(o.escalated for o in outcomes),
             error=errors[0] if errors else None,
         )
+
+    async def _branches(
+        self, tasks: list[asyncio.Future[_Outcome]], frame: _Frame
+    ) -> list[_Outcome]:
+        """Wait for a parallel agent's branches. Once one fails, the others are stopped at
+        once (ADK-Go cancels their context) and what they had produced is stored; runs
+        recorded before :data:`_PARALLEL_FAILURE` let them run on.
+
+        Lists, never sets, are iterated: the order of cancellations is a command order.
+        """
+        while running := [t for t in tasks if not t.done()]:
+            await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            if not any(_failed(t) for t in tasks if t.done()):
+                continue
+            raised = next((t.exception() for t in tasks if t.done() and _raised(t)), None)
+            if self._exec.patched(_PARALLEL_FAILURE):
+                for task in running:
+                    task.cancel()
+                await asyncio.wait(running)
+                kept, self._kept = self._kept, []
+                await self._append(frame, kept)
+            if raised is not None:
+                raise raised  # As asyncio.gather did, the error goes up at once.
+        return [t.result() if not t.cancelled() else _Outcome() for t in tasks]
 
     async def _llm(
         self,
@@ -449,8 +506,8 @@ class InvocationFlow:
                 await self._append(frame, pending)
                 return _Outcome(ended=True)
         while True:
-            if self.step >= self._max_steps:
-                message = f"step limit of {self._max_steps} model steps reached"
+            if self.step >= self._config.max_steps:
+                message = f"step limit of {self._config.max_steps} model steps reached"
                 await self._record_error(frame, "StepLimitExceeded", message, pending)
                 return _Outcome(error=message)
             if self._may_hand_over(frame):
@@ -461,16 +518,30 @@ class InvocationFlow:
                 frame, pending, run_before_agent=first_step, describe=describe
             )
             pending = []
+            chosen = None if isinstance(result, DelegateStep) else result.agent
+            if chosen is not None and chosen != frame.agent:
+                # The conversation was with another agent: it runs as if started with.
+                frame, entry = dataclasses.replace(frame, agent=chosen), chosen
+                self._continued_by = chosen
             outcome = await self._model_outcome(frame, result)
             if outcome is not None:
-                return outcome
+                reply = await self._after_turn(frame, outcome)
+                if reply is None:
+                    return outcome
+                pending, first_step = [reply], False
+                continue
             assert isinstance(result, CallsStep)
             first_step = False
+            if not result.function_calls:
+                # A reply that is no answer (thoughts only, a code result to read): the model
+                # is called again, as in ADK-Go's Flow.Run; the step limit above bounds it.
+                continue
             by_id = {c.id: c for c in result.function_calls}
             response = await self._run_calls(frame, result.function_calls, _Answers())
             pending, ended, actions = await self._settle(
                 frame, response, by_id, [response.event], response.actions.end_invocation
             )
+            self._open_long_running(frame, result.function_calls)
             if ended:
                 await self._append(frame, pending)
                 return _Outcome(ended=True)
@@ -498,7 +569,10 @@ class InvocationFlow:
                 return await self._run_agent(spec, frame, [])
             case FinalStep() | EndedStep():
                 frame.actions.append(result.actions)
-                return _Outcome(text=result.text, ended=isinstance(result, EndedStep))
+                escalated = any(a.escalate for a in frame.actions) and self._adk_escalation()
+                return _Outcome(
+                    text=result.text, ended=isinstance(result, EndedStep), escalated=escalated
+                )
             case ErrorStep():
                 frame.actions.append(result.actions)
                 return _Outcome(error=result.describe())
@@ -522,6 +596,13 @@ class InvocationFlow:
                 frame.actions += child.actions
                 return outcome
             return dataclasses.replace(frame, agent=actions.transfer_to_agent)
+        if actions.escalate and self._adk_escalation():
+            # ADK: the agent summarises what its tool did unless told not to; the loops
+            # around it stop once it is done (its outcome says it escalated).
+            if not actions.skip_summarization:
+                return None
+            await self._append(frame, pending)
+            return _Outcome(escalated=True)
         if actions.escalate:
             spec = self._known(frame.agent)
             if frame.agent == entry or spec is None or spec.parent is None:
@@ -529,6 +610,11 @@ class InvocationFlow:
                 return _Outcome(escalated=True)
             return dataclasses.replace(frame, agent=spec.parent)
         return None
+
+    def _adk_escalation(self) -> bool:
+        """Whether escalations follow ADK (see :data:`_ADK_ESCALATION`); asked only when one
+        happens, so runs without escalations record nothing."""
+        return self._config.escalation == "adk" and self._exec.patched(_ADK_ESCALATION)
 
     async def _settle(
         self,
@@ -600,11 +686,14 @@ class InvocationFlow:
                 ended=ended,
                 positions=list(frame.outer or ()),
                 usage=self.usage,
+                continued_by=self._continued_by,
             )
 
         await self._exec.hand_over(carry)
 
     def _restore(self, carry: InvocationCarry) -> None:
+        self._choose_agent = False
+        self._continued_by = carry.continued_by
         self.step = carry.step
         self.usage = carry.usage
         self._temp_state = dict(carry.temp_state)
@@ -641,8 +730,11 @@ class InvocationFlow:
         # (it keys the step's idempotent saves).
         self.step += 1
         step = self.step
+        choose, self._choose_agent = self._choose_agent, False
         try:
-            result = await self._model_step_of(frame, pending, step, run_before_agent, describe)
+            result = await self._model_step_of(
+                frame, pending, step, run_before_agent, describe, choose
+            )
         except asyncio.CancelledError:
             # The events it was to store first (the user's message, the previous step's
             # tool responses) happened: a cancellation stores them.
@@ -663,6 +755,7 @@ class InvocationFlow:
         step: int,
         run_before_agent: bool,
         describe: bool,
+        choose_agent: bool,
     ) -> ModelStepResult:
         return await self._exec.model_step(
             ModelStepInput(
@@ -674,15 +767,17 @@ class InvocationFlow:
                 temp_state=self._temp_state,
                 run_before_agent=run_before_agent,
                 timestamp=self._exec.now(),
-                stream=self._stream,
+                stream=self._config.stream,
+                run_config=self._config,
                 budgets=self._budgets,
+                choose_agent=choose_agent,
             ),
             summary=f"{frame.agent} · model step {step}",
         )
 
     def _over_budget(self) -> str | None:
         """Why the invocation must end on its token budget, or ``None``."""
-        budget, used = self._token_budget, self.usage
+        budget, used = self._config.token_budget, self.usage
         if budget is None or used.total_tokens <= budget:
             return None
         return (
@@ -716,6 +811,7 @@ class InvocationFlow:
                         expired_inputs=answers.expired.get(c.id, []),
                         temp_state=self._temp_state,
                         budgets=self._budgets,
+                        run_config=self._config,
                     )
                 )
             )
@@ -1017,6 +1113,66 @@ class InvocationFlow:
         self._exec.status_changed()
         answers.reply = self._event(frame, "user", types.Content(role="user", parts=parts))
         return answers
+
+    # ------------------------------------------------------ long-running tools
+
+    def _open_long_running(self, frame: _Frame, calls: Sequence[PlannedCall]) -> None:
+        """Open an input request for each long-running call: its answer is the call's
+        function response, addressed by the call id."""
+        now = self._exec.now()
+        for call in calls:
+            if not call.options.long_running:
+                continue
+            message = (
+                f"the long-running tool {call.name!r} waits for its result: answer with the "
+                "function response, a JSON object"
+            )
+            request = InputRequest(
+                interrupt_id=call.id,
+                function_call_id=call.id,
+                message=message,
+                input_schema=_FUNCTION_RESPONSE_SCHEMA,
+            )
+            pending = PendingRequest(
+                kind="input",
+                id=call.id,
+                function_call_id=call.id,
+                tool=call.name,
+                args=call.args,
+                message=message,
+                input_schema=_FUNCTION_RESPONSE_SCHEMA,
+                agent=frame.agent,
+                branch=frame.branch,
+                long_running=True,
+                opened_at=now,
+            )
+            self.book.open(pending, request)
+        self._exec.status_changed()
+
+    async def _after_turn(self, frame: _Frame, outcome: _Outcome) -> Event | None:
+        """Where ADK's run would end, an agent whose long-running calls have had no
+        response yet waits for one; the user's function responses then go to the model.
+        ``None``: nothing to wait for, the outcome stands."""
+        if outcome.error is not None or outcome.ended:
+            return None
+        held = [
+            p.id
+            for p in self.book.opened()
+            if p.long_running and p.agent == frame.agent and p.branch == frame.branch
+        ]
+        if not held:
+            return None
+        self._exec.status_changed()
+        await self._exec.wait_until(lambda: any(self.book.answered([i]) for i in held))
+        parts: list[types.Part] = []
+        for pending, answer, _ in self.book.take([i for i in held if self.book.answered([i])]):
+            assert isinstance(answer, ResumeInput)  # the request is an input request
+            response = types.FunctionResponse(
+                id=pending.function_call_id, name=pending.tool, response=answer.input
+            )
+            parts.append(types.Part(function_response=response))
+        self._exec.status_changed()
+        return self._event(frame, "user", types.Content(role="user", parts=parts))
 
     # --------------------------------------------------------------- helpers
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Discriminator, Field, StrictBool, Tag
 from adk_temporal.budgets import Budgets, check_budget
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
 from adk_temporal.ids import session_key_of
+from adk_temporal.run_config import RunConfig
 from adk_temporal.usage import TokenUsage
 
 __all__ = [
@@ -121,6 +122,8 @@ class ToolOptions(BaseModel):
     maximum_interval_seconds: float | None = None
     non_retryable_error_types: list[str] | None = None
     on_failure: Literal["tell_model", "fail_invocation"] = "tell_model"
+    long_running: bool = False
+    """ADK's long-running tool: the call's real result comes later, as a function response."""
 
     def retry(self) -> RetrySettings:
         """The retry policy the tool runs under: its own values, the defaults for the rest.
@@ -275,6 +278,13 @@ class ModelStepInput(BaseModel):
     """Bounds the reply (``model_reply_bytes``); only values off their default travel."""
     model_group: str | None = None
     """The model limit whose task queue the step was sent to (``None``: the invocation's)."""
+    run_config: RunConfig | None = None
+    """The invocation's options, as callbacks see them (``ctx.run_config``); ``None`` in
+    steps recorded before they travelled (the defaults)."""
+    choose_agent: bool = False
+    """The invocation's first step at the root of its tree: run the agent the conversation
+    is with (ADK's runner rule, read from the session), which may be another than the
+    ref's; the result names it."""
 
 
 class _StepOutcome(BaseModel):
@@ -285,6 +295,9 @@ class _StepOutcome(BaseModel):
     """The agent's tree, when the input asked to ``describe`` it."""
     usage: TokenUsage | None = None
     """The tokens the model reported for the step; ``None`` when no model was called."""
+    agent: str | None = None
+    """The agent that ran, when the step chose another than its input named (the agent a
+    follow-up message continues the conversation with; ``ModelStepInput.choose_agent``)."""
 
 
 # ``kind`` has no default on purpose: payloads leave out fields at their default value, and
@@ -292,7 +305,9 @@ class _StepOutcome(BaseModel):
 
 
 class CallsStep(_StepOutcome):
-    """The model asked for function calls: run them, then step again."""
+    """The model asked for function calls: run them, then step again. No calls: the reply
+    was no answer (thoughts only, a code result the model has yet to read) and the model is
+    called again at once, as ADK-Go's ``Flow.Run`` does."""
 
     kind: Literal["calls"]
     function_calls: list[PlannedCall]
@@ -362,6 +377,8 @@ class ToolCallInput(BaseModel):
     expired_inputs: list[str] = Field(default_factory=list)
     temp_state: dict[str, Any] = Field(default_factory=dict)
     budgets: Budgets = Field(default_factory=Budgets)
+    run_config: RunConfig | None = None
+    """The invocation's options, as the tool sees them (``ctx.run_config``)."""
 
 
 class ToolCallResult(BaseModel):
@@ -422,6 +439,9 @@ class PendingRequest(BaseModel):
     branch: str = ""
     expires_at: float | None = None
     """When the request expires (POSIX seconds), if it has a deadline."""
+    long_running: bool = False
+    """An input request whose answer is the function response of a long-running tool's
+    call ``function_call_id`` (its id is that call id); stored as the user's response."""
     opened_at: float | None = None
     """When the request was opened (POSIX seconds; ``None`` in runs recorded before)."""
 
@@ -441,6 +461,7 @@ class PendingRequest(BaseModel):
             payload_digest=hashlib.sha256(encoded).hexdigest()[:16],
             payload_size=len(encoded),
             expires_at=self.expires_at,
+            long_running=self.long_running,
         )
 
 
@@ -466,6 +487,8 @@ class RequestSummary(BaseModel):
     payload_digest: str = ""
     payload_size: int = 0
     expires_at: float | None = None
+    long_running: bool = False
+    """The answer is a long-running tool call's function response (see PendingRequest)."""
 
 
 class Refusal(BaseModel):
@@ -519,6 +542,9 @@ class InvocationCarry(BaseModel):
     """The sequential and loop agents around ``entry_agent``, outermost first."""
     usage: TokenUsage = Field(default_factory=TokenUsage)
     """The tokens the invocation's earlier runs used."""
+    continued_by: str | None = None
+    """The agent a follow-up message continued the conversation with, when not the one the
+    invocation was started with."""
 
 
 class InvocationStatus(BaseModel):

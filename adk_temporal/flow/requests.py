@@ -383,6 +383,10 @@ class RequestBook:
         """The open requests still waiting for an answer, in the order they were opened."""
         return [e.pending for e in self._open.values() if e.answer is None]
 
+    def opened(self) -> list[PendingRequest]:
+        """Every open request, answered or not, in the order they were opened."""
+        return [e.pending for e in self._open.values()]
+
     def open_ids(self) -> list[str]:
         """The ids of every open request, answered or not, in the order they were opened."""
         return list(self._open)

@@ -8,6 +8,7 @@ from ..ids import SessionKey
 from .conversations import ConversationStore
 from .memory import InMemorySessionService
 from .partials import PartialChannel
+from .rules import REMOVED_STATE_VALUE
 from .service import SessionService
 from .session import Session
 from .sqlite import SqliteSessionService
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from .postgres import PostgresSessionService
 
 __all__ = [
+    "REMOVED_STATE_VALUE",
     "ConversationStore",
     "InMemorySessionService",
     "PartialChannel",

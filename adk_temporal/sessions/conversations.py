@@ -83,6 +83,22 @@ class ConversationStore(Protocol):
         """
         ...
 
+    async def get_initial_state(self, key: SessionKey) -> dict[str, Any]:
+        """Read the session's own state as :meth:`create` set it, before any event.
+
+        What rewind and fork start from (:mod:`adk_temporal.rewind`): no event records it.
+        Only session keys: the ``app:`` and ``user:`` keys given at creation went to the
+        shared scopes, which later writes of other sessions change. A session created before
+        this was recorded reads as ``{}``.
+
+        Returns:
+            A copy of the session-scoped initial state (``{}`` when none was given).
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        ...
+
     async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
         """List a user's sessions of one app.
 
@@ -121,7 +137,9 @@ class ConversationStore(Protocol):
         is stamped with the service clock. The session's ``last_update_time`` becomes the
         timestamp of the last newly stored event, as in ADK, not the time of the call; a batch
         that stores nothing new leaves it unchanged. The caller's events are never modified.
-        The partial pieces the new events supersede are dropped (:mod:`.partials`).
+        The partial pieces the new events supersede are dropped (:mod:`.partials`). A
+        partial event given here is not stored and its state delta not applied (ADK: pieces
+        of a streamed reply are never persisted; they travel through :mod:`.partials`).
 
         Args:
             key: The session.
@@ -131,13 +149,13 @@ class ConversationStore(Protocol):
                 removed in the same transaction (ids with nothing staged are ignored).
 
         Returns:
-            One stored event per given event, in the given order: the newly stored event,
-            or for a skipped one the event stored earlier under its id.
+            One stored event per given non-partial event, in the given order: the newly
+            stored event, or for a skipped one the event stored earlier under its id.
 
         Raises:
             SessionNotFoundError: No such session (nothing is stored).
-            InvalidSessionRequestError: An event has an empty id, is partial or has a state
-                value that is not JSON-serialisable (nothing is stored).
+            InvalidSessionRequestError: An event has an empty id or a state value that is
+                not JSON-serialisable (nothing is stored).
         """
         ...
 

@@ -35,6 +35,7 @@ __all__ = ["InMemorySessionService"]
 @dataclass
 class _StoredSession:
     state: dict[str, Any] = field(default_factory=dict)
+    initial_state: dict[str, Any] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
     by_id: dict[str, Event] = field(default_factory=dict)
     staged: dict[str, Event] = field(default_factory=dict)
@@ -80,6 +81,7 @@ class InMemorySessionService(SessionService):
                 user=self._user_states.setdefault((key.app_name, key.user_id), {}),
                 session=stored.state,
             )
+            stored.initial_state = copy.deepcopy(stored.state)
             self._sessions[key] = stored
             return self._snapshot(key, stored, [])
 
@@ -96,6 +98,12 @@ class InMemorySessionService(SessionService):
         check_identity(key)
         with self._lock:
             return copy.deepcopy(self._merged_state(key, self._require(key)))
+
+    async def get_initial_state(self, key: SessionKey) -> dict[str, Any]:
+        """Read the state ``create`` set (see :meth:`ConversationStore.get_initial_state`)."""
+        check_identity(key)
+        with self._lock:
+            return copy.deepcopy(self._require(key).initial_state)
 
     async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
         """List a user's sessions without events (see :meth:`ConversationStore.list`)."""

@@ -28,6 +28,8 @@ the database may be shared with other applications):
   event_json)``: ``event_json`` is ``Event.model_dump_json()``.
 * ``adk_staged_events(session_pk, event_id, event_json)``: events staged by tool steps
   until the append that takes them (created on open in older databases too).
+* ``adk_initial_states(session_pk, state)``: a session's own state as ``create`` set it,
+  when it set any (created on open in older databases too; their sessions read as ``{}``).
 * ``adk_partial_events(sequence, app_name, user_id, session_id, event_id, event_json,
   published)``: streamed pieces of model replies (:mod:`.partials`), deleted when their final
   event is appended (created on open in older databases too). A publish also sends
@@ -132,6 +134,12 @@ _STAGED_TABLE = """CREATE TABLE IF NOT EXISTS adk_staged_events (
     event_id TEXT COLLATE "C" NOT NULL,
     event_json TEXT NOT NULL,
     PRIMARY KEY (session_pk, event_id)
+)"""
+
+# Created on open like the staged table: what rewind and fork start from.
+_INITIAL_TABLE = """CREATE TABLE IF NOT EXISTS adk_initial_states (
+    session_pk BIGINT PRIMARY KEY REFERENCES adk_sessions (pk) ON DELETE CASCADE,
+    state TEXT NOT NULL
 )"""
 
 # Created on open like the staged table. The advisory lock in publish_partial serialises a
@@ -265,8 +273,14 @@ class PostgresSessionService(SessionService):
                 "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING pk",
                 (*key, json.dumps(session_state), now, now),
             )
-            if await cursor.fetchone() is None:
+            inserted = await cursor.fetchone()
+            if inserted is None:
                 raise session_exists_error(key)
+            if session_state:
+                await conn.execute(
+                    "INSERT INTO adk_initial_states (session_pk, state) VALUES (%s, %s)",
+                    (inserted[0], json.dumps(session_state)),
+                )
             await _update_shared_scopes(conn, key, app_delta, user_delta)
             return await _read_session(conn, key, after_sequence=0)
 
@@ -285,6 +299,22 @@ class PostgresSessionService(SessionService):
         if row is None:
             raise session_not_found_error(key)
         return _merged_row_state(row)
+
+    async def get_initial_state(self, key: SessionKey) -> dict[str, Any]:
+        """Read the state ``create`` set (see :meth:`ConversationStore.get_initial_state`)."""
+        check_identity(key)
+        async with self._connection("statement") as conn:
+            cursor = await conn.execute(
+                "SELECT i.state FROM adk_sessions s LEFT JOIN adk_initial_states i "
+                "ON i.session_pk = s.pk "
+                "WHERE s.app_name = %s AND s.user_id = %s AND s.session_id = %s",
+                key,
+            )
+            row = await cursor.fetchone()
+        if row is None:
+            raise session_not_found_error(key)
+        initial: dict[str, Any] = json.loads(row[0] or "{}")
+        return initial
 
     async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
         """List a user's sessions without events (see :meth:`ConversationStore.list`)."""
@@ -519,7 +549,7 @@ class PostgresSessionService(SessionService):
 
 async def _create_open_tables(conn: _Connection) -> None:
     """The tables added after schema version 1, created on every open."""
-    for statement in (_STAGED_TABLE, *_PARTIAL_TABLES):
+    for statement in (_STAGED_TABLE, _INITIAL_TABLE, *_PARTIAL_TABLES):
         await conn.execute(statement)
 
 

@@ -9,14 +9,15 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from ..errors import InvalidSessionRequestError, SessionExistsError, SessionNotFoundError
 from ..events import Event
 from ..ids import SessionKey, id_problem
-from ..state import TEMP_PREFIX, split_scopes
+from ..state import APP_PREFIX, TEMP_PREFIX, USER_PREFIX, split_scopes
 
 __all__ = [
+    "REMOVED_STATE_VALUE",
     "apply_state_delta",
     "check_after_sequence",
     "check_event_ids",
@@ -28,6 +29,16 @@ __all__ = [
     "session_not_found_error",
     "to_json_state",
 ]
+
+REMOVED_STATE_VALUE: Final[dict[str, Any]] = {"adk_temporal:removed": True}
+"""In a stored ``state_delta``, this value removes the session key instead of assigning it.
+
+Rewind writes it for keys that did not exist before the invocation it rewinds to
+(:mod:`adk_temporal.rewind`); every backend applies it alike (:func:`apply_state_delta`).
+ADK has no removal — its rewind assigns ``None`` — but here ``None`` stays a value, so a key
+that held ``None`` comes back as ``None``. Only session keys can be removed: ``app:`` and
+``user:`` keys are shared with other sessions, and a delta removing one is refused.
+"""
 
 
 def check_identity(key: SessionKey) -> None:
@@ -79,10 +90,13 @@ def check_event_ids(events: Sequence[Event]) -> None:
     Raises:
         InvalidSessionRequestError: Naming the positions of the events without an id.
     """
-    missing = [index for index, event in enumerate(events) if not event.id]
+    _refuse_missing_ids([index for index, event in enumerate(events) if not event.id])
+
+
+def _refuse_missing_ids(missing: Sequence[int]) -> None:
     if missing:
         raise InvalidSessionRequestError(
-            f"invalid append request: events at positions {missing} have an empty id; "
+            f"invalid append request: events at positions {list(missing)} have an empty id; "
             "give every event a unique id so a retried append can recognise it"
         )
 
@@ -101,7 +115,9 @@ def to_json_state(state: Mapping[str, Any], *, where: str) -> dict[str, Any]:
         The persistable copy.
 
     Raises:
-        InvalidSessionRequestError: A value is not JSON-serialisable; the key is named.
+        InvalidSessionRequestError: A value is not JSON-serialisable, or
+            :data:`REMOVED_STATE_VALUE` is given for an ``app:`` or ``user:`` key; the key
+            is named.
     """
     stored: dict[str, Any] = {}
     for key, value in state.items():
@@ -115,6 +131,11 @@ def to_json_state(state: Mapping[str, Any], *, where: str) -> dict[str, Any]:
                 f"invalid session request: {where} value for key {key!r} is not "
                 f"JSON-serialisable ({exc}); store only JSON values in state"
             ) from exc
+        if stored[key] == REMOVED_STATE_VALUE and key.startswith((APP_PREFIX, USER_PREFIX)):
+            raise InvalidSessionRequestError(
+                f"invalid session request: {where} removes the shared key {key!r}; only "
+                "session keys can be removed (app: and user: keys belong to other sessions too)"
+            )
     return stored
 
 
@@ -137,30 +158,28 @@ def session_exists_error(key: SessionKey) -> SessionExistsError:
 def prepare_events(events: Sequence[Event], *, now: float) -> builtins.list[Event]:
     """Validate a batch and return copies of its events as they will be stored.
 
-    The copies carry their ``state_delta`` as :func:`to_json_state` stores it (no
-    ``temp:`` keys) and a zero timestamp replaced by ``now``; the caller's events are
-    untouched.
+    Partial events (streamed pieces) are left out: appending one is a no-op, as in ADK
+    (a runner appends every event it yields, pieces included; they reach followers through
+    ``publish_partial`` and never the history). The copies carry their ``state_delta`` as
+    :func:`to_json_state` stores it (no ``temp:`` keys) and a zero timestamp replaced by
+    ``now``; the caller's events are untouched.
 
     Args:
         events: The events to append.
         now: The timestamp given to events that have none.
 
     Returns:
-        The prepared copies, in order.
+        The prepared copies of the complete events, in order.
 
     Raises:
-        InvalidSessionRequestError: An event has an empty id or a state value that is not
-            JSON-serialisable (checked for the whole batch before anything is stored).
+        InvalidSessionRequestError: A complete event has an empty id or a state value that
+            is not JSON-serialisable (checked for the whole batch before anything is stored).
     """
-    check_event_ids(events)
-    streamed = [event.id for event in events if event.partial]
-    if streamed:
-        raise InvalidSessionRequestError(
-            f"invalid append request: events {streamed} are partial; a streamed piece is "
-            "published with publish_partial and never stored"
-        )
+    # A piece is not checked at all (even one without an id is a no-op); the positions
+    # named are those of the caller's batch.
+    _refuse_missing_ids([i for i, event in enumerate(events) if not (event.id or event.partial)])
     prepared: builtins.list[Event] = []
-    for event in events:
+    for event in (e for e in events if not e.partial):
         state_delta = to_json_state(
             event.actions.state_delta, where=f"state_delta of event {event.id!r}"
         )
@@ -181,6 +200,9 @@ def apply_state_delta(
 ) -> None:
     """Assign each key of ``delta`` into its scope's dict in place; ``temp:`` keys are dropped.
 
+    A session key whose value is :data:`REMOVED_STATE_VALUE` is removed instead (absent
+    already: nothing happens).
+
     Args:
         delta: A state delta (an event's ``state_delta`` or a session's initial state).
         app: The app's state, receiving ``app:`` keys.
@@ -190,7 +212,11 @@ def apply_state_delta(
     app_part, user_part, session_part = split_scopes(delta)
     app.update(app_part)
     user.update(user_part)
-    session.update(session_part)
+    for key, value in session_part.items():
+        if value == REMOVED_STATE_VALUE:
+            session.pop(key, None)
+        else:
+            session[key] = value
 
 
 def merged_state(

@@ -18,6 +18,8 @@ Schema (version 1, recorded in ``schema_version`` so later versions can migrate)
   ``event_json`` is ``Event.model_dump_json()``; the other columns are for queries.
 * ``staged_events(session_pk, event_id, event_json)``: events staged by tool steps until
   the append that takes them (created on open in older files too: nothing else changes).
+* ``initial_states(session_pk, state)``: a session's own state as ``create`` set it, when it
+  set any (created on open in older files too; their sessions read as ``{}``).
 * ``partial_events(sequence, app_name, user_id, session_id, event_id, event_json,
   published)``: streamed pieces of model replies (:mod:`.partials`), deleted when their
   final event is appended; followers in any process on the machine poll it. Written without
@@ -102,6 +104,10 @@ _SCHEMA = (
         event_json TEXT NOT NULL,
         PRIMARY KEY (session_pk, event_id)
     )""",
+    """CREATE TABLE IF NOT EXISTS initial_states (
+        session_pk INTEGER PRIMARY KEY REFERENCES sessions (pk) ON DELETE CASCADE,
+        state TEXT NOT NULL
+    )""",
     """CREATE TABLE IF NOT EXISTS partial_events (
         sequence INTEGER PRIMARY KEY AUTOINCREMENT,
         app_name TEXT NOT NULL,
@@ -183,12 +189,17 @@ class SqliteSessionService(SessionService):
                 apply_state_delta(initial, app=scopes.app, user=scopes.user, session=session_state)
                 scopes.save(conn)
                 now = self._clock()
-                conn.execute(
+                inserted = conn.execute(
                     "INSERT INTO sessions "
                     "(app_name, user_id, session_id, state, create_time, update_time) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     (*key, json.dumps(session_state), now, now),
                 )
+                if session_state:
+                    conn.execute(
+                        "INSERT INTO initial_states (session_pk, state) VALUES (?, ?)",
+                        (inserted.lastrowid, json.dumps(session_state)),
+                    )
                 return _read_session(conn, key, after_sequence=0)
 
         return await self._run(create)
@@ -217,6 +228,23 @@ class SqliteSessionService(SessionService):
                 return merged_state(scopes.app, scopes.user, json.loads(row[1]))
 
         return await self._run(get_state)
+
+    async def get_initial_state(self, key: SessionKey) -> dict[str, Any]:
+        """Read the state ``create`` set (see :meth:`ConversationStore.get_initial_state`)."""
+        check_identity(key)
+
+        def get_initial_state(conn: sqlite3.Connection) -> dict[str, Any]:
+            with _transaction(conn, write=False):
+                row = conn.execute(_SESSION_ROW, key).fetchone()
+                if row is None:
+                    raise session_not_found_error(key)
+                initial = conn.execute(
+                    "SELECT state FROM initial_states WHERE session_pk = ?", (row[0],)
+                ).fetchone()
+            loaded: dict[str, Any] = json.loads(initial[0]) if initial else {}
+            return loaded
+
+        return await self._run(get_initial_state)
 
     async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
         """List a user's sessions without events (see :meth:`ConversationStore.list`)."""

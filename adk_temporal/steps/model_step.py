@@ -8,8 +8,9 @@ record the reply — each a function of its own below.
 The pending events and the model event are appended in one transaction, after the model
 answered (a streamed step stores the pending events first, so that followers see them ahead
 of the reply). A retry after that append returns the stored reply instead of calling the
-model again, so each step produces exactly one model event; a retry before it finds the
-pending events still to store and stores them with the reply.
+model again, so each step produces at most one model event (none for a reply with neither
+content nor error, as ADK-Go skips it); a retry before it finds the pending events still to
+store and stores them with the reply.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 import uuid
 from collections.abc import Container, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from google.genai import types
@@ -27,6 +28,7 @@ from ..agents import Agent, AgentTool
 from ..asyncutil import maybe_await
 from ..budgets import Budgets, json_size
 from ..context import CallbackContext, InvocationContext, ReadonlyContext
+from ..continuation import agent_to_continue
 from ..errors import (
     BudgetExceededError,
     ModelUnavailableError,
@@ -49,6 +51,7 @@ from ..flow.messages import (
     RouteStep,
 )
 from ..history import build_contents, copy_contents, current_turn
+from ..instructions import join_instructions
 from ..models import GeminiModel, LlmRequest, LlmResponse, Model, stream_model
 from ..output import record_output
 from ..tools import FunctionTool
@@ -132,6 +135,37 @@ async def model_step(
         heartbeat: Called while the model works, when the engine watches the step.
     """
     services.check_app(ref)
+    chosen = await _continuing_agent(services, inp, ref) if inp.choose_agent else None
+    if chosen is None:
+        return await _step(services, inp, ref, attempt, heartbeat)
+    reply = await _step(services, inp, replace(ref, agent_name=chosen), attempt, heartbeat)
+    if isinstance(reply, RouteStep | DelegateStep):
+        return reply
+    return reply.model_copy(update={"agent": chosen})
+
+
+async def _continuing_agent(
+    services: StepServices, inp: ModelStepInput, ref: SessionRef
+) -> str | None:
+    """The agent a follow-up message goes to, when the step's root agent is not it."""
+    if services.agents.parent(ref.agent_name) is not None:
+        return None  # a sub-agent named explicitly runs as named
+    loaded = await services.load_session(ref)
+    message = next(
+        (e.content for e in inp.pending_events if isinstance(e, Event) and e.author == "user"),
+        None,
+    )
+    chosen = agent_to_continue(services.agents, ref.agent_name, loaded.stored.events, message)
+    return chosen if chosen != ref.agent_name else None
+
+
+async def _step(
+    services: StepServices,
+    inp: ModelStepInput,
+    ref: SessionRef,
+    attempt: int,
+    heartbeat: Heartbeat | None,
+) -> ModelStepReply:
     agent = services.agents[ref.agent_name]
     workflow_agent = not isinstance(agent, Agent)
     if isinstance(agent, Agent):
@@ -160,7 +194,7 @@ async def model_step(
             _check_reply(ended, inp.budgets)
             await step.store([event])
             return ended
-    request = _request(step)
+    request = await _request(step)
     taken = _taken_ids(step)
     try:
         response = await _call_model(step, cctx, request, attempt, heartbeat)
@@ -198,13 +232,34 @@ async def _open(
     for event in new:
         session.state.update(event.actions.state_delta)
     session.state.update(inp.temp_state)
-    ictx = services.invocation_context(ref, loaded, agent)
+    ictx = services.invocation_context(ref, loaded, agent, run_config=inp.run_config)
     return _Step(services, inp, ref, agent, loaded, tools, tree, new, unstage, ictx)
 
 
-def _request(step: _Step) -> LlmRequest:
-    """What the agent sends the model: its view of the session, instruction and tools."""
+CONTINUE = (
+    "Continue with the earlier requests as instructed. Stop, or give a summary, if nothing "
+    "more is needed."
+)
+"""The user turn added when the contents end on a model turn (ADK-Go's contents processor,
+ADK-Python's ``_maybe_append_user_content``)."""
+
+
+async def _request(step: _Step) -> LlmRequest:
+    """What the agent sends the model: its view of the session, instruction and tools.
+
+    The instruction's templates and providers run here, on the worker, never in the
+    workflow; the global instruction is that of the tree's root, when it is an LLM agent.
+
+    Raises:
+        InstructionKeyError: An instruction template names a missing state key or artifact.
+    """
     agent, ref = step.agent, step.ref
+    agents = step.services.agents
+    top = agents[agents.root_of(agent.name)]
+    root = top if isinstance(top, Agent) and top is not agent else None
+    system = await agent.system_instruction(ReadonlyContext(step.ictx), root=root)
+    # ADK-Go's order: the instructions, then what the agent may transfer to.
+    system = join_instructions(system, agents.transfer_instruction(agent.name))
     view = {"agent_name": agent.name, "branch": ref.branch, "isolation_scope": ref.isolation_scope}
     events = step.loaded.session.events
     if agent.include_contents == "none":
@@ -214,10 +269,14 @@ def _request(step: _Step) -> LlmRequest:
         # The worker keeps the contents for the next step; a callback may change them.
         if agent.before_model_callback:
             contents = copy_contents(contents)
+    if contents and contents[-1].role != "user":
+        # Both ADKs: a request ending on the model's own turn (its thoughts, say) would get
+        # an empty reply; a user turn asks it to go on.
+        contents = [*contents, types.Content(role="user", parts=[types.Part(text=CONTINUE)])]
     return LlmRequest(
         contents=contents,
         model=agent.model,
-        system_instruction=agent.system_instruction(ReadonlyContext(step.ictx)) or None,
+        system_instruction=system or None,
         tools=[t.declaration() for t in step.tools],
         generation_config=agent.request_config,
     )
@@ -317,7 +376,12 @@ async def _streamed(model: Model, request: LlmRequest, forwarder: PartialForward
 async def _record_reply(
     step: _Step, response: LlmResponse, taken: Sequence[Container[str]]
 ) -> ModelStepResult:
-    """Store the reply as the step's event (with an after-agent event) and say what it is."""
+    """Store the reply as the step's event (with an after-agent event) and say what it is.
+
+    A reply with neither content nor error stores no event (ADK-Go's ``runOneStep`` skips
+    it) and ends the agent's turn with no answer; a retry of such a step finds nothing
+    stored and calls the model again.
+    """
     # In a branch or a scope, steps of other branches or scopes may run concurrently and
     # choose the same ids: whether one is stored first is timing, so ids there are
     # always generated. At the top level steps never overlap.
@@ -327,7 +391,11 @@ async def _record_reply(
     event.error_code = response.error_code
     event.error_message = response.error_message
     event.usage_metadata = response.usage
-    events = [event]
+    # ADK-Go's finalizeModelResponseEvent: the calls of long-running tools are marked.
+    long_running = {t.name for t in step.tools if t.is_long_running}
+    event.long_running_tool_ids = [
+        c.id for c in event.function_calls() if c.id and c.name in long_running
+    ]
     result = _result(event, step.tools, step.tree)
     if isinstance(result, FinalStep):
         try:
@@ -336,6 +404,10 @@ async def _record_reply(
             # The answer stays stored with the step; the invocation ends on the error.
             event.error_code, event.error_message = type(err).__name__, str(err)
             result = _result(event, step.tools, step.tree)
+    # Unlike ADK-Go, what the step's model callbacks recorded (state, artifact versions) is
+    # not lost with an empty reply: it is stored on an event without content.
+    empty = content is None and not (event.error_code or event.error_message)
+    events = [] if empty and event.actions.is_empty() else [event]
     if isinstance(result, FinalStep):
         extra = await _after_agent(step)
         if extra is not None:
@@ -404,7 +476,12 @@ def _result(
         )
     calls = event.function_calls()
     if not calls:
-        return FinalStep(kind="final", text=event.text(), **common)
+        if event.is_final_response() and not _thought_only(event):
+            return FinalStep(kind="final", text=event.text(), **common)
+        # ADK-Go's Flow.Run calls the model again after a reply that is no answer: thoughts
+        # only, or one ending in a code-execution result the model has yet to read. There
+        # is nothing to run: the flow steps on, within its step limit.
+        return CallsStep(kind="calls", function_calls=[], **common)
     by_name: dict[str, FunctionTool] = {}
     for tool in tools:
         by_name.setdefault(tool.name, tool)
@@ -413,6 +490,15 @@ def _result(
         function_calls=[_planned(c, by_name.get(c.name or "")) for c in calls],
         **common,
     )
+
+
+def _thought_only(event: Event) -> bool:
+    """True for a reply whose every part is a thought (ADK-Go's ``isThoughtOnlyTurn``).
+
+    A part with a thought signature only is not a thought: the signature rides on an answer.
+    """
+    parts = event.parts()
+    return bool(parts) and all(p.thought for p in parts)
 
 
 def _planned(call: types.FunctionCall, tool: FunctionTool | None) -> PlannedCall:

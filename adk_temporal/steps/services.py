@@ -24,6 +24,7 @@ from ..memory import MemoryService
 from ..model_limits import ModelLimit, limit_for
 from ..models import ModelRegistry, default_registry
 from ..notifications import Notifications
+from ..run_config import RunConfig
 from ..sessions import Session, SessionService
 from .ref import SessionRef
 from .session_cache import LoadedSession, SessionEventsCache
@@ -108,11 +109,14 @@ class StepServices:
         resume_inputs: Mapping[str, Any] | None = None,
         expired_inputs: Sequence[str] = (),
         session: Session | None = None,
+        run_config: RunConfig | None = None,
     ) -> InvocationContext:
         """The context a step runs an agent's callbacks or tools in.
 
         ``session`` replaces ``loaded.session`` when the step changed a copy of it; its
         events are what ``loaded`` stored plus any the step sees as if stored.
+        ``run_config`` is the invocation's (``None``: a step recorded before it travelled,
+        which sees the defaults).
         """
         session = session or loaded.session
         return InvocationContext(
@@ -127,6 +131,7 @@ class StepServices:
             resume_inputs=resume_inputs,
             expired_inputs=expired_inputs,
             workflow_id=ref.workflow_id,
+            run_config=run_config,
         )
 
     async def load_session(self, ref: SessionRef) -> LoadedSession:

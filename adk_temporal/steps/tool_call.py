@@ -106,6 +106,7 @@ async def _context(
         session=session,
         resume_inputs=inp.resume_inputs,
         expired_inputs=inp.expired_inputs,
+        run_config=inp.run_config,
     )
     return ToolContext(
         ictx,
@@ -252,4 +253,5 @@ def tool_options(tool: FunctionTool | None) -> ToolOptions:
             else None
         ),
         on_failure=tool.on_failure,
+        long_running=tool.is_long_running,
     )

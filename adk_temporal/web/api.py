@@ -1,4 +1,5 @@
-"""The JSON API under ``/v1``: start, list, show, answer, cancel and follow invocations.
+"""The JSON API under ``/v1``: start, list, show, answer, cancel and follow invocations;
+rewind and fork sessions.
 
 Every route but the answer links needs ``Authorization: Bearer TOKEN`` with the path's app
 in the token's scope. A session's invocation is the resource
@@ -14,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 
 from ..flow.messages import AdkStatus
 from ..ids import SessionKey, id_problem
+from ..rewind import ForkResult, RewindResult
 from ..visibility import quote_problem, run_status
 from .auth import TokenBook, bearer_token
 from .body import read_model
@@ -24,8 +26,10 @@ from .models import (
     AnswerOutcome,
     CancelOutcome,
     ConfirmBody,
+    ForkBody,
     PendingView,
     ResumeBody,
+    RewindBody,
     RunCreated,
     RunList,
     RunView,
@@ -72,7 +76,7 @@ async def start_run(request: Request) -> Response:
     app = _authorized(request)
     body = await read_model(request, StartRunBody)
     created = await gateway(request).start(
-        app, body.user_id, body.session_id, body.agent, body.message
+        app, body.user_id, body.session_id, body.agent, body.message, pin_agent=body.pin_agent
     )
     return _json(created, 201)
 
@@ -151,6 +155,22 @@ async def resume(request: Request) -> Response:
 async def cancel(request: Request) -> Response:
     """``POST {session}/cancel``."""
     return _json(await gateway(request).cancel(_session(request)), 202)
+
+
+async def rewind(request: Request) -> Response:
+    """``POST {session}/rewind``: 201 with the rewind event, 200 when a retry found it."""
+    ids = _session(request)
+    body = await read_model(request, RewindBody)
+    result = await gateway(request).rewind(ids, body.before_invocation_id, body.event_id)
+    return JSONResponse(result.model_dump(mode="json"), status_code=201 if result.appended else 200)
+
+
+async def fork(request: Request) -> Response:
+    """``POST {session}/fork``: 201 with the new session."""
+    ids = _session(request)
+    body = await read_model(request, ForkBody)
+    result = await gateway(request).fork(ids, body.invocation_id, body.new_session_id)
+    return JSONResponse(result.model_dump(mode="json"), status_code=201)
 
 
 async def events(request: Request) -> Response:
@@ -256,6 +276,28 @@ OPERATIONS = [
         reply=CancelOutcome,
         replies=(202,),
         errors=(404, 409),
+    ),
+    Operation(
+        "POST",
+        f"{SESSION}/rewind",
+        rewind,
+        "Rewind the session to before an invocation (state, initial state included, and "
+        "artifacts restored by one appended event and new versions; refused while an "
+        "invocation runs or waits)",
+        body=RewindBody,
+        reply=RewindResult,
+        replies=(200, 201),
+        errors=(400, 404, 409, 413, 422, 503),
+    ),
+    Operation(
+        "POST",
+        f"{SESSION}/fork",
+        fork,
+        "Copy the session as of an invocation into a new session of the same user",
+        body=ForkBody,
+        reply=ForkResult,
+        replies=(201,),
+        errors=(400, 404, 409, 413, 422, 503),
     ),
     Operation(
         "GET",

@@ -31,8 +31,14 @@ from ..client import (
     InvocationHandle,
     deliver_answer,
 )
-from ..errors import UnknownRequestIdError
+from ..errors import (
+    ArtifactServiceNotConfiguredError,
+    InvocationNotFoundError,
+    SessionExistsError,
+    UnknownRequestIdError,
+)
 from ..ids import SessionKey, session_key_of, workflow_id_for
+from ..rewind import ForkResult, RewindResult
 from ..sessions import Session, SessionService
 from ..signing import AnswerLink
 from ..visibility import invocations_query, published_or_unreadable, run_status
@@ -135,9 +141,17 @@ class Gateway:
         )
 
     async def start(
-        self, app_name: str, user_id: str, session_id: str | None, agent: str, message: str
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str | None,
+        agent: str,
+        message: str,
+        *,
+        pin_agent: bool = False,
     ) -> RunCreated:
-        """Start an invocation; a new session id when none is given.
+        """Start an invocation; a new session id when none is given (``pin_agent`` as for
+        :class:`~adk_temporal.run_config.RunConfig`).
 
         Raises:
             ApiError: 422 for an agent the served app does not have.
@@ -151,7 +165,7 @@ class Gateway:
                 f"app {app_name!r} has no agent {agent!r}; it has: {', '.join(offered)}",
             )
         ids = SessionKey(app_name, user_id, session_id or f"s-{uuid.uuid4().hex[:12]}")
-        handle = await self.adk.start(*ids, agent, message, stream=True)
+        handle = await self.adk.start(*ids, agent, message, stream=True, pin_agent=pin_agent)
         return RunCreated(
             workflow_id=handle.workflow_id,
             run_id=handle.run_id,
@@ -425,6 +439,55 @@ class Gateway:
         except (RPCError, TimeoutError):
             return None
 
+    # ---------------------------------------------------------------- rewind, fork
+
+    async def rewind(
+        self, ids: SessionKey, before_invocation_id: str, event_id: str | None = None
+    ) -> RewindResult:
+        """Rewind the session to before an invocation (:meth:`AdkClient.rewind`).
+
+        Raises:
+            ApiError: 404 for an unknown invocation, 503 without the workers' stores.
+            SessionBusyError: An invocation of the session runs or waits (409).
+        """
+        self._require_sessions()
+        try:
+            return await self.adk.rewind(
+                ids, before_invocation_id, event_id=event_id, artifact_service=self.artifacts
+            )
+        except (InvocationNotFoundError, ArtifactServiceNotConfiguredError) as err:
+            raise _store_refusal(err) from err
+
+    async def fork(
+        self, ids: SessionKey, invocation_id: str | None, new_session_id: str | None
+    ) -> ForkResult:
+        """Copy the session as of an invocation into a new session (:meth:`AdkClient.fork`).
+
+        Raises:
+            ApiError: 404 for an unknown invocation, 409 for a taken new session id, 503
+                without the workers' stores.
+            SessionBusyError: The fork would copy an invocation that runs or waits (409).
+        """
+        self._require_sessions()
+        try:
+            return await self.adk.fork(
+                ids, invocation_id, new_session_id=new_session_id, artifact_service=self.artifacts
+            )
+        except (
+            InvocationNotFoundError,
+            ArtifactServiceNotConfiguredError,
+            SessionExistsError,
+        ) as err:
+            raise _store_refusal(err) from err
+
+    def _require_sessions(self) -> None:
+        if self.sessions is None:
+            raise ApiError(
+                503,
+                "no_session_store",
+                "this gateway was started without the workers' session store",
+            )
+
     # ---------------------------------------------------------------- stores
 
     async def session(self, ids: SessionKey) -> Session | None:
@@ -456,3 +519,12 @@ class Gateway:
             ]
             found.append(ArtifactVersions(name, list(versions), mime_types))
         return found
+
+
+def _store_refusal(err: Exception) -> ApiError:
+    """The refusal of a rewind or fork the error tree maps to no status of its own."""
+    if isinstance(err, InvocationNotFoundError):
+        return ApiError(404, "unknown_invocation", str(err))
+    if isinstance(err, SessionExistsError):
+        return ApiError(409, "session_exists", str(err))
+    return ApiError(503, "no_artifact_store", str(err))

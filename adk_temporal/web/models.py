@@ -13,8 +13,10 @@ __all__ = [
     "AnswerOutcome",
     "CancelOutcome",
     "ConfirmBody",
+    "ForkBody",
     "PendingView",
     "ResumeBody",
+    "RewindBody",
     "RunCreated",
     "RunLinks",
     "RunList",
@@ -37,6 +39,8 @@ class StartRunBody(_Body):
     session_id: str | None = None
     """A new ``s-…`` id when omitted."""
     message: str
+    pin_agent: bool = False
+    """Run exactly ``agent``, even at a root whose conversation a sub-agent holds."""
 
 
 class ConfirmBody(ConfirmInput, _Body):
@@ -49,6 +53,23 @@ class ResumeBody(_Body):
 
     interrupt_id: str
     input: Any = Field(...)
+
+
+class RewindBody(_Body):
+    """Rewind the session to before ``before_invocation_id`` (:mod:`adk_temporal.rewind`)."""
+
+    before_invocation_id: str
+    event_id: str | None = None
+    """The rewind event's id, a new one when omitted; the same id retries a rewind."""
+
+
+class ForkBody(_Body):
+    """Copy the session as of ``invocation_id`` into a new session of the same user."""
+
+    invocation_id: str | None = None
+    """The last invocation copied; every event when omitted."""
+    new_session_id: str | None = None
+    """A new ``s-…`` id when omitted; the same id retries a fork."""
 
 
 class RunLinks(BaseModel):

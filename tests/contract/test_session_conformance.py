@@ -175,7 +175,9 @@ async def test_pieces_older_than_their_time_to_live_are_dropped(
 async def test_pieces_are_refused_unless_partial_and_never_appended(
     service: SessionService,
 ) -> None:
-    """A piece needs partial=True and an id; a partial event cannot enter the history."""
+    """A piece needs partial=True and an id; appending a partial event is a no-op, so it
+    never enters the history (ADK-Go session/sessiontestsuite/service_suite.go,
+    AppendEvent "partial_events_are_not_persisted")."""
     key = SessionKey(APP, USER, "s4")
     await service.create(key)
     with pytest.raises(InvalidSessionRequestError, match="partial=True"):
@@ -184,9 +186,16 @@ async def test_pieces_are_refused_unless_partial_and_never_appended(
         await service.publish_partial(key, _piece("", "no id"))
     with pytest.raises(InvalidSessionRequestError, match="missing required fields: user_id"):
         await service.publish_partial(SessionKey(APP, "", "s4"), _piece("m1", "x"))
-    with pytest.raises(InvalidSessionRequestError, match="are partial"):
-        await service.append_events(key, [_piece("m1", "x")])
+    assert await service.append_events(key, [_piece("m1", "x")]) == []
     assert (await service.get(key)).events == []
+    # In a batch the pieces are skipped, their state deltas unapplied; the rest is stored.
+    piece = _piece("m2", "y").model_copy(update={"actions": EventActions(state_delta={"k": 1})})
+    stored = await service.append_events(key, [piece, _event("e2"), _piece("", "no id")])
+    assert [event.id for event in stored] == ["e2"]
+    session = await service.get(key)
+    assert ([event.id for event in session.events], session.state) == (["e2"], {})
+    with pytest.raises(InvalidSessionRequestError, match=r"positions \[1\]"):
+        await service.append_events(key, [piece, _event("")])
 
 
 # --- staged events ------------------------------------------------------------------------

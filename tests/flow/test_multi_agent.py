@@ -158,12 +158,39 @@ async def test_agent_tool_runs_isolated_from_the_caller(run_local: LocalFactory)
     assert "find the rainiest city" not in _texts(caller_last)
 
 
-async def test_escalation_returns_control_to_the_parent(run_local: LocalFactory) -> None:
-    """checker escalates; its parent escalator takes the next step and answers."""
+async def test_an_agent_transferred_to_escalates_sums_up_and_ends_the_run(
+    run_local: LocalFactory,
+) -> None:
+    """checker escalates: under ADK's rule it sums up and, with no loop around it, its
+    answer ends the invocation; escalator takes no further step."""
     agents, models = multi_agent_app()
     session_id = _session()
     async with run_local(agents, models=models) as rt:
         handle = await rt.adk.start(APP, USER, session_id, "escalator", "check it")
+        result = await handle.result()
+        events = await _events(rt, session_id)
+    assert result.status == "completed"
+    assert result.final_text == "Checker: all good."
+    assert [e.author for e in events] == [
+        "user",
+        "escalator",
+        "escalator",
+        "checker",
+        "checker",
+        "checker",
+    ]
+    assert len(recorded(models, "escalator")) == 1
+
+
+async def test_escalation_stop_returns_control_to_the_parent(run_local: LocalFactory) -> None:
+    """``escalation="stop"``: checker stops at its escalation; its parent escalator takes
+    the next step and answers."""
+    agents, models = multi_agent_app()
+    session_id = _session()
+    async with run_local(agents, models=models) as rt:
+        handle = await rt.adk.start(
+            APP, USER, session_id, "escalator", "check it", escalation="stop"
+        )
         result = await handle.result()
         events = await _events(rt, session_id)
     assert result.status == "completed"

@@ -48,6 +48,7 @@ from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService
 from adk_temporal.tools import tool
 
+from ..adk_scenarios import failing_fan, long_running_agent
 from ..integration.conftest import WorkerFactory
 from ..integration.workers import Deployment, died_by_sigkill, worker_process
 from ..mcp_servers import stdio_toolset
@@ -163,6 +164,13 @@ async def _loop_continue_as_new(adk: AdkClient, sid: str) -> InvocationHandle:
     return handle
 
 
+async def _follow_up_agent(adk: AdkClient, sid: str) -> InvocationHandle:
+    """escalator transfers to checker; the next message, started at escalator, goes to
+    checker (the run's first step chooses the agent; the search attribute follows)."""
+    await (await adk.start(MULTI_APP, USER, sid, "escalator", "check it")).result()
+    return await adk.start(MULTI_APP, USER, sid, "escalator", "and again?")
+
+
 MULTI_APP = "multi"
 MULTI_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     "transfer": ("coordinator", "weather please"),
@@ -173,6 +181,17 @@ MULTI_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     # A loop that ends on an escalation, inside a sequence that goes on.
     "loop_escalate": ("editing", "polish it"),
     "loop_continue_as_new": _loop_continue_as_new,
+    # ADK's escalation (patched): the judge sums up, then the loop stops.
+    "loop_escalate_adk": ("editing", "polish it"),
+    # checker, transferred to, escalates and sums up; its answer ends the run.
+    "transfer_escalate_adk": ("escalator", "check it"),
+    "follow_up_agent": _follow_up_agent,
+}
+
+ADK_APP = "adk"
+ADK_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
+    # One branch answers with an error: the other is stopped in its tool (patched).
+    "parallel_failure": ("fan", "go"),
 }
 
 
@@ -311,6 +330,11 @@ def _mcp_app(log: Path) -> tuple[list[BaseAgent], ModelRegistry]:
 MCP_APP = "mcp"
 
 
+def _adk_app() -> tuple[list[BaseAgent], ModelRegistry]:
+    fan = failing_fan(raises=False)
+    return [fan.agent], fan.models
+
+
 async def _mcp_approve(adk: AdkClient, sid: str) -> InvocationHandle:
     handle = await adk.start(MCP_APP, USER, sid, "mcp_helper", "add")
     return await _answer_confirmation(handle, True)
@@ -330,6 +354,8 @@ ALL_SCENARIOS = {
     *EDGES_SCENARIOS,
     *MCP_SCENARIOS,
     *NOTIFY_SCENARIOS,
+    *ADK_SCENARIOS,
+    "long_running_restart",
 }
 
 
@@ -381,6 +407,7 @@ async def test_record_missing_histories(
         (MULTI_APP, multi_agent_app(), MULTI_SCENARIOS),
         (EDGES_APP, _edges_app(), dict(EDGES_SCENARIOS)),
         (MCP_APP, _mcp_app(tmp_path / "mcp-calls.jsonl"), MCP_SCENARIOS),
+        (ADK_APP, _adk_app(), ADK_SCENARIOS),
     ]
     for app, (agents, models), scenarios in groups:
         async with run_worker(agents, models=models) as rt:
@@ -395,12 +422,34 @@ async def test_record_missing_histories(
                     await handle.result()
                 await _save_runs(temporal_client, name, handle.workflow_id)
     await close_connections()  # the MCP scenario's server process
+    if _missing(["long_running_restart"]):
+        await _record_long_running_restart(run_worker, temporal_client)
     if _missing(["crash_recovered"]):
         await _record_crash(temporal_client, dev_server, tmp_path)
     for path in _committed():
         data = json.loads(path.read_text())
         history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
         await _replayer().replay_workflow(history)
+
+
+async def _record_long_running_restart(run_worker: WorkerFactory, client: Client) -> None:
+    """A long-running tool's call waits for its response; the worker stops, and the
+    response reaches a new worker (checked update)."""
+    replies: list[str | types.FunctionCall] = [
+        types.FunctionCall(name="increaseByOne", args={}),
+        "pending, I will tell you",
+        "approved",
+    ]
+    found = long_running_agent(replies)
+    sid = f"replay-long-running-{uuid.uuid4().hex[:6]}"
+    async with run_worker([found.agent], models=found.models) as first:
+        handle = await first.adk.start(ADK_APP, USER, sid, found.agent.name, "go")
+        await handle.wait_for_status("awaiting_input", timeout=30)
+    async with run_worker([found.agent], models=found.models, task_queue=first.task_queue):
+        [request] = await handle.pending()
+        await handle.resume(request.id, {"status": "approved"})
+        await handle.result()
+    await _save_runs(client, "long_running_restart", handle.workflow_id)
 
 
 async def _record_crash(temporal_client: Client, dev_server: DevServer, tmp_path: Path) -> None:

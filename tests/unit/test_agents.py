@@ -13,7 +13,7 @@ from adk_temporal.agents import (
     ParallelAgent,
     SequentialAgent,
 )
-from adk_temporal.errors import UnknownAgentError
+from adk_temporal.errors import InvalidToolArgumentsError, UnknownAgentError
 from adk_temporal.steps.agent_spec import describe_tree
 
 
@@ -91,8 +91,10 @@ def test_an_agent_alone_has_no_transfer_tool() -> None:
     assert [t.name for t in registry.tools("solo")] == ["lookup"]
 
 
-async def test_transfer_tool_refuses_agents_outside_the_allowed_set() -> None:
-    """The model can only name allowed targets; anything else is an error it sees."""
+async def test_transfer_tool_answers_as_adk_and_refuses_agents_outside_the_enum() -> None:
+    """The tool sets the transfer and answers ``{}``; a name outside the enum, an empty
+    name or a missing one is an invalid argument the model sees (ADK-Go
+    ``internal/llminternal/agent_transfer_test.go`` ``TestTransferToAgentToolRun``)."""
     from adk_temporal.context import InvocationContext, ToolContext
     from adk_temporal.events import EventActions
     from adk_temporal.sessions.session import Session
@@ -103,10 +105,78 @@ async def test_transfer_tool_refuses_agents_outside_the_allowed_set() -> None:
     session = Session(id="s", app_name="app", user_id="u")
     actions = EventActions()
     ctx = ToolContext(InvocationContext(session=session, agent=a), actions=actions)
-    assert await transfer.run({"agent_name": "a"}, ctx) == {"result": "transferred to a"}
+    assert await transfer.run({"agent_name": "a"}, ctx) == {}
     assert actions.transfer_to_agent == "a"
-    with pytest.raises(ValueError, match="cannot transfer to 'zed'; allowed: a"):
-        await transfer.run({"agent_name": "zed"}, ctx)
+    for args in ({"agent_name": "zed"}, {"agent_name": ""}, {"agent_name": 123}, {}):
+        with pytest.raises(InvalidToolArgumentsError, match="agent_name"):
+            await transfer.run(args, ctx)
+    schema = transfer.declaration().parameters_json_schema
+    assert schema["properties"]["agent_name"]["enum"] == ["a"]  # type: ignore[index]
+
+
+def _offered(registry: AgentRegistry, name: str) -> tuple[list[str], str]:
+    """The transfer targets of ``name`` and its transfer instruction."""
+    return [a.name for a in registry.transfer_targets(name)], registry.transfer_instruction(name)
+
+
+@pytest.mark.parametrize(
+    ("case", "disallow", "want"),
+    [
+        # ADK-Go agent_transfer_test.go TestAgentTransferRequestProcessor subtests.
+        ("LLMAgentParentAndPeer", {}, ["Parent", "Peer"]),
+        ("AgentWithParentAndPeersAndSubagents", {}, ["Sub1", "Sub2", "Parent", "Peer"]),
+        ("AgentWithDisallowTransferToParent", {"parent": True}, ["Sub1", "Sub2", "Peer"]),
+        ("AgentWithDisallowTransferToPeers", {"peers": True}, ["Sub1", "Sub2", "Parent"]),
+        (
+            "AgentWithDisallowTransferToParentAndPeers",
+            {"parent": True, "peers": True},
+            ["Sub1", "Sub2"],
+        ),
+    ],
+)
+def test_transfer_targets_follow_adk_go(
+    case: str, disallow: dict[str, bool], want: list[str]
+) -> None:
+    """The agents offered (tool enum and instruction) under an LLM parent, by ADK-Go's rule."""
+    subs = [] if case == "LLMAgentParentAndPeer" else [_agent("Sub1"), _agent("Sub2")]
+    current = Agent(
+        "Current",
+        "scripted:x",
+        sub_agents=subs,
+        disallow_transfer_to_parent=disallow.get("parent", False),
+        disallow_transfer_to_peers=disallow.get("peers", False),
+    )
+    registry = AgentRegistry([_agent("Parent", sub_agents=[current, _agent("Peer")])])
+    targets, instruction = _offered(registry, "Current")
+    assert targets == want
+    [transfer] = [t for t in registry.tools("Current") if t.name == TRANSFER_TOOL_NAME]
+    enum = transfer.declaration().parameters_json_schema["properties"]["agent_name"]["enum"]  # type: ignore[index]
+    assert sorted(enum) == sorted(want)
+    for name in ("Parent", "Peer", "Sub1", "Sub2"):
+        assert (f"Agent name: {name}\n" in instruction) == (name in want), name
+    assert "Agent name: Current\n" not in instruction
+
+
+def test_a_solo_agent_and_a_parentless_one_offer_only_their_sub_agents() -> None:
+    """SoloAgent: nothing offered, no tool, no instruction. LLMAgentSubagents: the
+    sub-agents, workflow agents included (ADK-Go subtests of the same names)."""
+    solo = AgentRegistry([_agent("Current")])
+    assert _offered(solo, "Current") == ([], "")
+    assert [t.name for t in solo.tools("Current")] == []
+    subs = [SequentialAgent("Sub1"), _agent("Sub2")]
+    registry = AgentRegistry([_agent("Current", sub_agents=subs)])
+    assert _offered(registry, "Current")[0] == ["Sub1", "Sub2"]
+
+
+def test_under_a_workflow_agent_only_sub_agents_are_offered() -> None:
+    """A parent that is a sequential, parallel or loop agent is no transfer target, nor are
+    its other sub-agents (ADK-Go ``transferTargets``: parent and peers only under an LLM
+    agent)."""
+    for kind in (SequentialAgent, ParallelAgent, LoopAgent):
+        current = _agent("Current", sub_agents=[_agent("Sub1")])
+        registry = AgentRegistry([kind("Flow", sub_agents=[current, _agent("Peer")])])
+        assert _offered(registry, "Current")[0] == ["Sub1"], kind.__name__
+        assert "Peer" not in _offered(registry, "Current")[1]
 
 
 def test_llm_agent_lookup_rejects_workflow_agents() -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import pytest
 from google.genai import types
 
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
@@ -21,6 +23,7 @@ def test_ctx_b8_event_actions_json_keys() -> None:
         "transfer_to_agent",
         "escalate",
         "end_invocation",
+        "rewind_before_invocation_id",
     }
 
 
@@ -76,3 +79,69 @@ def test_event_helpers_split_parts() -> None:
     assert not event.is_final_response()
     assert event.model_copy(update={"long_running_tool_ids": ["c1"]}).is_final_response()
     assert Event().parts() == []
+
+
+# Ported from ADK-Python tests/unittests/events/test_event.py (the is_final_response and
+# has_trailing_code_execution_result cases); the rule is ADK-Go's Event.IsFinalResponse
+# (session/session.go), which has no unit test of its own.
+
+
+def _model_event(parts: list[types.Part] | None = None, **fields: Any) -> Event:
+    content = types.Content(role="model", parts=parts) if parts is not None else None
+    return Event(author="agent", content=content, **fields)
+
+
+def _code_result(output: str = "42") -> types.Part:
+    result = types.CodeExecutionResult(outcome=types.Outcome.OUTCOME_OK, output=output)
+    return types.Part(code_execution_result=result)
+
+
+_TEXT = types.Part(text="hello")
+_CALL = types.Part(function_call=types.FunctionCall(name="my_func", args={"x": 1}))
+_RESPONSE = types.Part(function_response=types.FunctionResponse(name="my_func", response={}))
+
+
+@pytest.mark.parametrize(
+    ("event", "final"),
+    [
+        (_model_event([_TEXT]), True),
+        (_model_event(), True),
+        (_model_event([_TEXT, _CALL]), False),
+        (_model_event([_RESPONSE]), False),
+        (_model_event([_TEXT], partial=True), False),
+        (_model_event([_TEXT, _code_result()]), False),
+        (_model_event([_code_result(), _TEXT]), True),
+        (_model_event([_RESPONSE], actions=EventActions(skip_summarization=True)), True),
+        (_model_event([_CALL], long_running_tool_ids=["tool-1"]), True),
+    ],
+    ids=[
+        "plain_text_event_is_final",
+        "empty_event_is_final",
+        "with_function_call_is_not_final",
+        "with_function_response_is_not_final",
+        "partial_event_is_not_final",
+        "with_trailing_code_result_is_not_final",
+        "code_result_before_text_is_final",
+        "skip_summarization_overrides_function_response",
+        "long_running_tool_ids_overrides_function_call",
+    ],
+)
+def test_is_final_response(event: Event, final: bool) -> None:
+    """A reply is final unless it calls, answers, is partial or ends in a code result;
+    a pause (skip_summarization, long-running calls) is always final."""
+    assert event.is_final_response() is final
+
+
+@pytest.mark.parametrize(
+    ("event", "trailing"),
+    [
+        (_model_event([_TEXT, _code_result()]), True),
+        (_model_event([_code_result(), _TEXT]), False),
+        (_model_event(), False),
+        (_model_event([]), False),
+    ],
+    ids=["true_when_last", "false_when_not_last", "false_no_content", "false_empty_parts"],
+)
+def test_has_trailing_code_execution_result(event: Event, trailing: bool) -> None:
+    """Only a code-execution result in the last part counts as trailing."""
+    assert event.has_trailing_code_execution_result() is trailing

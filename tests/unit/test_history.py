@@ -11,7 +11,7 @@ from google.genai import types
 
 from adk_temporal.confirmation import build_confirmation_request_event
 from adk_temporal.errors import UnmatchedFunctionResponseError
-from adk_temporal.events import Event, InputRequest, ToolConfirmation
+from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
 from adk_temporal.history import (
     ContentsBuilder,
     build_contents,
@@ -491,3 +491,316 @@ def test_include_contents_none_without_a_turn_start_keeps_every_event() -> None:
     """With no event by the user or another agent, the whole history is the turn (as in Go)."""
     events = [text_event("alone", author=AGENT)]
     assert list(current_turn(events, agent_name=AGENT)) == events
+
+
+# --- empty parts of kept events (SPEC §1.9) ----------------------------------------------
+
+
+def _content(role: str, *parts: types.Part) -> types.Content:
+    return types.Content(role=role, parts=list(parts))
+
+
+def _dumped(contents: list[types.Content]) -> list[dict[str, Any]]:
+    return [c.model_dump(exclude_none=True) for c in contents]
+
+
+def test_empty_text_parts_of_kept_events_reach_the_model_unchanged() -> None:
+    """Events without content, with no parts or only empty text are dropped; a kept event
+    keeps its empty text parts; blobs, file data, code and code results are content
+    (ADK-Python tests/unittests/flows/llm_flows/test_contents.py,
+    test_events_with_empty_content_are_skipped)."""
+    blob = types.Part(inline_data=types.Blob(data=b"test", mime_type="image/png"))
+    file = types.Part(file_data=types.FileData(file_uri="gs://b/f.png", mime_type="image/png"))
+    code = types.Part(
+        executable_code=types.ExecutableCode(code="print(1)", language=types.Language.PYTHON)
+    )
+    result = types.Part(
+        code_execution_result=types.CodeExecutionResult(
+            outcome=types.Outcome.OUTCOME_OK, output="1"
+        )
+    )
+    mixed = _content("user", types.Part(text=""), types.Part(text="Mixed content"))
+    events = [
+        text_event("Hello"),
+        Event(author=AGENT, actions=EventActions(state_delta={"key": "val"})),
+        Event(author=AGENT, content=types.Content(role="model", parts=[])),
+        text_event("How are you?"),
+        Event(author="user", content=_content("model", types.Part(text=""))),
+        Event(author="user", content=_content("model", types.Part(text=""), types.Part(text=""))),
+        Event(author="user", content=_content("user", blob)),
+        Event(author="user", content=_content("user", file)),
+        Event(author="user", content=mixed),
+        Event(author=AGENT, content=_content("model", code)),
+        Event(author=AGENT, content=_content("model", result)),
+    ]
+    assert _dumped(build_contents(events, agent_name=AGENT)) == _dumped(
+        [
+            _content("user", types.Part(text="Hello")),
+            _content("user", types.Part(text="How are you?")),
+            _content("user", blob),
+            _content("user", file),
+            mixed,
+            _content("model", code),
+            _content("model", result),
+        ]
+    )
+
+
+def test_a_code_result_after_an_empty_text_part_is_kept_with_it() -> None:
+    """A code-execution result in a later part keeps its event, empty text part included
+    (ADK-Python test_contents.py, test_code_execution_result_not_in_first_part_is_not_skipped)."""
+    result = types.Part(
+        code_execution_result=types.CodeExecutionResult(
+            outcome=types.Outcome.OUTCOME_OK, output="42"
+        )
+    )
+    reply = _content("model", types.Part(text=""), result)
+    events = [text_event("Run some code."), Event(author=AGENT, content=reply)]
+    contents = build_contents(events, agent_name=AGENT)
+    assert _dumped(contents[1:]) == _dumped([reply])
+
+
+def test_parts_with_nothing_set_are_dropped_and_thought_signatures_kept() -> None:
+    """A part with no field set (a stream may close with one) is dropped, as ADK-Go's
+    buildContentsDefault drops zero parts; a part carrying only a thought signature is
+    kept for the model to get back (ADK-Go internal/llminternal/base_flow_test.go,
+    TestIsThoughtOnlyTurn "thought_plus_signature_only_part")."""
+    signed = types.Part(thought_signature=b"sig")
+    reply = _content("model", types.Part(text="Sunny."), types.Part(), signed)
+    [content] = build_contents([Event(author=AGENT, content=reply)], agent_name=AGENT)
+    assert _dumped([content]) == _dumped([_content("model", types.Part(text="Sunny."), signed)])
+
+
+def test_other_agents_empty_text_and_thoughts_are_not_retold() -> None:
+    """Another agent's event of thoughts and empty text is no context at all (ADK-Python
+    test_contents.py, test_other_agent_empty_content)."""
+    events = [
+        text_event("Hello"),
+        Event(
+            author="other_agent1",
+            content=_content(
+                "model",
+                types.Part(text="This is a private thought", thought=True),
+                types.Part(text="Another private thought", thought=True),
+            ),
+        ),
+        Event(
+            author="other_agent2",
+            content=_content(
+                "model", types.Part(text="", thought=False), types.Part(text="t", thought=True)
+            ),
+        ),
+        text_event("World"),
+    ]
+    assert texts(build_contents(events, agent_name=AGENT)) == ["Hello", "World"]
+
+
+# --- the rearrangement for a late response (ADK-Go contents_processor_test.go,
+# TestContentsRequestProcessor_Rearrange) --------------------------------------------------
+
+
+def _fc(call_id: str, name: str, **args: Any) -> types.Part:
+    return types.Part(function_call=types.FunctionCall(id=call_id, name=name, args=args))
+
+
+def _fr(call_id: str, name: str, **response: Any) -> types.Part:
+    return types.Part(
+        function_response=types.FunctionResponse(id=call_id, name=name, response=response)
+    )
+
+
+def _by(author: str, role: str, *parts: types.Part) -> Event:
+    return Event(author=author, content=_content(role, *parts))
+
+
+_LRO = ("long_call_123", "long_running_tool")
+_BASIC = ("call_123", "search_tool")
+
+
+def _rearrange_cases() -> dict[str, tuple[list[Event], list[types.Content]]]:
+    """Each Go case by name: the events, and the contents the model must see."""
+    ask = text_event("Run long process and search")
+    lro_call = _content("model", _fc(*_LRO, task="process"))
+    basic_call = _content("model", _fc(*_BASIC, query="test"))
+    basic_answer = _content("user", _fr(*_BASIC, results=["item1", "item2"]))
+    final = _fr(*_LRO, status="completed", result="done")
+    inter = _fr(*_LRO, status="processing", progress=50)
+    lro, normal = _fc("lro_call_456", "long_running_tool"), _fc("normal_call_789", "search_tool")
+    normal_answer = _fr("normal_call_789", "search_tool", results=["item1"])
+    mixed_final = _fr("lro_call_456", "long_running_tool", status="completed")
+    return {
+        "Basic function call no rearrangement": (
+            [
+                ask,
+                Event(author=AGENT, content=basic_call),
+                Event(author="user", content=basic_answer),
+            ],
+            [
+                _content("user", types.Part(text="Run long process and search")),
+                basic_call,
+                basic_answer,
+            ],
+        ),
+        "Rearrangement with intermediate response": (
+            [
+                ask,
+                Event(author=AGENT, content=lro_call),
+                _by("user", "user", inter),
+                text_event("Still processing...", author=AGENT),
+                _by("user", "user", final),
+            ],
+            [_content("user", *ask.parts()), lro_call, _content("user", final)],
+        ),
+        "Rearrangement preserves unrelated function events": (
+            [
+                ask,
+                Event(author=AGENT, content=lro_call),
+                _by("user", "user", inter),
+                Event(author=AGENT, content=basic_call),
+                Event(author="user", content=basic_answer),
+                _by("user", "user", final),
+            ],
+            [
+                _content("user", *ask.parts()),
+                lro_call,
+                _content("user", final),
+                basic_call,
+                basic_answer,
+            ],
+        ),
+        "Rearrangement with mixed LRO and normal calls": (
+            [
+                ask,
+                _by(AGENT, "model", lro, normal),
+                _by(
+                    "user",
+                    "user",
+                    _fr("lro_call_456", "long_running_tool", progress=25),
+                    normal_answer,
+                ),
+                text_event("Analysis in progress, search completed", author=AGENT),
+                _by("user", "user", mixed_final),
+            ],
+            [
+                _content("user", *ask.parts()),
+                _content("model", lro, normal),
+                _content("user", mixed_final, normal_answer),
+            ],
+        ),
+        "Rearrangement in history (non-final event)": (
+            [
+                ask,
+                Event(author=AGENT, content=lro_call),
+                _by("user", "user", inter),
+                text_event("Still processing...", author=AGENT),
+                _by("user", "user", final),
+                text_event("Process completed successfully!", author=AGENT),
+                text_event("Great! What's next?"),
+            ],
+            [
+                _content("user", *ask.parts()),
+                lro_call,
+                _content("user", final),
+                _content("model", types.Part(text="Still processing...")),
+                _content("model", types.Part(text="Process completed successfully!")),
+                _content("user", types.Part(text="Great! What's next?")),
+            ],
+        ),
+        "Rearrangement preserves mixed text parts": (
+            [
+                ask,
+                _by(AGENT, "model", types.Part(text="I'll process this for you"), _fc(*_LRO)),
+                _by(
+                    "user",
+                    "user",
+                    types.Part(text="Intermediate prefix"),
+                    inter,
+                    types.Part(text="Processing..."),
+                ),
+                text_event("Still working on it...", author=AGENT),
+                _by(
+                    "user",
+                    "user",
+                    types.Part(text="Final prefix"),
+                    final,
+                    types.Part(text="Final suffix"),
+                ),
+            ],
+            [
+                _content("user", *ask.parts()),
+                _content("model", types.Part(text="I'll process this for you"), _fc(*_LRO)),
+                _content(
+                    "user",
+                    types.Part(text="Intermediate prefix"),
+                    final,
+                    types.Part(text="Processing..."),
+                    types.Part(text="Final prefix"),
+                    types.Part(text="Final suffix"),
+                ),
+            ],
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", list(_rearrange_cases()))
+def test_rearrangement_follows_adk_go(case: str) -> None:
+    """The model sees each Go case's contents: a late response follows its call, merged
+    with its earlier responses, and unrelated calls and responses in between stay after
+    it (ADK-Go internal/llminternal/contents_processor_test.go,
+    TestContentsRequestProcessor_Rearrange, the case of the same name)."""
+    events, want = _rearrange_cases()[case]
+    assert _dumped(build_contents(events, agent_name=AGENT)) == _dumped(want)
+
+
+@pytest.mark.parametrize("approved", [True, False])
+def test_rearrangement_after_a_confirmation_keeps_only_the_resumed_response(
+    approved: bool,
+) -> None:
+    """A confirmed (or rejected) call's final response replaces its pending one; the
+    confirmation request and answer are not shown (ADK-Go contents_processor_test.go,
+    TestContentsRequestProcessor_Rearrange, "HITL confirmation approved preserves resumed
+    tool response" and "... denied preserves rejected tool response")."""
+    call = _fc("hitl_call", "request_vacation_days", days=5)
+    final = _fr("hitl_call", "request_vacation_days", accepted=approved)
+    events = [
+        text_event("Request five vacation days"),
+        _by(AGENT, "model", call),
+        _by(AGENT, "user", _fr("hitl_call", "request_vacation_days", status="approval needed")),
+        _by(AGENT, "model", _fc("hitl_confirmation", "adk_request_confirmation")),
+        _by(
+            "user", "user", _fr("hitl_confirmation", "adk_request_confirmation", confirmed=approved)
+        ),
+        _by(AGENT, "user", final),
+    ]
+    assert _dumped(build_contents(events, agent_name=AGENT)) == _dumped(
+        [
+            _content("user", types.Part(text="Request five vacation days")),
+            _content("model", call),
+            _content("user", final),
+        ]
+    )
+
+
+def test_rearrangement_keeps_unrelated_pairs_and_drops_words_between() -> None:
+    """Between a long-running call and its late answer, the unrelated call/response pairs
+    stay (after the answer, in order) while what the user, the model and other agents said
+    is dropped (SPEC §1.9 "Long-running tools"; ADK-Go's rule)."""
+    weather = _content("model", _fc("w1", "get_weather", city="Oslo"))
+    sky = _content("user", _fr("w1", "get_weather", sky="sun"))
+    events = [
+        text_event("Render the video."),
+        call_event("r1", "render", {"id": 7}),
+        response_event("r1", "render", {"status": "started"}),
+        text_event("Rendering has started.", author=AGENT),
+        text_event("And the weather in Oslo?"),
+        Event(author=AGENT, content=weather),
+        Event(author=AGENT, content=sky),
+        text_event("Sunny.", author=AGENT),
+        text_event("noted", author="other"),
+        response_event("r1", "render", {"status": "done"}),
+    ]
+    contents = build_contents(events, agent_name=AGENT)
+    assert _dumped(contents[3:]) == _dumped([weather, sky])
+    [answer] = contents[2].parts or []
+    assert answer.function_response is not None
+    assert answer.function_response.response == {"status": "done"}

@@ -42,6 +42,7 @@ CORE = [
     "adk_temporal.extras",
     "adk_temporal.steps",
     "adk_temporal.runner",
+    "adk_temporal.rewind",
 ]
 
 
@@ -134,8 +135,8 @@ LAYERS: list[set[str]] = [
     },
     {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp"},
     {"sessions", "artifacts", "memory"},
-    {"context", "flow", "notifications"},
-    {"agents", "output", "app", "following"},
+    {"context", "flow", "notifications", "instructions", "rewind"},
+    {"agents", "output", "app", "following", "continuation"},
     {"steps"},
     {"runner", "workflows", "activities"},
     {"plugin", "client", "visibility", "render", "terminal", "codec_server"},
