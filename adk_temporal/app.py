@@ -19,6 +19,7 @@ from .memory import MemoryService
 from .model_limits import ModelLimit
 from .models import ModelRegistry, default_registry
 from .notifications import Notifications
+from .usage import TokenBudgets
 
 __all__ = ["App", "AppLoadError", "load_app"]
 
@@ -47,6 +48,8 @@ class App:
             worker (:class:`~adk_temporal.model_limits.ModelLimit`); Temporal only.
         max_retry_after: The longest wait before a model step's next attempt that a
             provider's ``Retry-After`` may impose.
+        token_budgets: Cumulative token budgets per session, user and app; a step that
+            would start over one pauses the invocation to ask for more.
     """
 
     agents: Sequence[Agent]
@@ -57,6 +60,7 @@ class App:
     notifications: Notifications | None = None
     model_limits: Sequence[ModelLimit] = ()
     max_retry_after: timedelta = timedelta(minutes=5)
+    token_budgets: TokenBudgets = field(default_factory=TokenBudgets)
 
 
 def _as_app(value: object, spec: str) -> App:

@@ -28,6 +28,7 @@ from .models import ModelRegistry
 from .notifications import Notifications
 from .sessions import SessionService
 from .steps import StepServices
+from .usage import TokenBudgets
 from .workflows.invocation import InvocationWorkflow
 from .workflows.notify import NotifyWorkflow
 
@@ -75,6 +76,7 @@ class AdkPlugin(SimplePlugin):
             workers :meth:`model_step_plugin` configures (``worker.build_worker`` does it).
         max_retry_after: The longest wait a model's ``Retry-After`` may impose on a step's
             next attempt.
+        token_budgets: Cumulative token budgets per session, user and app (none: unbounded).
     """
 
     def __init__(
@@ -90,6 +92,7 @@ class AdkPlugin(SimplePlugin):
         notifications: Notifications | None = None,
         model_limits: Sequence[ModelLimit] = (),
         max_retry_after: timedelta = timedelta(minutes=5),
+        token_budgets: TokenBudgets | None = None,
     ) -> None:
         services = StepServices.build(
             agents,
@@ -102,6 +105,7 @@ class AdkPlugin(SimplePlugin):
             notifications=notifications,
             model_limits=model_limits,
             max_retry_after=max_retry_after,
+            token_budgets=token_budgets,
         )
         self.services = services
         super().__init__(

@@ -62,6 +62,7 @@ from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
 from .sessions import SessionService
 from .steps import SessionRef, StepServices, append_events, model_step, tool_call
+from .usage import TokenBudgets
 
 __all__ = ["LocalInvocation", "Runner"]
 
@@ -415,6 +416,7 @@ class Runner:
             no timeout; ``None`` waits for ever.
         max_retry_after: The longest wait a model's ``Retry-After`` may impose on a step's
             next attempt.
+        token_budgets: Cumulative token budgets per session, user and app (none: unbounded).
     """
 
     def __init__(
@@ -428,6 +430,7 @@ class Runner:
         budgets: Budgets | None = None,
         request_timeout: timedelta | None = None,
         max_retry_after: timedelta = timedelta(minutes=5),
+        token_budgets: TokenBudgets | None = None,
     ) -> None:
         self.budgets = budgets or Budgets()
         self.services = StepServices.build(
@@ -438,6 +441,7 @@ class Runner:
             models=models,
             request_timeout=request_timeout,
             max_retry_after=max_retry_after,
+            token_budgets=token_budgets,
         )
         self._running: set[str] = set()
 

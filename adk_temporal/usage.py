@@ -1,11 +1,28 @@
-"""Token usage: what an invocation's model steps cost, summed from the models' reports."""
+"""Token usage: what an invocation's model steps cost, summed from the models' reports,
+and the cumulative budgets that bound what a session, a user or an app may spend."""
 
 from __future__ import annotations
 
-from google.genai import types
-from pydantic import BaseModel
+from typing import Literal, TypeAlias
 
-__all__ = ["TokenUsage", "check_token_budget"]
+from google.genai import types
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCOPES",
+    "BudgetScope",
+    "OverBudget",
+    "TokenBudgets",
+    "TokenGrant",
+    "TokenUsage",
+    "check_token_budget",
+]
+
+BudgetScope: TypeAlias = Literal["session", "user", "app"]
+"""Whose spending a budget bounds: one session, one user of an app, or a whole app."""
+
+SCOPES: tuple[BudgetScope, ...] = ("session", "user", "app")
+"""Every scope, narrowest first: the order budgets are checked and reported in."""
 
 
 def check_token_budget(budget: int | None) -> None:
@@ -48,3 +65,56 @@ class TokenUsage(BaseModel):
             candidates_tokens=self.candidates_tokens + other.candidates_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
         )
+
+
+class TokenBudgets(BaseModel):
+    """Cumulative token budgets, counted across invocations and continue-as-new in the
+    session store's ledger; ``None`` leaves a scope unbounded.
+
+    When a model step would start with a scope's spending at or over its budget (plus what
+    was granted), the invocation pauses with an input request that grants more or refuses.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    session: int | None = Field(default=None, gt=0)
+    """Tokens one session may spend in all."""
+    user: int | None = Field(default=None, gt=0)
+    """Tokens one user may spend across all their sessions of the app."""
+    app: int | None = Field(default=None, gt=0)
+    """Tokens the whole app may spend."""
+
+    def limit(self, scope: BudgetScope) -> int | None:
+        """The budget of ``scope``, or ``None`` when it has none."""
+        limit: int | None = getattr(self, scope)
+        return limit
+
+    def bounded(self) -> bool:
+        """Whether any scope has a budget (else nothing needs counting)."""
+        return any(self.limit(scope) is not None for scope in SCOPES)
+
+    def crossed(
+        self, used: dict[BudgetScope, int], granted: dict[BudgetScope, int]
+    ) -> OverBudget | None:
+        """The narrowest scope whose spending reached its budget plus its grants."""
+        for scope in SCOPES:
+            limit = self.limit(scope)
+            if limit is not None and used[scope] >= limit + granted[scope]:
+                return OverBudget(scope=scope, limit=limit + granted[scope], used=used[scope])
+        return None
+
+
+class OverBudget(BaseModel):
+    """A budget reached: whose, how large with its grants, and what was spent."""
+
+    scope: BudgetScope
+    limit: int
+    used: int
+
+
+class TokenGrant(BaseModel):
+    """More tokens allowed for a scope, granted by answering a budget request ``id``."""
+
+    id: str
+    scope: BudgetScope
+    tokens: int = Field(gt=0)

@@ -111,6 +111,7 @@ def build_worker(
         notifications=app.notifications,
         model_limits=app.model_limits,
         max_retry_after=app.max_retry_after,
+        token_budgets=app.token_budgets,
     )
     main = Worker(
         client,

@@ -54,6 +54,7 @@ with workflow.unsafe.imports_passed_through():
         ModelStepResult,
         NotifyEvent,
         NotifyPlan,
+        OverBudgetStep,
         PendingRequest,
         Refusal,
         RouteStep,
@@ -248,6 +249,8 @@ class TemporalExecutor:
                 f"the workers disagree on the model limit of agent {agent!r}: give every "
                 "worker of the task queue the same --model-limit",
             )
+        if isinstance(result, OverBudgetStep):
+            return result  # no model was called: nothing to learn or count
         self._notifier.learn(result.tree)
         if not isinstance(result, DelegateStep):
             self._steps_this_run += 1

@@ -43,8 +43,9 @@ from adk_temporal.merge import merge_actions
 from adk_temporal.resume import build_input_request_event, input_reply
 from adk_temporal.run_config import RunConfig
 from adk_temporal.state import TEMP_PREFIX
-from adk_temporal.usage import TokenUsage
+from adk_temporal.usage import TokenGrant, TokenUsage
 
+from .budget_requests import BUDGET_REQUEST_PREFIX, allowed, budget_request
 from .executor import Executor
 from .messages import (
     AdkStatus,
@@ -63,9 +64,11 @@ from .messages import (
     MergedResponses,
     ModelStepInput,
     ModelStepResult,
+    OverBudgetStep,
     PendingEvent,
     PendingRequest,
     PlannedCall,
+    RanStep,
     ResumeInput,
     StagedResponse,
     ToolCallInput,
@@ -246,6 +249,8 @@ class InvocationFlow:
         self._continued_by: str | None = None
         self._kept: list[PendingEvent] = []
         """What a cancellation found produced but not stored yet, stored before its event."""
+        self._grants: list[TokenGrant] = []
+        """Budget grants answered and not yet recorded by a model step."""
 
     @property
     def invocation_id(self) -> str:
@@ -551,7 +556,7 @@ class InvocationFlow:
             if moved is not None:
                 frame, first_step = moved, True
 
-    async def _model_outcome(self, frame: _Frame, result: ModelStepResult) -> _Outcome | None:
+    async def _model_outcome(self, frame: _Frame, result: RanStep) -> _Outcome | None:
         """How the agent's run ends after a model step, or ``None`` when its calls run next."""
         if result.tree is not None:
             self._remember(result.tree)
@@ -687,6 +692,7 @@ class InvocationFlow:
                 positions=list(frame.outer or ()),
                 usage=self.usage,
                 continued_by=self._continued_by,
+                grants=self._grants,
             )
 
         await self._exec.hand_over(carry)
@@ -696,6 +702,7 @@ class InvocationFlow:
         self._continued_by = carry.continued_by
         self.step = carry.step
         self.usage = carry.usage
+        self._grants = list(carry.grants)
         self._temp_state = dict(carry.temp_state)
         if carry.tree is not None:
             self._remember(carry.tree)
@@ -725,21 +732,31 @@ class InvocationFlow:
 
     async def _model_step(
         self, frame: _Frame, pending: list[PendingEvent], *, run_before_agent: bool, describe: bool
-    ) -> ModelStepResult:
+    ) -> RanStep:
         # The number is taken before the step runs: concurrent branches must not share one
         # (it keys the step's idempotent saves).
         self.step += 1
         step = self.step
         choose, self._choose_agent = self._choose_agent, False
+        unstored = list(pending)
         try:
             result = await self._model_step_of(
-                frame, pending, step, run_before_agent, describe, choose
+                frame, unstored, step, run_before_agent, describe, choose
             )
+            while isinstance(result, OverBudgetStep):
+                # No model was called and nothing stored: ask, then the same step again.
+                reply = await self._ask_for_tokens(frame, result, unstored)
+                if isinstance(reply, ErrorStep):
+                    return reply
+                unstored.append(reply)
+                result = await self._model_step_of(
+                    frame, unstored, step, run_before_agent, describe, choose
+                )
         except asyncio.CancelledError:
             # The events it was to store first (the user's message, the previous step's
             # tool responses) happened: a cancellation stores them.
             if self._exec.patched(KEEP_CANCELLED_OUTCOMES):
-                self._kept += pending
+                self._kept += unstored
             raise
         if isinstance(result, DelegateStep):
             # No model was called: the number goes back, the step limit counts model calls.
@@ -757,7 +774,8 @@ class InvocationFlow:
         describe: bool,
         choose_agent: bool,
     ) -> ModelStepResult:
-        return await self._exec.model_step(
+        grants = list(self._grants)
+        result = await self._exec.model_step(
             ModelStepInput(
                 ref=self._ref(frame),
                 step=step,
@@ -771,9 +789,49 @@ class InvocationFlow:
                 run_config=self._config,
                 budgets=self._budgets,
                 choose_agent=choose_agent,
+                grants=grants,
             ),
             summary=f"{frame.agent} · model step {step}",
         )
+        # Branches step concurrently: a grant answered meanwhile goes with the next step.
+        self._grants = [g for g in self._grants if g not in grants]
+        return result
+
+    async def _ask_for_tokens(
+        self, frame: _Frame, over: OverBudgetStep, pending: list[PendingEvent]
+    ) -> Event | ErrorStep:
+        """Store ``pending`` (emptying it) with a request asking to allow more than
+        ``over``'s budget and wait for its answer: the answer's event, to step again with,
+        or the error the invocation ends on when refused (stored as its error event)."""
+        request_id = f"{BUDGET_REQUEST_PREFIX}{self._exec.new_id()}"
+        now = self._exec.now()
+        listed, request = budget_request(
+            over, request_id, agent=frame.agent, branch=frame.branch, now=now
+        )
+        self.book.open(listed, request)
+        event = build_input_request_event(
+            [request],
+            event_id=self._exec.new_id(),
+            invocation_id=self.invocation_id,
+            author=frame.agent,
+            branch=frame.branch,
+            isolation_scope=frame.isolation_scope,
+            timestamp=now,
+        )
+        await self._append(frame, [*pending, event])
+        pending.clear()
+        answers = await self._wait_for_answers(frame, [request_id])
+        assert answers.reply is not None
+        tokens = allowed(answers.inputs.get(request_id, {}).get(request_id))
+        if tokens > 0:
+            self._grants.append(TokenGrant(id=request_id, scope=over.scope, tokens=tokens))
+            return answers.reply
+        message = (
+            f"the token budget of the {over.scope} ({over.limit} tokens, {over.used} used) "
+            "was not raised: the invocation ends"
+        )
+        await self._record_error(frame, "TokenBudgetRefused", message, [answers.reply])
+        return ErrorStep(kind="error", error_code="TokenBudgetRefused", error_message=message)
 
     def _over_budget(self) -> str | None:
         """Why the invocation must end on its token budget, or ``None``."""

@@ -21,7 +21,7 @@ from adk_temporal.budgets import Budgets, check_budget
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
 from adk_temporal.ids import session_key_of
 from adk_temporal.run_config import RunConfig
-from adk_temporal.usage import TokenUsage
+from adk_temporal.usage import BudgetScope, TokenGrant, TokenUsage
 
 __all__ = [
     "DEFAULT_TOOL_ATTEMPTS",
@@ -45,9 +45,11 @@ __all__ = [
     "ModelStepResult",
     "NotifyEvent",
     "NotifyPlan",
+    "OverBudgetStep",
     "PendingEvent",
     "PendingRequest",
     "PlannedCall",
+    "RanStep",
     "Refusal",
     "RequestSummary",
     "ResumeInput",
@@ -285,6 +287,9 @@ class ModelStepInput(BaseModel):
     """The invocation's first step at the root of its tree: run the agent the conversation
     is with (ADK's runner rule, read from the session), which may be another than the
     ref's; the result names it."""
+    grants: list[TokenGrant] = Field(default_factory=list)
+    """Budget grants answered since the last step, recorded in the session store's ledger
+    before the budgets are checked (once each: a retried step records nothing twice)."""
 
 
 class _StepOutcome(BaseModel):
@@ -346,9 +351,21 @@ class DelegateStep(BaseModel):
     tree: AgentSpec
 
 
-ModelStepResult: TypeAlias = Annotated[
-    CallsStep | FinalStep | EndedStep | ErrorStep | DelegateStep, Field(discriminator="kind")
-]
+class OverBudgetStep(BaseModel):
+    """The model step ran nowhere: a cumulative token budget is reached (``limit``, grants
+    included, with ``used`` spent). Nothing was stored; the flow asks whether to allow more
+    and steps again with the same pending events, or ends."""
+
+    kind: Literal["over_budget"]
+    scope: BudgetScope
+    limit: int
+    used: int
+
+
+RanStep: TypeAlias = CallsStep | FinalStep | EndedStep | ErrorStep | DelegateStep
+"""A model step that ran: the agent's outcome, or the workflow agent it described."""
+
+ModelStepResult: TypeAlias = Annotated[RanStep | OverBudgetStep, Field(discriminator="kind")]
 """Result of the model step, tagged by ``kind``."""
 
 
@@ -361,7 +378,7 @@ class RouteStep(BaseModel):
 
 
 ModelStepReply: TypeAlias = Annotated[
-    CallsStep | FinalStep | EndedStep | ErrorStep | DelegateStep | RouteStep,
+    RanStep | OverBudgetStep | RouteStep,
     Field(discriminator="kind"),
 ]
 """What the model step answers its engine: a result, or where to run it instead."""
@@ -545,6 +562,8 @@ class InvocationCarry(BaseModel):
     continued_by: str | None = None
     """The agent a follow-up message continued the conversation with, when not the one the
     invocation was started with."""
+    grants: list[TokenGrant] = Field(default_factory=list)
+    """Budget grants answered but not yet recorded by a model step."""
 
 
 class InvocationStatus(BaseModel):

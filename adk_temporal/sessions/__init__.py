@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..ids import SessionKey
 from .conversations import ConversationStore
+from .ledger import TokenLedger, TokenTotals
 from .memory import InMemorySessionService
 from .partials import PartialChannel
 from .rules import REMOVED_STATE_VALUE
@@ -28,6 +29,8 @@ __all__ = [
     "SessionService",
     "SqliteSessionService",
     "StagingArea",
+    "TokenLedger",
+    "TokenTotals",
 ]
 
 

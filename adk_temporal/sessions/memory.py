@@ -13,6 +13,8 @@ from typing import Any
 
 from ..events import Event
 from ..ids import SessionKey
+from ..usage import SCOPES, BudgetScope
+from .ledger import TokenTotals, check_entry
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -63,6 +65,7 @@ class InMemorySessionService(SessionService):
         # Per session: (sequence, event, published at) of the pieces not yet superseded.
         self._partials: dict[SessionKey, list[tuple[int, Event, float]]] = {}
         self._partial_sequence = 0
+        self._ledger: dict[tuple[SessionKey, str], tuple[str, int]] = {}
 
     async def close(self) -> None:
         """Nothing to release; the sessions stay readable."""
@@ -84,6 +87,35 @@ class InMemorySessionService(SessionService):
             stored.initial_state = copy.deepcopy(stored.state)
             self._sessions[key] = stored
             return self._snapshot(key, stored, [])
+
+    async def record_tokens(self, key: SessionKey, entry_id: str, tokens: int) -> None:
+        """Count a step's tokens once (see :meth:`TokenLedger.record_tokens`)."""
+        check_entry(key, entry_id, tokens)
+        with self._lock:
+            self._ledger.setdefault((key, entry_id), ("used", tokens))
+
+    async def grant_tokens(
+        self, key: SessionKey, scope: BudgetScope, entry_id: str, tokens: int
+    ) -> None:
+        """Raise a budget once (see :meth:`TokenLedger.grant_tokens`)."""
+        check_entry(key, entry_id, tokens)
+        with self._lock:
+            self._ledger.setdefault((key, entry_id), (scope, tokens))
+
+    async def token_totals(self, key: SessionKey) -> TokenTotals:
+        """Sum the ledger (see :meth:`TokenLedger.token_totals`)."""
+        check_identity(key)
+        totals = TokenTotals()
+        with self._lock:
+            for (at, _), (kind, tokens) in self._ledger.items():
+                for scope in SCOPES:
+                    if at.app_name != key.app_name or not _within(at, key, scope):
+                        continue
+                    if kind == "used":
+                        totals.used[scope] += tokens
+                    elif kind == scope:
+                        totals.granted[scope] += tokens
+        return totals
 
     async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
@@ -225,3 +257,12 @@ class InMemorySessionService(SessionService):
             events=[event.model_copy(deep=True) for event in events],
             last_update_time=stored.last_update_time,
         )
+
+
+def _within(at: SessionKey, key: SessionKey, scope: BudgetScope) -> bool:
+    """Whether a ledger row of session ``at`` counts for ``key``'s ``scope`` (same app)."""
+    if scope == "app":
+        return True
+    if scope == "user":
+        return at.user_id == key.user_id
+    return at == key

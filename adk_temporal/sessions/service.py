@@ -1,8 +1,9 @@
-"""``SessionService``: what a worker needs of its session store — three jobs, one backend.
+"""``SessionService``: what a worker needs of its session store — four jobs, one backend.
 
 A backend implements the conversation (:class:`.ConversationStore`), the staging area of
-tool responses (:class:`.StagingArea`) and the side channel of streamed pieces
-(:class:`.PartialChannel`) together, over one storage, because an append takes its staged
+tool responses (:class:`.StagingArea`), the side channel of streamed pieces
+(:class:`.PartialChannel`) and the token ledger of cumulative budgets
+(:class:`.TokenLedger`) together, over one storage, because an append takes its staged
 responses and supersedes its pieces in the same transaction. Code that needs one job takes
 the narrow interface; workers and runners take this one.
 """
@@ -13,14 +14,16 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from .conversations import ConversationStore
+from .ledger import TokenLedger
 from .partials import PartialChannel
 from .staging import StagingArea
 
 __all__ = ["SessionService"]
 
 
-class SessionService(ConversationStore, StagingArea, PartialChannel, Protocol):
-    """A session store: conversations, staged responses and partial pieces, closable."""
+class SessionService(ConversationStore, StagingArea, PartialChannel, TokenLedger, Protocol):
+    """A session store: conversations, staged responses, partial pieces and the token
+    ledger, closable."""
 
     async def close(self) -> None:
         """Release connections and threads; the service is unusable afterwards.

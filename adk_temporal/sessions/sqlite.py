@@ -42,6 +42,15 @@ from typing import Any, TypeVar
 
 from ..events import Event
 from ..ids import SessionKey
+from ..usage import BudgetScope
+from .ledger import (
+    LEDGER_COLUMNS,
+    TokenTotals,
+    check_entry,
+    insert_sql,
+    totals_from_row,
+    totals_sql,
+)
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -119,7 +128,11 @@ _SCHEMA = (
     )""",
     "CREATE INDEX IF NOT EXISTS partial_events_session "
     "ON partial_events (app_name, user_id, session_id, sequence)",
+    f"CREATE TABLE IF NOT EXISTS token_ledger ({LEDGER_COLUMNS})",
 )
+
+_INSERT_LEDGER = insert_sql("token_ledger", "?", "sqlite")
+_LEDGER_TOTALS = totals_sql("token_ledger", "?")
 
 _PARTIALS_OF_SESSION = "app_name = ? AND user_id = ? AND session_id = ?"
 
@@ -288,6 +301,38 @@ class SqliteSessionService(SessionService):
                 conn.execute(f"DELETE FROM partial_events WHERE {_PARTIALS_OF_SESSION}", key)
 
         await self._run(delete)
+
+    async def record_tokens(self, key: SessionKey, entry_id: str, tokens: int) -> None:
+        """Count a step's tokens once (see :meth:`TokenLedger.record_tokens`)."""
+        await self._ledger_row(key, entry_id, "used", tokens)
+
+    async def grant_tokens(
+        self, key: SessionKey, scope: BudgetScope, entry_id: str, tokens: int
+    ) -> None:
+        """Raise a budget once (see :meth:`TokenLedger.grant_tokens`)."""
+        await self._ledger_row(key, entry_id, scope, tokens)
+
+    async def _ledger_row(self, key: SessionKey, entry_id: str, kind: str, tokens: int) -> None:
+        check_entry(key, entry_id, tokens)
+
+        def insert(conn: sqlite3.Connection) -> None:
+            with _transaction(conn, write=True):
+                conn.execute(_INSERT_LEDGER, (*key, entry_id, kind, tokens))
+
+        await self._run(insert)
+
+    async def token_totals(self, key: SessionKey) -> TokenTotals:
+        """Sum the ledger (see :meth:`TokenLedger.token_totals`)."""
+        check_identity(key)
+        sql, names = _LEDGER_TOTALS
+        fields = key._asdict()
+
+        def read(conn: sqlite3.Connection) -> TokenTotals:
+            with _transaction(conn, write=False):
+                row = conn.execute(sql, tuple(fields[n] for n in names)).fetchone()
+            return totals_from_row(row)
+
+        return await self._run(read)
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""

@@ -47,6 +47,7 @@ from ..flow.messages import (
     ModelStepInput,
     ModelStepReply,
     ModelStepResult,
+    OverBudgetStep,
     PlannedCall,
     RouteStep,
 )
@@ -136,12 +137,15 @@ async def model_step(
     """
     services.check_app(ref)
     chosen = await _continuing_agent(services, inp, ref) if inp.choose_agent else None
-    if chosen is None:
-        return await _step(services, inp, ref, attempt, heartbeat)
-    reply = await _step(services, inp, replace(ref, agent_name=chosen), attempt, heartbeat)
-    if isinstance(reply, RouteStep | DelegateStep):
+    step_ref = ref if chosen is None else replace(ref, agent_name=chosen)
+    reply = await _step(services, inp, step_ref, attempt, heartbeat)
+    if isinstance(reply, RouteStep | DelegateStep | OverBudgetStep):
         return reply
-    return reply.model_copy(update={"agent": chosen})
+    if reply.usage is not None and services.token_budgets.bounded():
+        # Under the step's event id: a retry that finds the reply stored counts it once.
+        tokens = reply.usage.total_tokens
+        await services.sessions.record_tokens(ref.key, inp.model_event_id, tokens)
+    return reply if chosen is None else reply.model_copy(update={"agent": chosen})
 
 
 async def _continuing_agent(
@@ -179,6 +183,9 @@ async def _step(
         )
         await append_to_session(services.sessions, ref, new, unstage)
         return DelegateStep(kind="delegate", tree=_tree(services, ref))
+    over = await _over_budget(services, inp, ref, loaded)
+    if over is not None:
+        return over
     step_or_result = await _open(services, inp, ref, loaded)
     if not isinstance(step_or_result, _Step):
         return step_or_result
@@ -204,6 +211,27 @@ async def _step(
             err.retry_after = min(err.retry_after, services.max_retry_after_seconds)
         raise
     return await _record_reply(step, response, taken)
+
+
+async def _over_budget(
+    services: StepServices, inp: ModelStepInput, ref: SessionRef, loaded: LoadedSession
+) -> OverBudgetStep | None:
+    """The cumulative budget this step would start over, after recording its grants.
+
+    Checked before anything is stored, so the flow can send the same pending events again
+    once more is allowed. A retry of a step whose reply is stored goes on whatever was
+    spent since: the model was called already.
+    """
+    budgets = services.token_budgets
+    for grant in inp.grants:
+        await services.sessions.grant_tokens(ref.key, grant.scope, grant.id, grant.tokens)
+    if not budgets.bounded() or inp.model_event_id in loaded.stored.ids:
+        return None
+    totals = await services.sessions.token_totals(ref.key)
+    crossed = budgets.crossed(totals.used, totals.granted)
+    if crossed is None:
+        return None
+    return OverBudgetStep(kind="over_budget", **crossed.model_dump())
 
 
 def _tree(services: StepServices, ref: SessionRef) -> AgentSpec:

@@ -26,6 +26,7 @@ from ..models import ModelRegistry, default_registry
 from ..notifications import Notifications
 from ..run_config import RunConfig
 from ..sessions import Session, SessionService
+from ..usage import TokenBudgets
 from .ref import SessionRef
 from .session_cache import LoadedSession, SessionEventsCache
 
@@ -53,6 +54,8 @@ class StepServices:
     ``Retry-After`` may impose; longer requests are shortened to this."""
     model_limits: tuple[ModelLimit, ...] = ()
     """The models whose steps run on a limit's own task queue (:mod:`..model_limits`)."""
+    token_budgets: TokenBudgets = field(default_factory=TokenBudgets)
+    """The cumulative token budgets model steps check before they call a model."""
 
     @classmethod
     def build(
@@ -68,6 +71,7 @@ class StepServices:
         notifications: Notifications | None = None,
         max_retry_after: timedelta = timedelta(minutes=5),
         model_limits: Sequence[ModelLimit] = (),
+        token_budgets: TokenBudgets | None = None,
     ) -> StepServices:
         """The services from what a worker or runner is configured with (see ``AdkPlugin``)."""
         return cls(
@@ -81,6 +85,7 @@ class StepServices:
             notify=notifications.plan() if notifications else None,
             max_retry_after_seconds=max_retry_after.total_seconds(),
             model_limits=tuple(model_limits),
+            token_budgets=token_budgets or TokenBudgets(),
         )
 
     def model_group(self, model: str) -> str | None:

@@ -997,3 +997,64 @@ async def test_two_processes_appending_concurrently_store_exactly_the_union(
             assert session.state[f"{prefix}own-{tag}"] == 49
     # A skipped duplicate's delta was not applied: each shared key holds its winner's value.
     assert {key: session.state[key] for key in shared} == winners
+
+
+# The token ledger: cumulative budgets count across sessions, users and continue-as-new.
+
+
+async def test_ledger_counts_a_step_once_and_sums_per_scope(service: SessionService) -> None:
+    """A retried step records its tokens under the same id; totals sum per session, user
+    and app, never across apps."""
+    mine, other, bobs = (
+        SessionKey(APP, USER, "s1"),
+        SessionKey(APP, USER, "s2"),
+        SessionKey(APP, "bob", "s1"),
+    )
+    elsewhere = SessionKey("other_app", USER, "s1")
+    await service.record_tokens(mine, "e1", 100)
+    await service.record_tokens(mine, "e1", 100)
+    await service.record_tokens(other, "e2", 30)
+    await service.record_tokens(bobs, "e3", 5)
+    await service.record_tokens(elsewhere, "e4", 1000)
+    totals = await service.token_totals(mine)
+    assert totals.used == {"session": 100, "user": 130, "app": 135}
+    assert totals.granted == {"session": 0, "user": 0, "app": 0}
+    assert (await service.token_totals(bobs)).used == {"session": 5, "user": 5, "app": 135}
+
+
+async def test_ledger_grants_raise_their_own_scope_once(service: SessionService) -> None:
+    """A grant counts for the scope it names, once per request id; a user's grant counts
+    in every session of that user."""
+    first, second = SessionKey(APP, USER, "s1"), SessionKey(APP, USER, "s2")
+    await service.grant_tokens(first, "session", "adk-budget-1", 50)
+    await service.grant_tokens(first, "session", "adk-budget-1", 50)
+    await service.grant_tokens(first, "user", "adk-budget-2", 70)
+    await service.grant_tokens(second, "app", "adk-budget-3", 9)
+    assert (await service.token_totals(first)).granted == {"session": 50, "user": 70, "app": 9}
+    assert (await service.token_totals(second)).granted == {"session": 0, "user": 70, "app": 9}
+
+
+async def test_ledger_outlives_a_deleted_session(service: SessionService) -> None:
+    """Deleting a session does not refund its user's or app's spending."""
+    spent, kept = SessionKey(APP, USER, "gone"), SessionKey(APP, USER, "kept")
+    await service.create(spent)
+    await service.record_tokens(spent, "e1", 40)
+    await service.delete(spent)
+    assert (await service.token_totals(kept)).used == {"session": 0, "user": 40, "app": 40}
+
+
+@pytest.mark.parametrize(
+    ("key", "entry_id", "tokens", "problem"),
+    [
+        (SessionKey(APP, USER, ""), "e1", 1, "session_id"),
+        (SessionKey(APP, USER, "s1"), "", 1, "non-empty id"),
+        (SessionKey(APP, USER, "s1"), "e1", -1, "negative"),
+    ],
+)
+async def test_ledger_refuses_bad_entries(
+    service: SessionService, key: SessionKey, entry_id: str, tokens: int, problem: str
+) -> None:
+    """A malformed entry is refused with a typed error naming the problem; nothing counts."""
+    with pytest.raises(InvalidSessionRequestError, match=problem):
+        await service.record_tokens(key, entry_id, tokens)
+    assert (await service.token_totals(SessionKey(APP, USER, "s1"))).used["app"] == 0

@@ -47,12 +47,14 @@ from adk_temporal.notifications import Notifications
 from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService
 from adk_temporal.tools import tool
+from adk_temporal.usage import TokenBudgets
 
 from ..adk_scenarios import failing_fan, long_running_agent
 from ..integration.conftest import WorkerFactory
 from ..integration.workers import Deployment, died_by_sigkill, worker_process
 from ..mcp_servers import stdio_toolset
 from ..multi_agents import multi_agent_app
+from ..priced import priced_agent
 
 HISTORIES = Path(__file__).parent / "histories"
 RECORD = os.environ.get("ADK_RECORD_HISTORIES") == "1"
@@ -356,6 +358,7 @@ ALL_SCENARIOS = {
     *NOTIFY_SCENARIOS,
     *ADK_SCENARIOS,
     "long_running_restart",
+    "token_budget_pause",
 }
 
 
@@ -424,6 +427,8 @@ async def test_record_missing_histories(
     await close_connections()  # the MCP scenario's server process
     if _missing(["long_running_restart"]):
         await _record_long_running_restart(run_worker, temporal_client)
+    if _missing(["token_budget_pause"]):
+        await _record_token_budget(run_worker, temporal_client)
     if _missing(["crash_recovered"]):
         await _record_crash(temporal_client, dev_server, tmp_path)
     for path in _committed():
@@ -450,6 +455,24 @@ async def _record_long_running_restart(run_worker: WorkerFactory, client: Client
         await handle.resume(request.id, {"status": "approved"})
         await handle.result()
     await _save_runs(client, "long_running_restart", handle.workflow_id)
+
+
+async def _record_token_budget(run_worker: WorkerFactory, client: Client) -> None:
+    """A session budget reached at the third model step: the run waits, a grant answers,
+    it hands over, and the next budget request is refused."""
+    priced = priced_agent(calls=4)
+    sid = f"replay-budget-{uuid.uuid4().hex[:6]}"
+    budgets = TokenBudgets(session=200)
+    async with run_worker([priced.agent], models=priced.models, token_budgets=budgets) as rt:
+        handle = await rt.adk.start(
+            ADK_APP, USER, sid, "assistant", "count", continue_as_new_after_events=4
+        )
+        for allow in (100, 0):
+            await handle.wait_for_status("awaiting_input", timeout=30)
+            [request] = await handle.pending()
+            await handle.resume(request.id, {"allow": allow})
+        await handle.result()
+    await _save_runs(client, "token_budget_pause", handle.workflow_id)
 
 
 async def _record_crash(temporal_client: Client, dev_server: DevServer, tmp_path: Path) -> None:

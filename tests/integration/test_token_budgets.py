@@ -1,0 +1,107 @@
+"""Cumulative token budgets on Temporal (issue 26, item 4): counted across continue-as-new
+and invocations in the session store, paused with an input request any answer path can
+answer — the client's checked update, the CLI, a raw signal — and refused cleanly."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from temporalio.client import Client
+
+from adk_temporal.agents import Agent
+from adk_temporal.devserver import DevServer
+from adk_temporal.ids import SessionKey
+from adk_temporal.testing.fake_gemini import FakeGeminiServer
+from adk_temporal.usage import TokenBudgets
+
+from ..commands import run_cli
+from ..priced import priced_agent
+from .conftest import WorkerFactory, gemini_models
+
+pytestmark = pytest.mark.integration
+
+APP = "budgeted"
+USER = "u-1"
+
+
+def _key() -> SessionKey:
+    return SessionKey(APP, USER, f"s-{uuid.uuid4().hex[:8]}")
+
+
+async def _runs(client: Client, workflow_id: str) -> int:
+    return len([w async for w in client.list_workflows(f"WorkflowId = '{workflow_id}'")])
+
+
+async def test_a_budget_crossed_granted_crossed_again_and_refused_across_continue_as_new(
+    run_worker: WorkerFactory, temporal_client: Client, dev_server: DevServer
+) -> None:
+    """Six tally calls in one turn at 100 tokens a reply, budget 250, handing over every
+    few events: three steps run, the fourth asks; granted 150 through the CLI it runs, the
+    fifth asks again and is refused. The invocation fails with TokenBudgetRefused after
+    several runs; each tool ran once per step that asked for it, four model calls in all."""
+    priced = priced_agent(calls=6)
+    key = _key()
+    async with run_worker(
+        [priced.agent], models=priced.models, token_budgets=TokenBudgets(session=250)
+    ) as rt:
+        handle = await rt.adk.start(*key, "assistant", "count", continue_as_new_after_events=4)
+        await handle.wait_for_status("awaiting_input", timeout=60)
+        [request] = await handle.pending()
+        assert (request.tool, request.args) == (
+            "adk_token_budget",
+            {"scope": "session", "limit": 250, "used": 300},
+        )
+        answered = await run_cli(
+            dev_server.address,
+            "resume",
+            handle.workflow_id,
+            request.id,
+            "--input",
+            '{"allow": 150}',
+            "--task-queue",
+            rt.task_queue,
+        )
+        assert answered.returncode == 0, answered.stderr
+        await handle.wait_for_status("awaiting_input", timeout=60)
+        [again] = await handle.pending()
+        assert again.id != request.id
+        assert again.args == {"scope": "session", "limit": 400, "used": 400}
+        await handle.resume(again.id, {"allow": 0})
+        result = await handle.result()
+        session = await rt.sessions.get(key)
+        totals = await rt.sessions.token_totals(key)
+    assert result.status == "failed"
+    assert result.error is not None and "was not raised" in result.error
+    assert priced.model_calls == 4 and priced.tool_runs == ["1", "2", "3", "4"]
+    assert await _runs(temporal_client, handle.workflow_id) > 1
+    assert session.events[-1].error_code == "TokenBudgetRefused"
+    assert (totals.used["session"], totals.granted["session"]) == (400, 150)
+
+
+async def test_gemini_usage_counts_towards_a_user_budget_across_invocations(
+    run_worker: WorkerFactory, gemini: FakeGeminiServer
+) -> None:
+    """The tokens Gemini reports (usageMetadata, through the real google-genai client) are
+    what the ledger counts: a second invocation of the user starts over the budget and
+    waits; a raw signal answers it and the model is called once more."""
+    gemini.enqueue_text("first", usage=(90, 20))
+    gemini.enqueue_text("second", usage=(10, 5))
+    agent = Agent("assistant", "gemini-2.5-flash", "Answer.")
+    first, second = _key(), _key()
+    async with run_worker(
+        [agent], models=gemini_models(gemini), token_budgets=TokenBudgets(user=100)
+    ) as rt:
+        done = await (await rt.adk.start(*first, "assistant", "hi")).result()
+        assert done.status == "completed"
+        paused = await rt.adk.start(*second, "assistant", "hi again")
+        await paused.wait_for_status("awaiting_input", timeout=60)
+        [request] = await paused.pending()
+        assert request.args == {"scope": "user", "limit": 100, "used": 110}
+        await rt.client.get_workflow_handle(paused.workflow_id).signal(
+            "adk_resume", {"interrupt_id": request.id, "input": {"allow": 50}}
+        )
+        result = await paused.result()
+        totals = await rt.sessions.token_totals(second)
+    assert (result.status, result.final_text) == ("completed", "second")
+    assert (totals.used["user"], totals.granted["user"]) == (125, 50)
