@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import copy
 import inspect
 import re
 import types as pytypes
@@ -167,6 +168,7 @@ class FunctionTool:
         self.heartbeat_timeout = heartbeat_timeout
         self.on_failure: OnFailure = on_failure
         self.context_param, self._args_model = _signature_model(func, self.name, doc)
+        self._schema: dict[str, Any] | None = None
         self._is_async = inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
             getattr(func, "__call__", None)  # noqa: B004 - an object with an async __call__
         )
@@ -182,7 +184,12 @@ class FunctionTool:
         """The JSON schema of the parameters, or ``None`` when the tool takes none."""
         if not self._args_model.model_fields:
             return None
-        return self._args_model.model_json_schema(schema_generator=_NoFieldTitles)
+        if self._schema is None:
+            # Built once per tool: pydantic's schema generation cost more than the rest of
+            # a model step's request. Each caller gets its own copy, since callbacks may
+            # edit the request's declarations.
+            self._schema = self._args_model.model_json_schema(schema_generator=_NoFieldTitles)
+        return copy.deepcopy(self._schema)
 
     def declaration(self) -> types.FunctionDeclaration:
         """The function declaration the model is given for this tool."""

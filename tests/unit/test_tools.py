@@ -82,6 +82,20 @@ def test_declaration_name_and_description_come_from_the_function() -> None:
     assert declaration.description == "Get the weather forecast for a city."
 
 
+def test_each_declaration_has_its_own_schema_copy() -> None:
+    """The schema is built once per tool, but a callback editing one step's declaration
+    (as before-model callbacks may) leaves the next step's untouched."""
+    made = FunctionTool(get_weather)
+    first = made.declaration().parameters_json_schema
+    assert isinstance(first, dict)
+    first["properties"]["city"]["description"] = "edited"
+    first["required"].append("days")
+    second = made.declaration().parameters_json_schema
+    assert isinstance(second, dict)
+    assert second["required"] == ["city"]
+    assert second["properties"]["city"]["description"].startswith("The city to look up")
+
+
 def test_parameter_descriptions_come_from_the_args_section() -> None:
     """Google-style Args entries (with continuation lines and types) describe parameters."""
     properties = schema_of(get_weather)["properties"]
