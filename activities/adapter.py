@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any, ParamSpec, TypeVar
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from adk_temporal.errors import AdkRequestError, AdkRunError
 from adk_temporal.flow.messages import InvocationRef
@@ -55,10 +55,17 @@ def heartbeat() -> Heartbeat | None:
     return Heartbeat(activity.heartbeat, timeout.total_seconds() / 3) if timeout else None
 
 
-def _failure(err: BaseException, *, non_retryable: bool) -> ApplicationError:
+def _message(err: BaseException) -> str:
     message = str(err) or type(err).__name__
     if len(message) > FAILURE_MESSAGE_LIMIT:
         message = f"{message[: FAILURE_MESSAGE_LIMIT - 40]}… ({len(message)} characters)"
+    return message
+
+
+def _failure(
+    err: BaseException, *, non_retryable: bool, expected: bool = False
+) -> ApplicationError:
+    message = _message(err)
     details: list[Any] = []
     status = getattr(err, "status", None)
     if isinstance(status, int):
@@ -71,6 +78,11 @@ def _failure(err: BaseException, *, non_retryable: bool) -> ApplicationError:
         non_retryable=non_retryable,
         # Temporal waits this long before the next attempt instead of its back-off.
         next_retry_delay=timedelta(seconds=wait) if wait is not None else None,
+        # Benign: the SDK logs it at debug level, where its traceback does not bury the
+        # one line the wrapper logs for the operator.
+        category=ApplicationErrorCategory.BENIGN
+        if expected
+        else ApplicationErrorCategory.UNSPECIFIED,
     )
 
 
@@ -79,10 +91,11 @@ def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]
 
     Request errors (bad input, unknown agent or model, a 4xx from the model API) can never
     succeed on retry, so they become non-retryable ``ApplicationError`` values typed with
-    the class name. Anything else — a model that is rate-limited or down, a tool that
-    raised — stays retryable under the activity's policy, typed with its class name (so a
-    tool's ``non_retryable_error_types`` applies). A run error whose ``retryable`` attribute
-    is ``False`` (an MCP server that answered a listing with a protocol error, say) is
+    the class name, logged as one line without a traceback (they are expected). Anything
+    else — a model that is rate-limited or down, a tool that raised — stays retryable under
+    the activity's policy, typed with its class name (so a tool's
+    ``non_retryable_error_types`` applies). A run error whose ``retryable`` attribute is
+    ``False`` (an MCP server that answered a listing with a protocol error, say) is
     non-retryable too. Every failure is compact: its message is at most
     :data:`FAILURE_MESSAGE_LIMIT` characters and it carries no chained causes.
     """
@@ -94,7 +107,10 @@ def translate_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]
         except ApplicationError:
             raise
         except AdkRequestError as err:
-            raise _failure(err, non_retryable=True) from None
+            # The caller's mistake (an unknown agent, say): one line saying what it was;
+            # a traceback would only point at this library.
+            activity.logger.warning("refused: %s: %s", type(err).__name__, _message(err))
+            raise _failure(err, non_retryable=True, expected=True) from None
         except Exception as err:
             activity.logger.warning("step failed: %s", type(err).__name__, exc_info=True)
             final = isinstance(err, AdkRunError) and not err.retryable

@@ -1,9 +1,11 @@
-"""``adk_model_step``, ``adk_tool_call``, ``adk_append_events``: the flow's steps as activities."""
+"""``adk_model_step``, ``adk_tool_call``, ``adk_append_events``, ``adk_compact``: the flow's
+steps as activities."""
 
 from __future__ import annotations
 
 from temporalio import activity
 
+from adk_temporal.flow.compacting import CompactionInput, CompactionResult
 from adk_temporal.flow.messages import (
     AppendEventsInput,
     ModelStepInput,
@@ -12,10 +14,11 @@ from adk_temporal.flow.messages import (
     ToolCallResult,
 )
 from adk_temporal.steps import StepServices, append_events, model_step, tool_call
+from adk_temporal.steps.compaction import compact_events
 
 from .adapter import heartbeat, step_ref, translate_errors
 
-__all__ = ["AppendEventsActivity", "ModelStepActivity", "ToolCallActivity"]
+__all__ = ["AppendEventsActivity", "CompactionActivity", "ModelStepActivity", "ToolCallActivity"]
 
 
 class ModelStepActivity:
@@ -67,3 +70,16 @@ class AppendEventsActivity:
     async def run(self, inp: AppendEventsInput) -> None:
         """The append step (``adk_temporal.steps.append_events``) as a Temporal activity."""
         await append_events(self._services, inp, step_ref(inp.ref))
+
+
+class CompactionActivity:
+    """Summarises a session's older events into one compaction event; idempotent by id."""
+
+    def __init__(self, services: StepServices) -> None:
+        self._services = services
+
+    @activity.defn(name="adk_compact")
+    @translate_errors
+    async def run(self, inp: CompactionInput) -> CompactionResult:
+        """The compaction step (``adk_temporal.steps.compaction``) as a Temporal activity."""
+        return await compact_events(self._services, inp, step_ref(inp.ref))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from .agents import Agent
+from .compaction import EventsCompactionConfig
 from .errors import AdkRequestError
 from .memory import MemoryService
 from .model_limits import ModelLimit
@@ -35,7 +36,9 @@ class App:
     Args:
         agents: The agents, looked up by name when an invocation starts.
         name: The app name invocations of these agents are started with (``run --app``).
-            A worker serving a named app refuses invocations of another app at once, and
+            A worker serving a named app also polls the app's own task queue
+            (``ids.app_task_queue``), where its runs' steps go, so workers of several apps
+            may share a task queue; it sends another app's steps back untouched, and
             advertises the name so ``run`` can refuse to start what no worker serves.
         models: Resolves the agents' model names; Gemini plus the scripted models by default.
         memory_service: Backs ``ctx.search_memory``; ``None`` makes it raise.
@@ -50,6 +53,8 @@ class App:
             provider's ``Retry-After`` may impose.
         token_budgets: Cumulative token budgets per session, user and app; a step that
             would start over one pauses the invocation to ask for more.
+        events_compaction_config: When the app's sessions are compacted, summarising older
+            events for the model (``None``: never; see ``docs/compaction.md``).
     """
 
     agents: Sequence[Agent]
@@ -61,6 +66,7 @@ class App:
     model_limits: Sequence[ModelLimit] = ()
     max_retry_after: timedelta = timedelta(minutes=5)
     token_budgets: TokenBudgets = field(default_factory=TokenBudgets)
+    events_compaction_config: EventsCompactionConfig | None = None
 
 
 def _as_app(value: object, spec: str) -> App:

@@ -60,7 +60,7 @@ from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
 from .sessions import SessionService
 from .tracing import Telemetry
-from .visibility import quoted
+from .visibility import list_page, quoted
 from .workflows.messages import (
     ADK_AGENT,
     ADK_APP,
@@ -142,9 +142,12 @@ async def deliver_answer(
 def _waiting_query(
     task_queue: str | None,
     statuses: Sequence[AdkStatus] = ("awaiting_confirmation", "awaiting_input"),
+    app_name: str | None = None,
 ) -> str:
     values = ", ".join(quoted(s, "status") for s in statuses)
     query = f"AdkStatus IN ({values}) AND ExecutionStatus = 'Running'"
+    if app_name is not None:
+        query += f" AND AdkApp = {quoted(app_name, 'app_name')}"
     if task_queue is not None:
         # Quoted like every value: a queue name holding a quote would end its literal.
         query += f" AND TaskQueue = {quoted(task_queue, 'task_queue')}"
@@ -226,6 +229,9 @@ class InvocationHandle:
         *,
         call_digest: str | None = None,
         checked: bool = True,
+        answered_by: str | None = None,
+        channel: str | None = None,
+        edited_args: dict[str, Any] | None = None,
     ) -> None:
         """Approve or reject one confirmation request.
 
@@ -235,30 +241,54 @@ class InvocationHandle:
             payload: Optional data for the re-entered tool (``ctx.tool_confirmation.payload``).
             call_digest: When given, the reply only applies to a call with this digest.
             checked: Use the checked update (errors raised here) instead of the signal.
+            answered_by: Who answers, as the caller authenticated them; recorded with the
+                answer in the session's reply event and the audit listing.
+            channel: How the answer came (``cli``, ``gateway``…); ``None``: the run records
+                ``update`` or ``signal``.
+            edited_args: An approval's edited arguments: the call runs with them (its tool
+                must be declared ``editable=True``; they must satisfy its parameter schema).
 
         Raises:
             InvalidAnswerError: ``payload`` is over the ``answer_bytes`` budget (nothing is
                 sent).
             UnknownRequestIdError: No open request has this id (checked only).
             ConfirmationMismatchError: ``call_digest`` does not match (checked only).
+            EditNotAllowedError: ``edited_args`` for a tool not declared editable, or with
+                a rejection (checked only).
+            InvalidEditError: ``edited_args`` break the tool's parameter schema (checked
+                only).
         """
         answer = ConfirmInput(
             confirmation_id=confirmation_id,
             confirmed=confirmed,
             payload=payload,
             call_digest=call_digest,
+            answered_by=answered_by,
+            channel=channel,
+            edited_args=edited_args,
         )
         await self._send(CONFIRM_CHECKED_UPDATE if checked else CONFIRM_SIGNAL, answer, checked)
 
-    async def resume(self, interrupt_id: str, input: Any, *, checked: bool = True) -> None:
-        """Answer one input request; ``None`` is a valid answer.
+    async def resume(
+        self,
+        interrupt_id: str,
+        input: Any,
+        *,
+        checked: bool = True,
+        answered_by: str | None = None,
+        channel: str | None = None,
+    ) -> None:
+        """Answer one input request; ``None`` is a valid answer (``answered_by`` and
+        ``channel`` as in :meth:`confirm`).
 
         Raises:
             InvalidAnswerError: ``input`` is over the ``answer_bytes`` budget (nothing is sent).
             UnknownRequestIdError: No open input request has this id (checked only).
             InvalidResumeInputError: ``input`` violates the request's schema (checked only).
         """
-        answer = ResumeInput(interrupt_id=interrupt_id, input=input)
+        answer = ResumeInput(
+            interrupt_id=interrupt_id, input=input, answered_by=answered_by, channel=channel
+        )
         await self._send(RESUME_CHECKED_UPDATE if checked else RESUME_SIGNAL, answer, checked)
 
     async def _send(self, name: str, answer: ConfirmInput | ResumeInput, checked: bool) -> None:
@@ -616,6 +646,37 @@ class AdkClient:
             (wf.id, Published.from_memo(await wf.memo()))
             async for wf in self.client.list_workflows(_waiting_query(task_queue))
         ]
+
+    async def waiting_page(
+        self,
+        *,
+        task_queue: str | None = None,
+        app_name: str | None = None,
+        page_size: int = 100,
+        page_token: str | None = None,
+    ) -> tuple[list[tuple[str, Published]], str | None]:
+        """One page of the running invocations waiting for an answer, newest first, with
+        what each published, and the token of the next page (``None``: the last).
+
+        One visibility call per page, whatever the number of waiting runs.
+
+        Args:
+            task_queue: Only runs on this task queue; ``None`` looks at every queue.
+            app_name: Only this app's runs; ``None`` lists every app's.
+            page_size: At most this many runs (1 to 1000).
+            page_token: The token the previous page returned; ``None`` for the first.
+
+        Raises:
+            InvalidPageTokenError: The token was not handed out by a listing.
+        """
+        page = await list_page(
+            self.client,
+            _waiting_query(task_queue, app_name=app_name),
+            page_size=page_size,
+            page_token=page_token,
+        )
+        runs = [(wf.id, Published.from_memo(await wf.memo())) for wf in page.executions]
+        return runs, page.next_page_token
 
     async def held_answers(self, workflow_id: str) -> list[ConfirmInput | ResumeInput]:
         """The answers Temporal holds for the run as signals no worker has taken yet.

@@ -44,6 +44,8 @@ from .events import (
 from .resume import build_request_event
 
 __all__ = [
+    "EDITED_ARGS_KEY",
+    "EDITED_DIGEST_KEY",
     "build_confirmation_request_event",
     "call_digest",
     "check_reply_digest",
@@ -51,6 +53,7 @@ __all__ = [
     "confirmation_reply",
     "confirmation_request_call",
     "confirmation_required_response",
+    "edited_reply",
     "rejected_response",
 ]
 
@@ -245,6 +248,19 @@ def confirmation_reply(
     if expired:
         return {"confirmed": False, "expired": True, "callDigest": call_digest}
     return {"confirmed": confirmed, "payload": payload, "callDigest": call_digest}
+
+
+EDITED_ARGS_KEY = "editedArgs"
+"""In an approval's reply: the arguments the approver edited, which the call ran with."""
+EDITED_DIGEST_KEY = "editedCallDigest"
+"""In an approval's reply: :func:`call_digest` of the edited call (``callDigest`` stays the
+request's, binding the reply to the call the approver was shown)."""
+
+
+def edited_reply(tool: str, edited_args: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys an approval with edited arguments adds to its reply: the arguments, and the
+    digest the call is re-bound to."""
+    return {EDITED_ARGS_KEY: dict(edited_args), EDITED_DIGEST_KEY: call_digest(tool, edited_args)}
 
 
 def _original_call(request: types.FunctionCall) -> types.FunctionCall:

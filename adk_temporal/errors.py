@@ -26,6 +26,8 @@ AdkError
 │   ├── UnknownRequestIdError (KeyError)
 │   │   └── AnswerPendingError (another answer is held by Temporal; client.py)
 │   ├── ConfirmationMismatchError
+│   ├── EditNotAllowedError (an approval edits the arguments of a tool not declared editable)
+│   ├── InvalidEditError (ValueError: edited arguments break the tool's parameter schema)
 │   ├── BudgetExceededError (ValueError: a value is larger than its budget)
 │   ├── InvalidAnswerError (ValueError: an answer is malformed or over its budget)
 │   ├── UnencodableValueError (ValueError: NaN, infinity, or not JSON)
@@ -37,7 +39,6 @@ AdkError
 │   ├── StagedResponseNotFoundError (LookupError: a staged tool response is gone)
 │   ├── ModelRequestError (a 4xx from the model API)
 │   ├── UnknownAgentError (LookupError)
-│   ├── UnknownAppError (LookupError: a worker serves another app)
 │   ├── UnmatchedFunctionResponseError (LookupError: a response answers no call in history)
 │   ├── UnknownModelError (LookupError)
 │   ├── InstructionKeyError (KeyError: an instruction template names a state key or
@@ -56,6 +57,7 @@ AdkError
     ├── ModelUnavailableError (429, 5xx, transport; retryable)
     ├── OutputSchemaError (ValueError: a final answer does not match the output_schema)
     ├── TokenBudgetExceededError (an invocation used more tokens than its budget)
+    ├── UnknownAppError (LookupError: a step reached a worker of another app; retryable)
     ├── MemoryServiceNotConfiguredError
     ├── ArtifactServiceNotConfiguredError
     ├── NotificationUndeliveredError (an endpoint did not take a notice; retryable)
@@ -77,10 +79,12 @@ __all__ = [
     "ArtifactServiceNotConfiguredError",
     "BudgetExceededError",
     "ConfirmationMismatchError",
+    "EditNotAllowedError",
     "EncryptionError",
     "InstructionKeyError",
     "InvalidAnswerError",
     "InvalidArtifactRequestError",
+    "InvalidEditError",
     "InvalidIdError",
     "InvalidResumeInputError",
     "InvalidSessionRequestError",
@@ -166,6 +170,16 @@ class ConfirmationMismatchError(AdkRequestError):
     """A confirmation reply does not match the call it claims to approve (digest or conflict)."""
 
 
+class EditNotAllowedError(AdkRequestError):
+    """An answer edits a call's arguments, but its tool was not declared ``editable=True``
+    (or the answer rejects the call): the request stays open."""
+
+
+class InvalidEditError(AdkRequestError, ValueError):
+    """An approval's edited arguments do not satisfy the tool's parameter schema; the
+    request stays open."""
+
+
 class BudgetExceededError(AdkRequestError, ValueError):
     """A value is larger than its budget (:class:`~adk_temporal.budgets.Budgets`)."""
 
@@ -239,8 +253,14 @@ class UnknownAgentError(AdkRequestError, LookupError):
     """No agent with the given name is registered."""
 
 
-class UnknownAppError(AdkRequestError, LookupError):
-    """An invocation of one app reached a worker that serves another."""
+class UnknownAppError(AdkRunError, LookupError):
+    """A step of one app's invocation reached a worker that serves another app.
+
+    Retryable, after :attr:`retry_after`: the task is the app's own workers' to take, and a
+    run is never failed by a worker it was not meant for.
+    """
+
+    retry_after: float | None = 2.0
 
 
 class UnmatchedFunctionResponseError(AdkRequestError, LookupError):

@@ -21,6 +21,7 @@ __all__ = [
     "WAITED_KEY",
     "Event",
     "EventActions",
+    "EventCompaction",
     "InputRequest",
     "ToolConfirmation",
 ]
@@ -63,6 +64,22 @@ class InputRequest(BaseModel):
     """How long the request waits; on expiry the tool re-enters without the input."""
 
 
+class EventCompaction(BaseModel):
+    """A summary standing in for a range of earlier events in the model's view.
+
+    ADK's ``EventCompaction`` (``start_timestamp``, ``end_timestamp``,
+    ``compacted_content``); the range is also named by its first and last event ids, as
+    events appended in one workflow task share a timestamp. A compaction without ids (one
+    ADK wrote) covers the events whose timestamps lie in the range.
+    """
+
+    start_timestamp: float
+    end_timestamp: float
+    compacted_content: types.Content
+    start_event_id: str = ""
+    end_event_id: str = ""
+
+
 _MAP_FIELDS = (
     "state_delta",
     "artifact_delta",
@@ -92,6 +109,9 @@ class EventActions(BaseModel):
     """On a rewind event (:mod:`adk_temporal.rewind`): the invocation the session was rewound
     to before; the model's view skips that invocation's first event up to this event
     (ADK's field of the same name)."""
+    compaction: EventCompaction | None = None
+    """On a compaction event (:mod:`adk_temporal.compaction`): the summary and the range of
+    events it replaces in the model's view (ADK's field of the same name)."""
 
     @field_validator(*_MAP_FIELDS, mode="before")
     @classmethod

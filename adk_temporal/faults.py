@@ -23,6 +23,7 @@ FAULT_POINTS = frozenset(
         "artifact.before_commit",
         "session.after_append",
         "model.during_call",
+        "compaction.during_summary",
     }
 )
 """Every point the code base can be killed at."""

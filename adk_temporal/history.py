@@ -2,6 +2,8 @@
 
 :func:`build_contents` applies, in this order:
 
+0. rewinds take back their turns, compactions put their summaries in place of the events
+   they cover (:func:`model_view`);
 1. drop events without content (no parts, or only empty ones); empty text parts of the
    events kept stay as they are, parts with nothing set at all are dropped;
 2. branch filter (:func:`is_branch_visible`);
@@ -38,6 +40,7 @@ from .events import (
     REQUEST_CONFIRMATION_FUNCTION_NAME,
     REQUEST_INPUT_FUNCTION_NAME,
     Event,
+    EventCompaction,
 )
 
 __all__ = [
@@ -45,9 +48,13 @@ __all__ = [
     "USER_AUTHOR",
     "ContentsBuilder",
     "build_contents",
+    "compaction_span",
     "copy_contents",
     "current_turn",
     "is_branch_visible",
+    "model_view",
+    "transcript",
+    "with_compactions",
     "without_rewound",
 ]
 
@@ -284,11 +291,12 @@ class ContentsBuilder:
     def extend(self, events: Sequence[Event]) -> None:
         """Take in the events after those already seen (``events`` must :meth:`follow`).
 
-        A rewind event among them makes the builder start over on :func:`without_rewound`
-        of all ``events``: what it built already may hold the turns the rewind took back.
+        A rewind or compaction event among them makes the builder start over on
+        :func:`model_view` of all ``events``: what it built already may hold the turns the
+        rewind took back or the compaction summarised.
         """
         new = events[self._seen :]
-        if any(event.actions.rewind_before_invocation_id for event in new):
+        if any(_reshapes_view(event) for event in new):
             # A fresh builder's fields, whatever they are, replace this one's.
             fresh = ContentsBuilder(
                 agent_name=self._agent_name,
@@ -296,7 +304,7 @@ class ContentsBuilder:
                 isolation_scope=self._isolation_scope,
             )
             vars(self).update(vars(fresh))
-            new = without_rewound(events)
+            new = model_view(events)
         for event in new:
             self._add(event)
         if events:
@@ -481,3 +489,95 @@ def without_rewound(events: Sequence[Event]) -> list[Event]:
         index -= 1
     kept.reverse()
     return kept
+
+
+# ------------------------------------------------------------ compactions (compaction.py)
+
+
+def _reshapes_view(event: Event) -> bool:
+    """Whether the event changes the view of the events before it (rewind, compaction)."""
+    return bool(event.actions.rewind_before_invocation_id) or event.actions.compaction is not None
+
+
+def compaction_span(events: Sequence[Event], at: int) -> tuple[int, int] | None:
+    """Positions (first, last) in ``events`` of what the compaction event at ``at`` covers.
+
+    Its event ids name the range when both are found before it; otherwise (a compaction
+    ADK wrote) the non-compaction events before it whose timestamps lie in its range do.
+    ``None`` when it covers nothing stored.
+    """
+    compaction = events[at].actions.compaction
+    if compaction is None:
+        return None
+    where = {event.id: index for index, event in enumerate(events[:at])}
+    first, last = where.get(compaction.start_event_id), where.get(compaction.end_event_id)
+    if compaction.start_event_id and first is not None and last is not None:
+        return (first, last) if first <= last else None
+    inside = [
+        index
+        for index, event in enumerate(events[:at])
+        if event.actions.compaction is None
+        and compaction.start_timestamp <= event.timestamp <= compaction.end_timestamp
+    ]
+    return (inside[0], inside[-1]) if inside else None
+
+
+def with_compactions(events: Sequence[Event]) -> list[Event]:
+    """``events`` as the model sees them after compactions: summaries in place of ranges.
+
+    As ADK-Python's ``_process_compaction_events``: read from the newest compaction back,
+    each one drops the events it covers and puts its summary where the last of them was;
+    a compaction whose whole range a later one covers already is left out (the later
+    summary took it in). Compaction events themselves hold nothing for the model. The
+    events stay stored: only the view leaves them out.
+    """
+    covered: set[int] = set()
+    summary_at: dict[int, Event] = {}
+    for at in range(len(events) - 1, -1, -1):
+        span = compaction_span(events, at)
+        if span is None:
+            continue
+        positions = set(range(span[0], span[1] + 1))
+        if positions <= covered:
+            continue
+        covered |= positions
+        compaction = events[at].actions.compaction
+        if compaction is not None:
+            summary_at[span[1]] = _summary_event(events[at], compaction)
+    view: list[Event] = []
+    for index, event in enumerate(events):
+        if index in summary_at:
+            view.append(summary_at[index])
+        elif index not in covered and event.actions.compaction is None:
+            view.append(event)
+    return view
+
+
+def _summary_event(event: Event, compaction: EventCompaction) -> Event:
+    return Event(
+        id=event.id,
+        invocation_id=event.invocation_id,
+        author=USER_AUTHOR,
+        branch=event.branch,
+        isolation_scope=event.isolation_scope,
+        content=compaction.compacted_content,
+        timestamp=compaction.end_timestamp,
+    )
+
+
+def model_view(events: Sequence[Event]) -> list[Event]:
+    """The events the model's view is built from: rewinds applied, then compactions."""
+    return with_compactions(without_rewound(events))
+
+
+def transcript(events: Sequence[Event]) -> str:
+    """``events`` retold as text, one line per part (``[author] said: ...``), for a summarizer.
+
+    Runtime request calls and their answers are left out, as from the model's view.
+    """
+    lines: list[str] = []
+    for event in events:
+        parts = [p for p in event.parts() if not _is_runtime_part(p)]
+        told = _as_context(event.author, parts).parts or []
+        lines += [p.text for p in told[1:] if p.text]
+    return "\n".join(lines)

@@ -30,6 +30,7 @@ __all__ = [
     "MAX_ID_BYTES",
     "USER_SCOPE",
     "SessionKey",
+    "app_task_queue",
     "check_session_ids",
     "hidden_character_problem",
     "id_problem",
@@ -40,6 +41,16 @@ __all__ = [
 
 DEFAULT_TASK_QUEUE = "adk-temporal"
 """The task queue workers listen on and invocations start on unless told otherwise."""
+
+
+def app_task_queue(task_queue: str, app_name: str) -> str:
+    """The queue of ``app_name``'s own steps beside ``task_queue``, polled only by its workers.
+
+    Workers of several apps may share a task queue; a run whose step reached another app's
+    worker moves its steps here, where no other app's worker can take them.
+    """
+    return f"{task_queue}/apps/{app_name}"
+
 
 MAX_ID_BYTES = 128
 """The longest app, user or session id, in bytes of UTF-8."""

@@ -113,6 +113,12 @@ class Endpoint:
         for name, value in self.headers.items():
             _check_header(name, value)
 
+    def __repr__(self) -> str:
+        """The endpoint's origin only: a webhook URL's path or query is often its key."""
+        parts = urlsplit(self.url)
+        host = parts.netloc.rpartition("@")[2]  # user:password@ is a credential too
+        return f"Endpoint(url='{parts.scheme}://{host}/…', headers={len(self.headers)})"
+
 
 @dataclass(frozen=True)
 class Notifications:
@@ -140,7 +146,8 @@ class Notifications:
     """
 
     endpoints: Sequence[str | Endpoint]
-    secret: bytes
+    # repr=False: an App printed in a log or a traceback must not print the secret.
+    secret: bytes = field(repr=False)
     answer_base_url: str | None = None
     on: Sequence[NotifyEvent] = ("paused",)
     link_ttl: timedelta = timedelta(days=7)

@@ -18,9 +18,15 @@ from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from .activities.notify import NotifyActivity
-from .activities.steps import AppendEventsActivity, ModelStepActivity, ToolCallActivity
+from .activities.steps import (
+    AppendEventsActivity,
+    CompactionActivity,
+    ModelStepActivity,
+    ToolCallActivity,
+)
 from .agents import BaseAgent
 from .artifacts import ArtifactService
+from .compaction import EventsCompactionConfig
 from .converter import AdkPayloadConverter, adk_data_converter
 from .memory import MemoryService
 from .model_limits import ModelLimit
@@ -70,13 +76,15 @@ class AdkPlugin(SimplePlugin):
         models: Resolves agents' model names; defaults to Gemini plus the scripted models.
         request_timeout: How long confirmation and input requests wait when their tool set
             no timeout; ``None`` waits for ever.
-        app_name: The app this worker serves; invocations of another app fail at once.
+        app_name: The app this worker serves; another app's steps are sent back untouched
+            (a model step) or failed retryably (``UnknownAppError``), never for good.
         notifications: The webhooks the app's invocations notify; ``None``: none.
         model_limits: Models whose steps run on their limit's own task queue, served by the
             workers :meth:`model_step_plugin` configures (``worker.build_worker`` does it).
         max_retry_after: The longest wait a model's ``Retry-After`` may impose on a step's
             next attempt.
         token_budgets: Cumulative token budgets per session, user and app (none: unbounded).
+        compaction: When the app's sessions are compacted (``None``: never).
     """
 
     def __init__(
@@ -93,6 +101,7 @@ class AdkPlugin(SimplePlugin):
         model_limits: Sequence[ModelLimit] = (),
         max_retry_after: timedelta = timedelta(minutes=5),
         token_budgets: TokenBudgets | None = None,
+        compaction: EventsCompactionConfig | None = None,
     ) -> None:
         services = StepServices.build(
             agents,
@@ -106,6 +115,7 @@ class AdkPlugin(SimplePlugin):
             model_limits=model_limits,
             max_retry_after=max_retry_after,
             token_budgets=token_budgets,
+            compaction=compaction,
         )
         self.services = services
         super().__init__(
@@ -115,6 +125,7 @@ class AdkPlugin(SimplePlugin):
                 ModelStepActivity(services).run,
                 ToolCallActivity(services).run,
                 AppendEventsActivity(services).run,
+                CompactionActivity(services).run,
                 NotifyActivity(notifications).run,
             ],
             workflows=[InvocationWorkflow, NotifyWorkflow],

@@ -187,6 +187,15 @@ def request_lines(
     return lines
 
 
+def _preview_lines(request: RequestSummary) -> list[Text]:
+    """A published confirmation's arguments and payload, as far as the run published them."""
+    lines = [] if request.args is None else [Text(f"  args     {_compact(request.args, 400)}")]
+    preview = request.payload_preview.replace("\n", "\n           ")
+    lines.append(Text(f"  payload  {preview}" if preview else "  payload  (not published)"))
+    lines.append(Text(f"           {request.payload_size} bytes, sha256 {request.payload_digest}…"))
+    return lines
+
+
 def summary_lines(
     workflow_id: str, request: RequestSummary, address: str, namespace: str = "default"
 ) -> list[Text]:
@@ -195,9 +204,7 @@ def summary_lines(
         lines = [Text.assemble(("waiting for approval ", "bold yellow"), f"of {request.call}")]
         lines.append(Text(f"  id       {request.id}"))
         lines.append(Text(f"  hint     {request.hint}"))
-        lines.append(
-            Text(f"  payload  {request.payload_size} bytes, sha256 {request.payload_digest}…")
-        )
+        lines.extend(_preview_lines(request))
         labels = ("approve  ", "or       ")
     else:
         lines = [Text.assemble(("waiting for input ", "bold yellow"), f"to {request.call}")]

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from google.genai import types
-from jsonschema import SchemaError
+from jsonschema import SchemaError, ValidationError
 from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict
 
@@ -34,6 +34,7 @@ __all__ = [
     "default_interrupt_id",
     "input_reply",
     "input_request_call",
+    "schema_errors",
 ]
 
 
@@ -81,6 +82,13 @@ def check_input_schema(schema: Mapping[str, Any]) -> None:
         raise ValueError(f"invalid input schema for request_input: {exc.message}") from exc
 
 
+def schema_errors(schema: Mapping[str, Any], value: Any) -> list[ValidationError]:
+    """Every way ``value`` breaks ``schema`` (formats checked), by JSON path."""
+    validator_cls = validator_for(schema)
+    validator = validator_cls(schema, format_checker=validator_cls.FORMAT_CHECKER)
+    return sorted(validator.iter_errors(value), key=lambda e: (e.json_path, e.message))
+
+
 def check_resume_input(request: InputRequest, value: Any) -> None:
     """Check an answer against the JSON schema of the request it answers.
 
@@ -98,9 +106,7 @@ def check_resume_input(request: InputRequest, value: Any) -> None:
     """
     if request.input_schema is None:
         return
-    validator_cls = validator_for(request.input_schema)
-    validator = validator_cls(request.input_schema, format_checker=validator_cls.FORMAT_CHECKER)
-    errors = sorted(validator.iter_errors(value), key=lambda e: (e.json_path, e.message))
+    errors = schema_errors(request.input_schema, value)
     if errors:
         violations = "; ".join(f"{e.json_path}: {e.message}" for e in errors)
         raise InvalidResumeInputError(

@@ -32,9 +32,11 @@ from google.genai import types
 from .agents import BaseAgent
 from .artifacts import ArtifactService
 from .budgets import Budgets
+from .compaction import EventsCompactionConfig
 from .errors import AdkRequestError, AdkRunError, SessionBusyError, StepFailedError
 from .events import Event
 from .flow import InvocationFlow
+from .flow.compacting import CompactionInput, CompactionResult
 from .flow.messages import (
     AdkStatus,
     AppendEventsInput,
@@ -53,7 +55,7 @@ from .flow.messages import (
     ToolOptions,
     as_content,
 )
-from .flow.requests import Answer, AnswerKind
+from .flow.requests import Answer, AnswerKind, stamped
 from .following import StoreReads, follow_events, with_partials
 from .ids import SessionKey, workflow_id_for
 from .memory import MemoryService
@@ -62,6 +64,7 @@ from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
 from .sessions import SessionService
 from .steps import SessionRef, StepServices, append_events, model_step, tool_call
+from .steps.compaction import compact_events
 from .usage import TokenBudgets
 
 __all__ = ["LocalInvocation", "Runner"]
@@ -188,6 +191,11 @@ class _LocalExecutor:
         ref = SessionRef.resolve(inp.ref, self._workflow_id)
         await self._append.call(lambda _: append_events(self._services, inp, ref))
 
+    async def compact(self, inp: CompactionInput, *, summary: str) -> CompactionResult:
+        """The compaction step, called directly under the model steps' retry policy."""
+        ref = SessionRef.resolve(inp.ref, self._workflow_id)
+        return await self._model.call(lambda _: compact_events(self._services, inp, ref))
+
     async def wait_until(
         self, condition: Callable[[], bool], *, timeout: float | None = None
     ) -> bool:
@@ -312,8 +320,12 @@ class LocalInvocation:
         payload: Any = None,
         *,
         call_digest: str | None = None,
+        answered_by: str | None = None,
+        edited_args: dict[str, Any] | None = None,
     ) -> None:
-        """Approve or reject one confirmation request, checked like ``adk_confirm_checked``.
+        """Approve or reject one confirmation request, checked like ``adk_confirm_checked``;
+        recorded as answered by ``answered_by`` through channel ``in-process``; an approval
+        with ``edited_args`` runs the call with them (``AdkClient``'s ``confirm``).
 
         Raises:
             UnknownRequestIdError: No open request has this id, or it was answered.
@@ -327,6 +339,8 @@ class LocalInvocation:
                 confirmed=confirmed,
                 payload=payload,
                 call_digest=call_digest,
+                answered_by=answered_by,
+                edited_args=edited_args,
             ),
         )
 
@@ -342,7 +356,8 @@ class LocalInvocation:
 
     async def _answer(self, kind: AnswerKind, answer: Answer) -> None:
         book = self._flow.book
-        book.accept(book.check(kind, answer.model_dump()))
+        checked = book.check(kind, answer.model_dump())
+        book.accept(stamped(checked, now=self._executor.now(), channel="in-process"))
         self._executor.changes.poke()
 
     async def cancel(self) -> None:
@@ -417,6 +432,7 @@ class Runner:
         max_retry_after: The longest wait a model's ``Retry-After`` may impose on a step's
             next attempt.
         token_budgets: Cumulative token budgets per session, user and app (none: unbounded).
+        compaction: When sessions are compacted (``None``: never).
     """
 
     def __init__(
@@ -431,6 +447,7 @@ class Runner:
         request_timeout: timedelta | None = None,
         max_retry_after: timedelta = timedelta(minutes=5),
         token_budgets: TokenBudgets | None = None,
+        compaction: EventsCompactionConfig | None = None,
     ) -> None:
         self.budgets = budgets or Budgets()
         self.services = StepServices.build(
@@ -442,6 +459,7 @@ class Runner:
             request_timeout=request_timeout,
             max_retry_after=max_retry_after,
             token_budgets=token_budgets,
+            compaction=compaction,
         )
         self._running: set[str] = set()
 

@@ -1,4 +1,4 @@
-"""``adk-temporal run --local``: an in-process invocation answered on the terminal.
+"""``run --local`` and ``chat``: an invocation's requests answered on the terminal.
 
 The events print as they are appended; when the run pauses, each open request is put to
 the person at the terminal — approve or reject, or a JSON value checked against the
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import click
 from rich.console import Console
@@ -21,7 +21,7 @@ from .events import Event
 from .flow.messages import InvocationStatus, PendingRequest
 from .runner import LocalInvocation
 
-__all__ = ["NoAnswerError", "answer_on_terminal"]
+__all__ = ["Answerable", "NoAnswerError", "answer_on_terminal", "answer_request"]
 
 
 class NoAnswerError(Exception):
@@ -56,15 +56,33 @@ def _input(request: PendingRequest, console: Console) -> Any:
             console.print(f"[red]not JSON:[/] {err.msg}; try again")
 
 
-async def _answer(invocation: LocalInvocation, request: PendingRequest, console: Console) -> None:
+class Answerable(Protocol):
+    """What takes an answer: an in-process invocation, or a Temporal invocation's handle."""
+
+    async def confirm(self, confirmation_id: str, confirmed: bool) -> None:
+        """Approve or reject one confirmation request, checked."""
+        ...
+
+    async def resume(self, interrupt_id: str, input: Any) -> None:
+        """Answer one input request, checked against its schema."""
+        ...
+
+
+async def answer_request(target: Answerable, request: PendingRequest, console: Console) -> None:
+    """Ask the person at the terminal for ``request``'s answer and give it to ``target``;
+    an input the request's schema refuses is asked for again.
+
+    Raises:
+        NoAnswerError: The terminal's input ended before an answer was given.
+    """
     if request.kind == "confirmation":
         approved = await asyncio.to_thread(_confirm, request, console)
-        await invocation.confirm(request.id, approved)
+        await target.confirm(request.id, approved)
         return
     while True:
         value = await asyncio.to_thread(_input, request, console)
         try:
-            await invocation.resume(request.id, value)
+            await target.resume(request.id, value)
             return
         except InvalidResumeInputError as err:
             console.print(f"[red]refused:[/] {err}; try again")
@@ -98,4 +116,4 @@ async def answer_on_terminal(
             await invocation.result()
             return await invocation.status()
         for request in await invocation.pending():
-            await _answer(invocation, request, console)
+            await answer_request(invocation, request, console)

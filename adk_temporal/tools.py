@@ -130,6 +130,9 @@ class FunctionTool:
         long_running: ADK's long-running tool: the function returns at once (a ticket, a
             pending status) and the real result comes later as a function response for
             the call's id, from any system; see :class:`LongRunningFunctionTool`.
+        editable: An approver may answer a confirmation of its calls with edited arguments
+            (checked against its parameter schema); the call then runs with them. Other
+            tools refuse edits (``EditNotAllowedError``).
 
     Raises:
         ValueError: The name is not a valid function name for the model API.
@@ -138,6 +141,8 @@ class FunctionTool:
 
     is_long_running: bool = False
     """ADK's flag: the call's real result comes later, as a function response."""
+    editable: bool = False
+    """Approvers may answer its confirmations with edited arguments."""
 
     def __init__(
         self,
@@ -151,8 +156,10 @@ class FunctionTool:
         heartbeat_timeout: timedelta | None = None,
         on_failure: OnFailure = "tell_model",
         long_running: bool = False,
+        editable: bool = False,
     ) -> None:
         self.func = func
+        self.editable = editable
         self.is_long_running = long_running
         self.name = name if name is not None else getattr(func, "__name__", "")
         if not _TOOL_NAME.fullmatch(self.name):
@@ -308,6 +315,7 @@ def tool(
     heartbeat_timeout: timedelta | None = None,
     on_failure: OnFailure = "tell_model",
     long_running: bool = False,
+    editable: bool = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -323,6 +331,7 @@ def tool(
     heartbeat_timeout: timedelta | None = None,
     on_failure: OnFailure = "tell_model",
     long_running: bool = False,
+    editable: bool = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a :class:`FunctionTool`; usable as ``@tool`` or ``@tool(...)``.
 
@@ -336,6 +345,7 @@ def tool(
         heartbeat_timeout: The tool activity's heartbeat timeout.
         on_failure: What a call that failed on every attempt does (see :class:`FunctionTool`).
         long_running: Make it a long-running tool (see :class:`LongRunningFunctionTool`).
+        editable: Approvers may edit its calls' arguments (see :class:`FunctionTool`).
 
     Returns:
         The tool, or a decorator that makes it.
@@ -352,6 +362,7 @@ def tool(
             heartbeat_timeout=heartbeat_timeout,
             on_failure=on_failure,
             long_running=long_running,
+            editable=editable,
         )
 
     return make if func is None else make(func)

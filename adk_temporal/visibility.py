@@ -8,17 +8,28 @@ filter into query text (``user_id=x\\' OR AdkApp = "other" -- `` listed another 
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from temporalio.client import WorkflowExecution, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
 
 from .errors import AdkRequestError, EncryptionError, InvalidIdError
 from .ids import hidden_character_problem, id_problem
 from .workflows.messages import ADK_STATUS, Published
 
 __all__ = [
+    "INVOCATIONS_VIEW",
+    "MAX_PAGE_SIZE",
+    "WAITING_VIEW",
+    "InvalidPageTokenError",
     "UnquotableValueError",
+    "VisibilityPage",
     "invocations_query",
+    "list_page",
     "published_or_unreadable",
     "quote_problem",
     "quoted",
@@ -29,6 +40,88 @@ __all__ = [
 class UnquotableValueError(AdkRequestError, ValueError):
     """A value cannot be placed in a visibility query: it holds a backslash, a double quote
     or a control or format character."""
+
+
+class InvalidPageTokenError(AdkRequestError, ValueError):
+    """A page token is not one this listing handed out (edited, truncated, or from a
+    listing with other filters)."""
+
+
+MAX_PAGE_SIZE = 1000
+"""The largest page a listing asks Temporal for."""
+_MAX_TOKEN_CHARS = 4096
+_CHECK_BYTES = 8
+
+
+@dataclass(frozen=True)
+class VisibilityPage:
+    """One page of a visibility listing and the token of the next (``None``: the last)."""
+
+    executions: list[WorkflowExecution]
+    next_page_token: str | None
+
+
+def _check(query: str, raw: bytes) -> bytes:
+    return hashlib.sha256(query.encode() + b"\0" + raw).digest()[:_CHECK_BYTES]
+
+
+def _token_bytes(query: str, token: str | None) -> bytes | None:
+    """Temporal's token inside ``token``, once its check says it came from ``query``'s
+    listing unchanged: Temporal answers a mangled token with an error it retries for
+    seconds, or with a page of another listing."""
+    if not token:
+        return None
+    if len(token) > _MAX_TOKEN_CHARS:
+        raise InvalidPageTokenError(f"page token is longer than {_MAX_TOKEN_CHARS} characters")
+    try:
+        framed = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    except (binascii.Error, ValueError):
+        framed = b""
+    check, raw = framed[:_CHECK_BYTES], framed[_CHECK_BYTES:]
+    if not raw or check != _check(query, raw):
+        raise InvalidPageTokenError(
+            f"page token {token[:40]!r} was not handed out by this listing: pass the "
+            "next_page_token of the previous page of the same listing unchanged"
+        )
+    return raw
+
+
+def _token_text(query: str, raw: bytes | None) -> str | None:
+    if not raw:
+        return None
+    return base64.urlsafe_b64encode(_check(query, raw) + raw).decode().rstrip("=")
+
+
+async def list_page(
+    client: Client, query: str, *, page_size: int, page_token: str | None = None
+) -> VisibilityPage:
+    """One page of ``query``'s runs, newest first: one visibility call, never more.
+
+    Args:
+        client: The Temporal client to list with.
+        query: The visibility query.
+        page_size: At most this many runs (1 to :data:`MAX_PAGE_SIZE`).
+        page_token: The ``next_page_token`` of the previous page; ``None`` for the first.
+
+    Raises:
+        InvalidPageTokenError: The token was not handed out by a listing.
+        ValueError: ``page_size`` is out of range.
+    """
+    if not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise ValueError(f"page_size must be from 1 to {MAX_PAGE_SIZE}, not {page_size}")
+    token = _token_bytes(query, page_token)
+    listing = client.list_workflows(query, page_size=page_size, next_page_token=token)
+    try:
+        await listing.fetch_next_page()
+    except RPCError as err:
+        if token is not None and err.status == RPCStatusCode.INVALID_ARGUMENT:
+            raise InvalidPageTokenError(
+                f"Temporal refused the page token ({err.message}): pass the next_page_token "
+                "of the previous page of the same listing unchanged"
+            ) from err
+        raise
+    executions = list(listing.current_page or [])
+    return VisibilityPage(executions, _token_text(query, listing.next_page_token))
 
 
 def quote_problem(field: str, value: str) -> str | None:
@@ -87,6 +180,14 @@ def invocations_query(
     if statuses:
         clauses.append(f"AdkStatus IN ({', '.join(quoted(s, 'status') for s in statuses)})")
     return " AND ".join(clauses)
+
+
+WAITING_VIEW = invocations_query(statuses=("awaiting_confirmation", "awaiting_input"))
+"""The Temporal UI's saved view of the runs that wait for an answer: invocations only, so
+notification runs (``adk_notify``) stay out of it."""
+
+INVOCATIONS_VIEW = invocations_query()
+"""The Temporal UI's saved view of every invocation, without auxiliary runs."""
 
 
 def run_status(wf: WorkflowExecution) -> str:

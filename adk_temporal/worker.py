@@ -22,6 +22,7 @@ from temporalio.worker import Worker
 
 from .app import App
 from .artifacts import ArtifactService, FileArtifactService, GcsArtifactService
+from .ids import app_task_queue
 from .model_limits import ModelLimit, model_queue
 from .plugin import AdkPlugin
 from .sessions import SessionService, SqliteSessionService
@@ -88,7 +89,9 @@ def build_worker(
     sticky_timeout: timedelta = timedelta(seconds=10),
 ) -> AdkWorker:
     """The Temporal workers serving ``app`` with the given stores: one on ``task_queue``,
-    and one on the task queue of each of the app's model limits (:mod:`.model_limits`).
+    one on the named app's own queue beside it (``ids.app_task_queue``: where runs whose
+    step reached another app's worker on a shared queue move their steps), and one on the
+    task queue of each of the app's model limits (:mod:`.model_limits`).
 
     Args:
         client: A connected client.
@@ -112,6 +115,7 @@ def build_worker(
         model_limits=app.model_limits,
         max_retry_after=app.max_retry_after,
         token_budgets=app.token_budgets,
+        compaction=app.events_compaction_config,
     )
     main = Worker(
         client,
@@ -120,6 +124,19 @@ def build_worker(
         identity=worker_identity(app),
         max_cached_workflows=max_cached_workflows,
         sticky_queue_schedule_to_start_timeout=sticky_timeout,
+    )
+    own = (
+        [
+            Worker(
+                client,
+                task_queue=app_task_queue(task_queue, app.name),
+                # Whole: the app's notification children run here too.
+                plugins=[plugin],
+                identity=worker_identity(app),
+            )
+        ]
+        if app.name
+        else []
     )
     limited: dict[str, ModelLimit] = {}
     for limit in app.model_limits:
@@ -136,18 +153,19 @@ def build_worker(
         )
         for group, limit in limited.items()
     ]
-    return AdkWorker(main, model_workers)
+    return AdkWorker(main, [*own, *model_workers])
 
 
 class AdkWorker:
-    """An app's workers, run together: the main one and those of its model limits' queues.
+    """An app's workers, run together: the main one, the one of the app's own queue, and
+    those of its model limits' queues.
 
     Use as an async context manager, as a temporalio ``Worker``.
     """
 
-    def __init__(self, main: Worker, model_workers: Sequence[Worker] = ()) -> None:
+    def __init__(self, main: Worker, side_workers: Sequence[Worker] = ()) -> None:
         self.main = main
-        self.model_workers = list(model_workers)
+        self.side_workers = list(side_workers)
         self._stack: AsyncExitStack | None = None
 
     @property
@@ -159,7 +177,7 @@ class AdkWorker:
         """Start every worker."""
         stack = AsyncExitStack()
         try:
-            for worker in [self.main, *self.model_workers]:
+            for worker in [self.main, *self.side_workers]:
                 await stack.enter_async_context(worker)
         except BaseException:
             await stack.aclose()

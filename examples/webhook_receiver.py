@@ -7,17 +7,19 @@ not the signed id.
 Run it with the app's secret, then point ``Notifications(endpoints=[...])`` at it::
 
     ADK_NOTIFY_SECRET=change-me python -m adk_temporal.examples.webhook_receiver 8080
+
+Without ``ADK_NOTIFY_SECRET`` it exits with status 1 and says so.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
+from adk_temporal.notifications import NotificationConfigError, secret_from_env
 from adk_temporal.signing import SignatureError, verify_notification
 
 __all__ = ["receiver"]
@@ -54,5 +56,10 @@ def receiver(
 
 
 if __name__ == "__main__":
-    handler = receiver(os.environ["ADK_NOTIFY_SECRET"].encode(), lambda doc: print(doc))
+    try:
+        secret = secret_from_env()
+    except NotificationConfigError as err:
+        # A KeyError traceback would not say which secret the receiver shares with the app.
+        sys.exit(f"error: {err} (the secret of the app's Notifications)")
+    handler = receiver(secret, lambda doc: print(doc))
     HTTPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_forever()

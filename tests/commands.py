@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["adk_command", "new_key_file", "offline_env", "run_cli"]
+__all__ = ["adk_command", "new_key_file", "offline_env", "run_adk", "run_cli"]
 
 
 def adk_command() -> list[str]:
@@ -27,8 +27,29 @@ def offline_env() -> dict[str, str]:
         "ADK_TASK_QUEUE",
         "ADK_DATA_DIR",
         "ADK_GCS_BUCKET",
+        "ADK_APP",
+        "ADK_AGENT",
+        "ADK_USER",
+        "ADK_SESSION",
+        "ADK_LOCAL_APP",
     }
     return {k: v for k, v in os.environ.items() if k not in dropped}
+
+
+def run_adk(
+    *args: str, cwd: Path | None = None, stdin: str | None = None, timeout: float = 90
+) -> subprocess.CompletedProcess[str]:
+    """Run one offline ``adk-temporal`` command to completion; ``stdin`` is its input."""
+    return subprocess.run(
+        [*adk_command(), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=offline_env(),
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        cwd=cwd,
+    )
 
 
 async def run_cli(address: str, *args: str) -> subprocess.CompletedProcess[str]:

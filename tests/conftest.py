@@ -9,6 +9,16 @@ import pytest
 from adk_temporal.testing.postgres import PostgresNotInstalledError, PostgresServer
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """After a run that included the doc tests: the blocks they run and those they skip."""
+    reports = [r for kind in terminalreporter.stats.values() for r in kind]
+    if any(getattr(r, "nodeid", "").startswith("tests/docs/") for r in reports):
+        from .docs.blocks import tally
+
+        for line in tally():
+            terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """One PostgreSQL cluster for the whole session; started only if a Postgres test runs."""

@@ -1,7 +1,8 @@
 """The markdown the Temporal UI shows as an invocation's current details.
 
-While a run waits, it says what for and gives the exact commands that answer it, so an
-operator who finds the run in the UI can approve it without reading any docs.
+While a run waits, its first line says what for (``waiting for approval: charge_card``),
+then each request with the exact commands that answer it, so an operator who finds the run
+in the UI can approve it without reading any docs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from adk_temporal.flow.messages import (
 )
 from adk_temporal.workflows.messages import CONFIRM_SIGNAL, RESUME_SIGNAL
 
-__all__ = ["answer_commands", "render_details"]
+__all__ = ["answer_commands", "render_details", "waiting_line"]
 
 
 def _call(request: PendingRequest) -> str:
@@ -67,6 +68,17 @@ def answer_commands(
 _VALUE = "\0value"  # stands for the answer while the JSON body is built; no id contains NUL
 
 
+def waiting_line(pending: Sequence[PendingRequest | RequestSummary]) -> str:
+    """What the run waits for in one line, as an operator scans it first: ``waiting for
+    approval: charge_card``, ``waiting for input: ask_dates``, or both, by tool."""
+    parts = []
+    for kind, what in (("confirmation", "approval"), ("input", "input")):
+        tools = list(dict.fromkeys(r.tool for r in pending if r.kind == kind))
+        if tools:
+            parts.append(f"{what}: {', '.join(tools)}")
+    return "waiting for " + "; ".join(parts) if parts else "waiting"
+
+
 def render_details(
     workflow_id: str,
     now: InvocationStatus,
@@ -86,7 +98,7 @@ def render_details(
     if status in ("completed", "failed", "cancelled"):
         tail = now.final_text if status == "completed" else now.error or ""
         return f"**{status.capitalize()}** after {now.step} step(s). {tail}".strip()
-    blocks: list[str] = []
+    blocks: list[str] = [f"### {waiting_line(pending)}"] if pending else []
     for request in pending:
         ours, theirs = answer_commands(workflow_id, request, address, namespace)
         if request.kind == "confirmation":

@@ -34,12 +34,14 @@ from temporalio.workflow import (
 with workflow.unsafe.imports_passed_through():
     from adk_temporal.activities.steps import (
         AppendEventsActivity,
+        CompactionActivity,
         ModelStepActivity,
         ToolCallActivity,
     )
     from adk_temporal.budgets import json_size
     from adk_temporal.errors import AdkRequestError, StepFailedError
     from adk_temporal.flow import InvocationFlow, RequestBook
+    from adk_temporal.flow.compacting import CompactionInput, CompactionResult
     from adk_temporal.flow.invocation import KEEP_CANCELLED_OUTCOMES
     from adk_temporal.flow.messages import (
         AdkStatus,
@@ -61,7 +63,8 @@ with workflow.unsafe.imports_passed_through():
         ToolCallInput,
         ToolCallResult,
     )
-    from adk_temporal.flow.requests import AnswerKind, answer_id
+    from adk_temporal.flow.requests import AnswerKind, answer_id, stamped
+    from adk_temporal.ids import app_task_queue
     from adk_temporal.model_limits import model_queue
     from adk_temporal.notifications import Notice, notice_id
     from adk_temporal.workflows.details import render_details
@@ -82,7 +85,7 @@ with workflow.unsafe.imports_passed_through():
         STATUS_QUERY,
         InvocationInput,
     )
-    from adk_temporal.workflows.notify import NotifyInput, NotifyWorkflow
+    from adk_temporal.workflows.notify import NotifyInput, NotifyWorkflow, notify_workflow_id
 
 __all__ = ["InvocationWorkflow", "TemporalExecutor"]
 
@@ -91,8 +94,17 @@ _APPEND_TIMEOUT = timedelta(seconds=60)
 _PUBLISH_REQUESTS = "publish-requests-in-memo"
 """Behaviour change: open requests and refused answers are published in the memo."""
 
+_APP_QUEUES = "app-task-queues"
+"""Behaviour change: a named app's runs move their steps to the app's own task queue (where
+a step that reached another app's worker failed the run before). Runs recorded before it
+(every history under tests/replay/histories up to 2026-12-02) keep their steps on the
+invocation's queue; the old arm may go once no such run waits."""
+
 _NOTIFY = "notify-webhooks"
 """Behaviour change: runs of an app with notifications start ``adk_notify`` children."""
+
+_SHORT_NOTIFY_IDS = "notify-short-ids"
+"""Behaviour change: ``adk_notify`` children get short ids (``adk-notify-<hash>``)."""
 
 
 def _step_failure(err: ActivityError) -> BaseException:
@@ -129,6 +141,9 @@ class _Notifier:
         # A run hands over right after opening requests, before waiting on them: the
         # requests a run carries were never notified, and the next run notifies them.
         self._notified: set[str] = set()
+        self.task_queue: str | None = inp.carry.app_queue if inp.carry is not None else None
+        """Where the children run: the app's own queue once the run's steps moved there,
+        so only a worker holding the app's endpoints and secret delivers its notices."""
 
     def learn(self, tree: AgentSpec | None) -> None:
         """Take the notifications a model step's description of the tree carries."""
@@ -140,7 +155,7 @@ class _Notifier:
         fresh = [p for p in self._book.unanswered() if p.id not in self._notified]
         if fresh and self._wanted("paused"):
             self._notified.update(p.id for p in fresh)
-            await self._start("paused", fresh, suffix=f"/{fresh[0].id}")
+            await self._start("paused", fresh, first=fresh[0].id)
 
     async def ended(self, event: NotifyEvent, error: str | None = None) -> None:
         """Notify that the invocation completed or failed."""
@@ -157,11 +172,24 @@ class _Notifier:
         event: NotifyEvent,
         requests: list[PendingRequest],
         *,
-        suffix: str = "",
+        first: str = "",
         error: str | None = None,
     ) -> None:
         assert self._plan is not None
         info = workflow.info()
+        what = (
+            f"invocation.{event}: {len(requests)} request(s)" if requests else f"invocation.{event}"
+        )
+        # The long ids named the parent whole (over 100 characters in the UI's list); runs
+        # recorded before short ids start their children with those (notified_pause.json):
+        # keep the old arm until no such run waits.
+        if workflow.patched(_SHORT_NOTIFY_IDS):
+            child_id = notify_workflow_id(info.workflow_id, self._invocation_id, event, first)
+            summary = f"{what} · for {info.workflow_id}"
+        else:
+            suffix = f"/{first}" if first else ""
+            child_id = f"notify/{info.workflow_id}/{self._invocation_id}/{event}{suffix}"
+            summary = what
         ids = [r.id for r in requests]
         notice = Notice(
             id=notice_id(info.workflow_id, self._invocation_id, event, ids),
@@ -180,12 +208,11 @@ class _Notifier:
             await workflow.start_child_workflow(
                 NotifyWorkflow.run,
                 NotifyInput(notice=notice, plan=self._plan),
-                id=f"notify/{info.workflow_id}/{self._invocation_id}/{event}{suffix}",
+                id=child_id,
+                task_queue=self.task_queue,
                 parent_close_policy=ParentClosePolicy.ABANDON,
                 cancellation_type=ChildWorkflowCancellationType.ABANDON,
-                static_summary=f"invocation.{event}: {len(requests)} request(s)"
-                if requests
-                else f"invocation.{event}",
+                static_summary=summary,
             )
         except WorkflowAlreadyStartedError:
             # The same notice (same invocation id, event and requests: a reused invocation id,
@@ -210,6 +237,10 @@ class TemporalExecutor:
         self._notifier = notifier
         self._steps_this_run = 0
         self._groups: dict[str, str | None] = {}
+        # Set once a model step says the app's workers poll its own queue (or a worker of
+        # another app sent the step back): runs recorded before never set it, so their
+        # steps keep the commands they were recorded with.
+        self._app_queue = inp.carry.app_queue if inp.carry is not None else None
         self._priority = (
             Priority(priority_key=inp.priority, fairness_key=inp.fairness_key)
             if inp.priority is not None or inp.fairness_key is not None
@@ -224,14 +255,17 @@ class TemporalExecutor:
         model when the step is on the wrong queue), and the answer is kept for the run.
         """
         agent = inp.ref.agent_name
-        for _ in range(2):
+        # A route to the app's queue, then one to a limit's queue: three tries at most.
+        for _ in range(3):
             group = self._groups.get(agent)
             step = inp.model_copy(update={"model_group": group}) if group else inp
             try:
                 result = await workflow.execute_activity_method(
                     ModelStepActivity.run,
                     step,
-                    task_queue=model_queue(workflow.info().task_queue, group) if group else None,
+                    task_queue=model_queue(workflow.info().task_queue, group)
+                    if group
+                    else self._app_queue,
                     start_to_close_timeout=timedelta(seconds=self._inp.model_timeout_seconds),
                     heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
                     retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
@@ -242,6 +276,9 @@ class TemporalExecutor:
                 raise _step_failure(err) from err
             if not isinstance(result, RouteStep):
                 break
+            if result.app is not None:
+                self._route_to_app(result.app)
+                continue
             self._groups[agent] = result.group
         else:
             raise StepFailedError(
@@ -252,9 +289,37 @@ class TemporalExecutor:
         if isinstance(result, OverBudgetStep):
             return result  # no model was called: nothing to learn or count
         self._notifier.learn(result.tree)
+        if (
+            result.tree is not None
+            and result.tree.own_queue
+            and self._app_queue is None
+            and workflow.patched(_APP_QUEUES)
+        ):
+            # The app's workers poll its own queue: its steps go there, where no worker
+            # of another app on a shared queue can take them.
+            self._app_queue = app_task_queue(workflow.info().task_queue, self._inp.app_name)
+            self._notifier.task_queue = self._app_queue
         if not isinstance(result, DelegateStep):
             self._steps_this_run += 1
         return result
+
+    def _route_to_app(self, app: str) -> None:
+        """Move the run's steps to ``app``'s own queue: a step reached another app's worker.
+
+        Raises:
+            StepFailedError: The run's steps are on that queue already (a worker of another
+                app was given it as its task queue), or the run was recorded before steps
+                could move.
+        """
+        queue = app_task_queue(workflow.info().task_queue, app)
+        if self._app_queue == queue or not workflow.patched(_APP_QUEUES):
+            raise StepFailedError(
+                "UnknownAppError",
+                f"a worker of another app took a step of app {app!r}; start a worker for "
+                f"{app!r} (with App(name={app!r})) on task queue {workflow.info().task_queue!r}",
+            )
+        self._app_queue = queue
+        self._notifier.task_queue = queue
 
     async def tool_call(self, inp: ToolCallInput, *, summary: str) -> ToolCallResult:
         """Run ``adk_tool_call`` with the options the tool declared."""
@@ -278,6 +343,7 @@ class TemporalExecutor:
             return await workflow.execute_activity_method(
                 ToolCallActivity.run,
                 inp,
+                task_queue=self._app_queue,
                 start_to_close_timeout=timedelta(
                     seconds=opts.start_to_close_seconds or self._inp.tool_timeout_seconds
                 ),
@@ -298,7 +364,23 @@ class TemporalExecutor:
             await workflow.execute_activity_method(
                 AppendEventsActivity.run,
                 inp,
+                task_queue=self._app_queue,
                 start_to_close_timeout=_APPEND_TIMEOUT,
+                summary=summary,
+            )
+        except ActivityError as err:
+            raise _step_failure(err) from err
+
+    async def compact(self, inp: CompactionInput, *, summary: str) -> CompactionResult:
+        """Run ``adk_compact``: a model call, timed and retried as model steps are."""
+        try:
+            return await workflow.execute_activity_method(
+                CompactionActivity.run,
+                inp,
+                task_queue=self._app_queue,
+                start_to_close_timeout=timedelta(seconds=self._inp.model_timeout_seconds),
+                retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
+                priority=self._priority,
                 summary=summary,
             )
         except ActivityError as err:
@@ -348,7 +430,10 @@ class TemporalExecutor:
     async def hand_over(self, carry: Callable[[], InvocationCarry]) -> None:
         """Continue as new, once running signal and update handlers have finished."""
         await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(self._inp.model_copy(update={"message": None, "carry": carry()}))
+        carried = carry()
+        if self._app_queue is not None:
+            carried = carried.model_copy(update={"app_queue": self._app_queue})
+        workflow.continue_as_new(self._inp.model_copy(update={"message": None, "carry": carried}))
 
 
 # Outside the sandbox: the sandbox re-creates its module world for every run (a quarter of
@@ -432,17 +517,17 @@ class InvocationWorkflow:
     @workflow.signal(name=CONFIRM_SIGNAL)
     def confirm(self, answer: Any) -> None:
         """Answer a confirmation request; unknown ids are buffered, duplicates ignored."""
-        self._accept("confirmation", answer)
+        self._accept("confirmation", answer, "signal")
 
     @workflow.signal(name=RESUME_SIGNAL)
     def resume(self, answer: Any) -> None:
         """Answer an input request; unknown ids are buffered, duplicates ignored."""
-        self._accept("input", answer)
+        self._accept("input", answer, "signal")
 
     @workflow.update(name=CONFIRM_CHECKED_UPDATE)
     def confirm_checked(self, answer: Any) -> None:
         """Answer a confirmation request, rejecting unknown or already-answered ids."""
-        self._accept("confirmation", answer)
+        self._accept("confirmation", answer, "update")
 
     @confirm_checked.validator
     def _validate_confirm(self, answer: Any) -> None:
@@ -451,7 +536,7 @@ class InvocationWorkflow:
     @workflow.update(name=RESUME_CHECKED_UPDATE)
     def resume_checked(self, answer: Any) -> None:
         """Answer an input request, rejecting unknown ids and schema violations."""
-        self._accept("input", answer)
+        self._accept("input", answer, "update")
 
     @resume_checked.validator
     def _validate_resume(self, answer: Any) -> None:
@@ -464,8 +549,11 @@ class InvocationWorkflow:
         except AdkRequestError as err:
             raise ApplicationError(str(err), type=type(err).__name__, non_retryable=True) from None
 
-    def _accept(self, kind: AnswerKind, raw: Any) -> None:
+    def _accept(self, kind: AnswerKind, raw: Any, channel: str) -> None:
         answer = self._book.parse(kind, raw)
+        if not isinstance(answer, Refusal):
+            # The record's time is the run's, never the sender's clock.
+            answer = stamped(answer, now=workflow.now().timestamp(), channel=channel)
         outcome = self._book.accept(answer)
         if outcome != "accepted":
             # Ids and sizes only: a payload may hold secrets and may be megabytes.

@@ -8,6 +8,7 @@ that asked for it (a completion notice, a pause answered through another channel
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from datetime import timedelta
 
 from pydantic import BaseModel
@@ -24,7 +25,22 @@ with workflow.unsafe.imports_passed_through():
     from adk_temporal.flow.messages import NotifyPlan
     from adk_temporal.notifications import Notice, NoticeDelivery
 
-__all__ = ["NotifyInput", "NotifyWorkflow"]
+__all__ = ["NOTIFY_ID_PREFIX", "NotifyInput", "NotifyWorkflow", "notify_workflow_id"]
+
+NOTIFY_ID_PREFIX = "adk-notify-"
+"""How every notification workflow's id starts (runs recorded before: ``notify/``)."""
+
+
+def notify_workflow_id(parent_id: str, invocation_id: str, event: str, suffix: str = "") -> str:
+    """The id of the ``adk_notify`` run of one notice: ``adk-notify-<20 hex digits>``.
+
+    Derived from the parent's workflow id, the invocation, the event and the first request
+    (``suffix``), so one notice has one delivery; short, unlike the parent's id it names,
+    so the Temporal UI's list stays readable (the run's summary names the parent).
+    """
+    key = f"{parent_id}\0{invocation_id}\0{event}\0{suffix}".encode()
+    return NOTIFY_ID_PREFIX + hashlib.sha256(key).hexdigest()[:20]
+
 
 # A bound on one attempt; the worker's own HTTP timeout (Notifications.timeout) is shorter.
 _ATTEMPT_TIMEOUT = timedelta(minutes=2)

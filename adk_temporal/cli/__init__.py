@@ -2,13 +2,15 @@
 
 Commands: ``demo`` (the seed scenario on an embedded server, then exit), ``dev`` (embedded
 server plus a worker for the examples), ``server``, ``worker``, ``run`` (start an
-invocation and follow it), ``pending``, ``confirm``, ``resume``, ``events`` and
+invocation and follow it), ``chat`` (a conversation in the terminal, approvals asked
+inline), ``pending``, ``confirm``, ``resume``, ``events`` and
 ``artifacts list|versions|cat``, ``rewind`` and ``fork`` (a session taken back to before an
 invocation, or copied as of one), ``codec-server`` (the Temporal UI and CLI read encrypted
 payloads through it), ``rotate-key`` and ``web`` (the HTTP approval gateway and console).
 Commands that talk to Temporal take ``--address`` (``TEMPORAL_ADDRESS``), ``--namespace``,
 ``--task-queue`` and ``--encryption-key-file`` (``ADK_ENCRYPTION_KEY_FILE``: every payload
-encrypted); commands that print data take ``--json``.
+encrypted); commands that print data take ``--json``. ``--app``, ``--agent``, ``--user``
+and ``--session`` default from ``ADK_APP``… and the project file (:mod:`.defaults`).
 
 Exit statuses: ``0`` success, ``1`` an expected failure (one line on stderr, plus a hint:
 server unreachable, unknown workflow or request id, busy session, missing store…), ``2`` a

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import getpass
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import click
@@ -16,8 +17,9 @@ from ..errors import (
     UnknownRequestIdError,
 )
 from ..render import summary_lines
-from ..workflows.details import answer_commands
+from ..visibility import MAX_PAGE_SIZE
 from ..workflows.messages import Published
+from .answered import refuse_if_answered
 from .common import (
     JSON,
     CliError,
@@ -28,8 +30,10 @@ from .common import (
     err_console,
     json_option,
     print_json,
+    request_json,
     run_command,
 )
+from .paging import Paging, echo_json_stream, page_options, paging_of, print_next_token
 
 # ---------------------------------------------------------------- invocations
 
@@ -39,64 +43,104 @@ __all__ = ["confirm", "pending", "published_or_fail", "resume"]
 @click.command()
 @connection_options
 @click.option("--workflow-id", help="Show this run's requests (default: every waiting run).")
+@page_options
 @json_option
 def pending(
-    address: str, namespace: str, task_queue: str, workflow_id: str | None, as_json: bool
+    address: str,
+    namespace: str,
+    task_queue: str,
+    workflow_id: str | None,
+    page_size: int | None,
+    page_token: str | None,
+    every: bool,
+    as_json: bool,
 ) -> None:
     """List the runs waiting for an approval or an input, and what they wait for.
 
-    Reads what each run published in its memo: one visibility query (or one describe with
+    Reads what each run published in its memo: visibility queries (or one describe with
     --workflow-id), answered by Temporal itself, so it works while no worker runs.
     Without --workflow-id it lists every running invocation on --task-queue whose AdkStatus
-    is awaiting_confirmation or awaiting_input.
+    is awaiting_confirmation or awaiting_input, newest first, a page at a time: every page
+    by default (or with --all), one page with --page-size / --next-page-token.
     """
+    paging = paging_of(page_size, page_token, every)
 
     async def body() -> int:
         client = await connect(address, namespace)
         adk = AdkClient(client, task_queue=task_queue)
+        if workflow_id is None:
+            return await _list_waiting(adk, paging, address, as_json)
         with err_console.status("reading…"):
-            if workflow_id is not None:
-                runs = [(workflow_id, await published_or_fail(adk, workflow_id))]
-            else:
-                runs = await adk.waiting_requests(task_queue=task_queue)
-        found = [(wid, r) for wid, published in runs for r in published.requests]
+            published = await published_or_fail(adk, workflow_id)
         if as_json:
             print_json(
-                [
-                    {
-                        "workflow_id": wid,
-                        **r.model_dump(mode="json"),
-                        "commands": answer_commands(wid, r, address, namespace),
-                    }
-                    for wid, r in found
-                ]
+                [request_json(workflow_id, r, address, namespace) for r in published.requests]
             )
             return 0
-        for _, published in runs if workflow_id is not None else []:
-            for refusal in published.refused:
-                # Every answer that changed nothing, with its reason: never lost silently.
-                console.print(Text.assemble(("refused answer ", "bold red"), refusal))
-        if not found:
+        for refusal in published.refused:
+            # Every answer that changed nothing, with its reason: never lost silently.
+            console.print(Text.assemble(("refused answer ", "bold red"), refusal))
+        if not published.requests:
             console.print("no open requests")
-            return 0
-        for wid, request in found:
-            if workflow_id is not None:
-                for line in summary_lines(wid, request, address, namespace):
-                    console.print(line)
-                continue
-            # One line per request, ids whole: the console never wraps them.
-            asks = request.hint if request.kind == "confirmation" else request.message
-            kind = "approval" if request.kind == "confirmation" else "input"
-            console.print(f"{wid}  {request.id}  {kind} of {request.call}: {asks}")
-        if workflow_id is None:
-            console.print(
-                "answer with `adk-temporal confirm WORKFLOW_ID REQUEST_ID --approve|--reject` or "
-                "`adk-temporal resume WORKFLOW_ID REQUEST_ID --input JSON`; "
-                "`pending --workflow-id ID` prints the exact commands"
-            )
+        for request in published.requests:
+            for line in summary_lines(workflow_id, request, address, namespace):
+                console.print(line)
         return 0
 
     run_command(body())
+
+
+async def _list_waiting(adk: AdkClient, paging: Paging, address: str, as_json: bool) -> int:
+    """Print the waiting runs' requests page by page; one page when paging asks for one."""
+    namespace = adk.client.namespace
+    token = paging.token
+    shown = 0
+
+    async def pages() -> AsyncIterator[list[dict[str, Any]]]:
+        nonlocal token, shown
+        while True:
+            runs, token = await adk.waiting_page(
+                task_queue=adk.task_queue,
+                page_size=paging.page_size or MAX_PAGE_SIZE,
+                page_token=token,
+            )
+            rows = [request_json(w, r, address, namespace) for w, p in runs for r in p.requests]
+            shown += len(rows)
+            yield rows
+            if token is None or paging.one_page:
+                return
+
+    if as_json and not paging.one_page:
+        await echo_json_stream(pages())
+        return 0
+    if as_json:
+        rows = [row async for page in pages() for row in page]
+        print_json({"requests": rows, "next_page_token": token})
+        return 0
+    async for page in pages():
+        for row in page:
+            # One line per request, ids whole: the console never wraps them.
+            asks = row["hint"] if row["kind"] == "confirmation" else row["message"]
+            kind = "approval" if row["kind"] == "confirmation" else "input"
+            console.print(f"{row['workflow_id']}  {row['id']}  {kind} of {row['call']}: {asks}")
+            if row.get("payload_preview"):
+                # What is approved, on one line: the request's own listing has it indented.
+                console.print(f"    payload {_one_line(row['payload_preview'])}")
+    if not shown:
+        console.print("no open requests")
+        return 0
+    print_next_token(token)
+    console.print(
+        "answer with `adk-temporal confirm WORKFLOW_ID REQUEST_ID --approve|--reject` or "
+        "`adk-temporal resume WORKFLOW_ID REQUEST_ID --input JSON`; "
+        "`pending --workflow-id ID` prints the exact commands"
+    )
+    return 0
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 async def published_or_fail(adk: AdkClient, workflow_id: str) -> Published:
@@ -140,6 +184,8 @@ async def _answer(
     published = await published_or_fail(adk, workflow_id)
     hint = f"see the open requests with `adk-temporal pending --workflow-id {workflow_id}`"
     open_ids = {r.id: r.kind for r in published.requests}
+    if request_id not in open_ids:
+        await refuse_if_answered(client, workflow_id, request_id)
     if open_ids and open_ids.get(request_id) not in (None, kind):
         raise CliError(f"{request_id!r} is not a {kind} request", hint)
     if open_ids and request_id not in open_ids:
@@ -172,7 +218,18 @@ async def _answer(
         raise CliError(str(err), hint) from err
 
 
+def _answerer(as_name: str | None) -> str:
+    """Who a CLI answer is recorded as: ``--as``, else the operating-system user."""
+    return as_name or getpass.getuser()
+
+
 def _answer_options(f: F) -> F:
+    f = click.option(
+        "--as",
+        "as_name",
+        metavar="NAME",
+        help="Who answers, as the audit records it [default: your login name].",
+    )(f)
     f = click.option(
         "--checked",
         "checked_only",
@@ -216,6 +273,13 @@ def _report_answer(
 @click.argument("confirmation_id")
 @click.option("--approve/--reject", "approve", default=None, help="Approve or reject (required).")
 @click.option("--payload", type=JSON, help="JSON handed to the tool as tool_confirmation.payload.")
+@click.option(
+    "--edit-args",
+    "edited_args",
+    type=JSON,
+    help="Approve with these arguments instead of the model's, as a JSON object (the tool "
+    "must be declared editable=True).",
+)
 @_answer_options
 @json_option
 def confirm(
@@ -226,8 +290,10 @@ def confirm(
     confirmation_id: str,
     approve: bool | None,
     payload: Any,
+    edited_args: Any,
     wait: float,
     checked_only: bool,
+    as_name: str | None,
     as_json: bool,
 ) -> None:
     """Approve or reject a confirmation request.
@@ -238,6 +304,8 @@ def confirm(
     """
     if approve is None:
         raise click.UsageError("give --approve or --reject")
+    if edited_args is not None and (not isinstance(edited_args, dict) or not approve):
+        raise click.UsageError("--edit-args takes a JSON object, and comes with --approve")
 
     async def body() -> None:
         outcome = await _answer(
@@ -246,11 +314,25 @@ def confirm(
             workflow_id,
             confirmation_id,
             "confirmation",
-            lambda h, checked: h.confirm(confirmation_id, approve, payload, checked=checked),
+            lambda h, checked: h.confirm(
+                confirmation_id,
+                approve,
+                payload,
+                checked=checked,
+                answered_by=_answerer(as_name),
+                channel="cli",
+                edited_args=edited_args,
+            ),
             wait=wait,
             checked_only=checked_only,
         )
-        verb = "approved" if approve else "rejected"
+        verb = (
+            "approved with edited arguments"
+            if edited_args
+            else "approved"
+            if approve
+            else "rejected"
+        )
         _report_answer(outcome, verb, confirmation_id, workflow_id, as_json)
 
     run_command(body())
@@ -272,6 +354,7 @@ def resume(
     value: Any,
     wait: float,
     checked_only: bool,
+    as_name: str | None,
     as_json: bool,
 ) -> None:
     """Answer an input request with a JSON value (checked against the request's schema).
@@ -287,7 +370,13 @@ def resume(
             workflow_id,
             interrupt_id,
             "input",
-            lambda h, checked: h.resume(interrupt_id, value, checked=checked),
+            lambda h, checked: h.resume(
+                interrupt_id,
+                value,
+                checked=checked,
+                answered_by=_answerer(as_name),
+                channel="cli",
+            ),
             wait=wait,
             checked_only=checked_only,
         )

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import sys
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
@@ -28,13 +29,22 @@ from ..errors import (
     SessionNotFoundError,
 )
 from ..ids import DEFAULT_TASK_QUEUE
+from .defaults import (
+    CONFIG_FILE,
+    FIELDS,
+    Field,
+    ProjectConfigError,
+    ProjectDefaults,
+    find_project,
+    where_to_set,
+)
 
 if TYPE_CHECKING:
     from temporalio.converter import PayloadCodec
 
     from ..app import App
     from ..events import Event
-    from ..flow.messages import PendingRequest
+    from ..flow.messages import PendingRequest, RequestSummary
     from ..tracing import Telemetry
 
 __all__ = [
@@ -45,6 +55,7 @@ __all__ = [
     "JSON",
     "CliError",
     "F",
+    "agent_option",
     "connect",
     "connection_options",
     "console",
@@ -53,11 +64,16 @@ __all__ = [
     "err_console",
     "gcs_bucket_option",
     "json_option",
+    "local_agents",
+    "local_app_option",
     "main",
+    "new_session_options",
     "payload_codec",
     "postgres_option",
     "print_event",
     "print_json",
+    "project_defaults",
+    "project_option",
     "request_json",
     "require_path",
     "resolve_app",
@@ -94,6 +110,7 @@ _HINTS: dict[type[Exception], str] = {
 }
 
 _CODEC = "adk_temporal.codec"
+_PROJECT = "adk_temporal.project"
 _OTLP = "adk_temporal.otlp"
 _UNSET = object()
 _TELEMETRY: object = _UNSET
@@ -263,14 +280,78 @@ def postgres_option(f: F) -> F:
     )(f)
 
 
+def project_defaults(ctx: click.Context) -> ProjectDefaults:
+    """The nearest project file's defaults, read once per command line.
+
+    Raises:
+        click.UsageError: The project file is malformed.
+    """
+    meta = ctx.find_root().meta
+    if _PROJECT not in meta:
+        try:
+            meta[_PROJECT] = find_project(Path.cwd())
+        except ProjectConfigError as err:
+            raise click.UsageError(str(err), ctx) from None
+    found: ProjectDefaults = meta[_PROJECT]
+    return found
+
+
+def _defaulted(
+    name: Field, builtin: Callable[[], str] | None
+) -> Callable[[click.Context, click.Parameter, str | None], str]:
+    """The callback that fills an option left out (flag and variable) from the project file,
+    then ``builtin``; missing everywhere, it is a usage error saying where to set it."""
+
+    def fill(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+        given = ctx.get_parameter_source(param.name or "") == click.core.ParameterSource.COMMANDLINE
+        # A flag given empty stays empty: the id check then names it, instead of a default
+        # silently standing in for what was typed.
+        if value or (value is not None and given):
+            return value
+        project = project_defaults(ctx)
+        found = project.get(name) or (builtin() if builtin is not None else None)
+        if found:
+            return found
+        flag = param.opts[0] if param.opts else name
+        raise click.MissingParameter(where_to_set(name, flag, project), ctx=ctx, param=param)
+
+    return fill
+
+
+def project_option(
+    name: Field, flag: str, dest: str, what: str, builtin: Callable[[], str] | None = None
+) -> Callable[[F], F]:
+    """An option defaulted from ``FIELDS[name]``, then the project file, then ``builtin``."""
+    return click.option(
+        flag,
+        dest,
+        envvar=FIELDS[name],
+        callback=_defaulted(name, builtin),
+        help=f"{what} (or {FIELDS[name]}, or {name} in {CONFIG_FILE}).",
+    )
+
+
+def _identity_options(f: F, session: Callable[[], str] | None) -> F:
+    f = project_option("session", "--session", "session_id", "Session id", session)(f)
+    f = project_option("user", "--user", "user_id", "User id")(f)
+    return project_option("app", "--app", "app_name", "App name (the examples' app: weather)")(f)
+
+
 def session_options(f: F) -> F:
-    """Add ``--app``, ``--user`` and ``--session``: the identity of one session."""
-    f = click.option("--session", "session_id", required=True, help="Session id.")(f)
-    f = click.option("--user", "user_id", required=True, help="User id.")(f)
-    f = click.option(
-        "--app", "app_name", required=True, help="App name (the examples' app is `weather`)."
-    )(f)
-    return f
+    """Add ``--app``, ``--user`` and ``--session``: the identity of one session, each
+    defaulted from the environment and the project file (:mod:`.defaults`)."""
+    return _identity_options(f, None)
+
+
+def new_session_options(f: F) -> F:
+    """:func:`session_options` whose ``--session`` is a new session's id when none is given."""
+    return _identity_options(f, lambda: f"s-{uuid.uuid4().hex[:12]}")
+
+
+def agent_option(f: F) -> F:
+    """Add ``--agent``, defaulted like the session identity."""
+    option = project_option("agent", "--agent", "agent", "The agent to invoke (weather_agent…)")
+    return option(f)
 
 
 def json_option(f: F) -> F:
@@ -399,15 +480,38 @@ def resolve_app(app_spec: str | None, examples: bool) -> App:
         raise click.BadParameter(str(err), param_hint="--app") from err
 
 
+def local_app_option(mode: str) -> Callable[[F], F]:
+    """Add ``--local-app``: the agents an in-process run (``mode``, the flag) serves."""
+    return click.option(
+        "--local-app",
+        "local_app",
+        help=f"With {mode}: the agents, as package.module:attribute (default: "
+        f"{FIELDS['local_app']}, local_app in {CONFIG_FILE}, else the examples).",
+    )
+
+
+def local_agents(spec: str | None) -> App:
+    """The agents an in-process run serves: ``spec``, else ``ADK_LOCAL_APP`` or the project
+    file's ``local_app``, else the bundled examples.
+
+    Raises:
+        click.UsageError: The spec does not name an importable app, or the project file is
+            malformed.
+    """
+    ctx = click.get_current_context()
+    spec = spec or os.environ.get(FIELDS["local_app"]) or project_defaults(ctx).get("local_app")
+    return resolve_app(spec, examples=not spec)
+
+
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON on stdout, with nothing else around it."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 
 def request_json(
-    workflow_id: str, request: PendingRequest, address: str, namespace: str
+    workflow_id: str, request: PendingRequest | RequestSummary, address: str, namespace: str
 ) -> dict[str, Any]:
-    """A pending request as ``--json`` prints it: the query's fields plus the commands."""
+    """A pending request as ``--json`` prints it: its fields plus the commands."""
     from ..workflows.details import answer_commands
 
     return {
@@ -459,7 +563,9 @@ class _LazyGroup(click.Group):
 
 _COMMANDS = {
     "artifacts": "adk_temporal.cli.stores:artifacts",
+    "audit": "adk_temporal.cli.audit:audit",
     "cancel": "adk_temporal.cli.operate:cancel",
+    "chat": "adk_temporal.cli.chat:chat",
     "codec-server": "adk_temporal.cli.encryption:codec_server",
     "confirm": "adk_temporal.cli.answers:confirm",
     "demo": "adk_temporal.cli.serving:demo",

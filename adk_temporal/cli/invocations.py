@@ -11,32 +11,33 @@ from temporalio.client import WorkflowFailureError
 
 from ..app import App
 from ..client import AdkClient, InvocationHandle
-from ..errors import (
-    SessionBusyError,
-)
+from ..errors import SessionBusyError, SessionNotFoundError
 from ..events import Event
 from ..flow.messages import InvocationStatus
 from ..ids import SessionKey, workflow_id_for
 from ..render import StreamPrinter, event_json, request_lines
 from ..run_config import RunConfig
 from ..runner import Runner
+from ..sessions import SessionService
 from ..terminal import NoAnswerError, answer_on_terminal
 from ..worker import artifact_store, served_apps, session_store
 from .common import (
     EXIT_FAILED,
     EXIT_PAUSED,
     CliError,
+    agent_option,
     connect,
     connection_options,
     console,
     data_dir_option,
     err_console,
     json_option,
+    local_agents,
+    local_app_option,
     postgres_option,
     print_json,
     request_json,
     require_path,
-    resolve_app,
     run_command,
     session_options,
 )
@@ -49,7 +50,7 @@ from .common import (
 @data_dir_option
 @postgres_option
 @session_options
-@click.option("--agent", required=True, help="The agent to invoke (e.g. weather_agent).")
+@agent_option
 @click.option(
     "--max-steps",
     type=click.IntRange(min=1),
@@ -85,11 +86,7 @@ from .common import (
     is_flag=True,
     help="Run in this process without Temporal (the same flow); answer requests here.",
 )
-@click.option(
-    "--local-app",
-    "local_app",
-    help="With --local: the agents, as package.module:attribute (default: the examples).",
-)
+@local_app_option("--local")
 @json_option
 @click.argument("message")
 def run(
@@ -139,7 +136,7 @@ def run(
     if local or local_app:
         if no_wait:
             raise click.UsageError("--local runs in this process; it cannot --no-wait")
-        served = resolve_app(local_app, examples=local_app is None)
+        served = local_agents(local_app)
         run_command(
             _run_local(served, data_dir, postgres_dsn, key, agent, message, config, as_json)
         )
@@ -155,14 +152,13 @@ def run(
         client = await connect(address, namespace)
         adk = AdkClient(client, task_queue=task_queue, session_service=sessions)
         try:
-            handle = await _start(adk, key, agent, message, config)
+            handle = await start_invocation(adk, key, agent, message, config)
             if no_wait:
-                if as_json:
-                    print_json({"workflow_id": handle.workflow_id, "run_id": handle.run_id})
-                else:
-                    console.print(handle.workflow_id)
-                return 0
-            return await _follow(handle, address, namespace, task_queue, as_json, streamed)
+                return _print_started(handle, as_json)
+            code = await _follow(handle, address, namespace, task_queue, as_json, streamed)
+            if sessions is not None:
+                await warn_if_stored_elsewhere(handle, key, sessions, postgres_dsn, data_dir)
+            return code
         finally:
             if sessions is not None:
                 await sessions.close()
@@ -170,7 +166,40 @@ def run(
     run_command(body())
 
 
-async def _start(
+def _print_started(handle: InvocationHandle, as_json: bool) -> int:
+    """``run --no-wait``: the started run's ids, and exit status 0."""
+    if as_json:
+        print_json({"workflow_id": handle.workflow_id, "run_id": handle.run_id})
+    else:
+        console.print(handle.workflow_id)
+    return 0
+
+
+async def warn_if_stored_elsewhere(
+    handle: InvocationHandle,
+    key: SessionKey,
+    sessions: SessionService,
+    postgres_dsn: str | None,
+    data_dir: Path,
+) -> None:
+    """Warn when the invocation ran but this client's store has none of its events: the
+    worker writes to another store (every invocation stores at least its user message)."""
+    status = await settled_status(handle)
+    try:
+        session = await sessions.get(key)
+    except SessionNotFoundError:
+        session = None
+    if session is not None and any(e.invocation_id == status.invocation_id for e in session.events):
+        return
+    mine = "the PostgreSQL database of --postgres-dsn" if postgres_dsn else str(data_dir)
+    err_console.print(
+        f"[yellow]warning:[/] the invocation ran, but its events are not in {escape(mine)}: "
+        "the worker stores sessions elsewhere; pass the worker's --data-dir (or "
+        "--postgres-dsn) to see them, here and with `adk-temporal events`"
+    )
+
+
+async def start_invocation(
     adk: AdkClient, key: SessionKey, agent: str, message: str, config: RunConfig
 ) -> InvocationHandle:
     """Start the invocation, saying so when no worker is there to run it.
@@ -280,7 +309,7 @@ def _completed(status: InvocationStatus) -> str:
     return line
 
 
-async def _settled_status(handle: InvocationHandle) -> InvocationStatus:
+async def settled_status(handle: InvocationHandle) -> InvocationStatus:
     """The status ``run`` reports once the event stream ended.
 
     ``adk_status`` still says ``running`` when the run closed without recording its end
@@ -323,7 +352,7 @@ async def _follow(
             else:
                 printer.feed(event)
         printer.close()
-        status = await _settled_status(handle)
+        status = await settled_status(handle)
         waiting = status.status in ("awaiting_confirmation", "awaiting_input")
         pending = await handle.pending() if waiting else []
     finally:

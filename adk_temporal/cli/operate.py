@@ -8,14 +8,17 @@ the step count when a worker answers the ``adk_status`` query in time.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
 
 import click
+from rich.markup import escape
 from rich.text import Text
 from temporalio.api.failure.v1 import Failure
 from temporalio.client import (
     Client,
+    WorkflowExecution,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
@@ -23,9 +26,16 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 from ..client import AdkClient
-from ..flow.messages import InvocationStatus
+from ..flow.messages import ConfirmInput, InvocationStatus
 from ..ids import id_problem
-from ..visibility import invocations_query, published_or_unreadable, quote_problem, run_status
+from ..visibility import (
+    MAX_PAGE_SIZE,
+    invocations_query,
+    list_page,
+    published_or_unreadable,
+    quote_problem,
+    run_status,
+)
 from ..workflows.messages import ADK_AGENT, Published
 from .answers import published_or_fail
 from .common import (
@@ -39,6 +49,7 @@ from .common import (
     print_json,
     run_command,
 )
+from .paging import echo_json_stream, page_options, paging_of, print_next_token
 
 __all__ = ["cancel", "list_runs", "show"]
 
@@ -91,7 +102,14 @@ def _filter(ctx: click.Context, param: click.Parameter, value: str | None) -> st
     ),
     help="Only runs with this AdkStatus (repeatable).",
 )
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1, max=MAX_PAGE_SIZE),
+    default=50,
+    show_default=True,
+    help="The newest this many (without the paging options).",
+)
+@page_options
 @json_option
 def list_runs(
     address: str,
@@ -102,52 +120,85 @@ def list_runs(
     session_id: str | None,
     statuses: tuple[str, ...],
     limit: int,
+    page_size: int | None,
+    page_token: str | None,
+    every: bool,
     as_json: bool,
 ) -> None:
     """List invocations, newest first: status, agent, start, what they wait for.
 
-    Every run is listed — completed, failed and cancelled ones too — from one visibility
-    query; no worker is needed.
+    Every run is listed — completed, failed and cancelled ones too — from visibility
+    queries, a page at a time; no worker is needed. By default the newest --limit runs;
+    --page-size / --next-page-token print one page and the next page's token, --all every
+    page in turn.
     """
+    paging = paging_of(page_size, page_token, every)
 
     async def body() -> int:
         client = await connect(address, namespace)
         query = invocations_query(
             app_name=app_name, user_id=user_id, session_id=session_id, statuses=statuses
         )
-        rows: list[dict[str, Any]] = []
-        async for wf in client.list_workflows(query, limit=limit):
-            published, unreadable = await published_or_unreadable(wf)
-            rows.append(
-                {
-                    "workflow_id": wf.id,
-                    "run_id": wf.run_id,
-                    "status": run_status(wf),
-                    "agent": wf.typed_search_attributes.get(ADK_AGENT) or "",
-                    "start_time": wf.start_time.isoformat() if wf.start_time else None,
-                    "close_time": wf.close_time.isoformat() if wf.close_time else None,
-                    "waiting_for": [r.model_dump(mode="json") for r in published.requests],
-                    "unreadable": unreadable,
-                    "text": f"(unreadable: {unreadable})" if unreadable else _waits_for(published),
-                    "started": _time(wf.start_time),
-                }
-            )
-        if as_json:
-            print_json([{k: v for k, v in r.items() if k not in ("text", "started")} for r in rows])
-            return 0
-        if not rows:
-            console.print("no invocations")
-            return 0
-        for row in rows:
-            # One line per run, the id whole: the console never wraps it.
-            waits = f"  waits for {row['text']}" if row["waiting_for"] else ""
-            waits = f"  {row['text']}" if row["unreadable"] else waits
-            console.print(
-                f"{row['workflow_id']}  {row['status']}  {row['agent']}  {row['started']}{waits}"
-            )
+        token = paging.token
+        size = paging.page_size or (MAX_PAGE_SIZE if paging.every else limit)
+
+        async def pages() -> AsyncIterator[list[dict[str, Any]]]:
+            nonlocal token
+            while True:
+                page = await list_page(client, query, page_size=size, page_token=token)
+                token = page.next_page_token
+                yield [await _run_row(wf) for wf in page.executions]
+                if token is None or not paging.every:
+                    return
+
+        if as_json and paging.every:
+            await echo_json_stream(_for_json(rows) async for rows in pages())
+        elif as_json:
+            rows = [_for_json(page) async for page in pages()]
+            runs = [row for page in rows for row in page]
+            print_json({"runs": runs, "next_page_token": token} if paging.one_page else runs)
+        else:
+            shown = 0
+            async for page in pages():
+                shown += len(page)
+                _print_rows(page)
+            if not shown:
+                console.print("no invocations")
+            if paging.one_page:
+                print_next_token(token)
         return 0
 
     run_command(body())
+
+
+async def _run_row(wf: WorkflowExecution) -> dict[str, Any]:
+    published, unreadable = await published_or_unreadable(wf)
+    return {
+        "workflow_id": wf.id,
+        "run_id": wf.run_id,
+        "status": run_status(wf),
+        "agent": wf.typed_search_attributes.get(ADK_AGENT) or "",
+        "start_time": wf.start_time.isoformat() if wf.start_time else None,
+        "close_time": wf.close_time.isoformat() if wf.close_time else None,
+        "waiting_for": [r.model_dump(mode="json") for r in published.requests],
+        "unreadable": unreadable,
+        "text": f"(unreadable: {unreadable})" if unreadable else _waits_for(published),
+        "started": _time(wf.start_time),
+    }
+
+
+def _for_json(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if k not in ("text", "started")} for r in rows]
+
+
+def _print_rows(rows: list[dict[str, Any]]) -> None:
+    for row in rows:
+        # One line per run, the id whole: the console never wraps it.
+        waits = f"  waits for {row['text']}" if row["waiting_for"] else ""
+        waits = f"  {row['text']}" if row["unreadable"] else waits
+        console.print(
+            f"{row['workflow_id']}  {row['status']}  {row['agent']}  {row['started']}{waits}"
+        )
 
 
 @click.command()
@@ -171,6 +222,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
         except (RPCError, TimeoutError):
             pass  # no worker: everything above came from Temporal itself
         refused = status.ignored_signals if status else published.refused
+        held = await _held(adk, workflow_id, description, published)
         shown: dict[str, Any] = {
             "workflow_id": workflow_id,
             "run_id": description.run_id,
@@ -181,14 +233,17 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
             "close_time": description.close_time.isoformat() if description.close_time else None,
             "steps": status.step if status else None,
             "usage": status.usage.model_dump() if status else None,
-            "open_requests": [r.model_dump(mode="json") for r in published.requests],
+            "open_requests": [
+                {**r.model_dump(mode="json"), "held_answer": held.get(r.id)}
+                for r in published.requests
+            ],
             "refused_answers": refused,
             "last_error": last_error,
         }
         if as_json:
             print_json(shown)
             return 0
-        _print_shown(shown, description, status, published)
+        _print_shown(shown, description, status, published, held)
         return 0
 
     run_command(body())
@@ -215,11 +270,31 @@ async def _last_error(
     return last_error
 
 
+async def _held(
+    adk: AdkClient,
+    workflow_id: str,
+    description: WorkflowExecutionDescription,
+    published: Published,
+) -> dict[str, str]:
+    """The open requests Temporal already holds an answer for, by id: ``approved``,
+    ``rejected`` or ``answered``; the run applies them once a worker picks it up."""
+    if not published.requests or description.status != WorkflowExecutionStatus.RUNNING:
+        return {}
+    held: dict[str, str] = {}
+    for answer in await adk.held_answers(workflow_id):
+        if isinstance(answer, ConfirmInput):
+            held.setdefault(answer.confirmation_id, "approved" if answer.confirmed else "rejected")
+        else:
+            held.setdefault(answer.interrupt_id, "answered")
+    return held
+
+
 def _print_shown(
     shown: dict[str, Any],
     description: WorkflowExecutionDescription,
     status: InvocationStatus | None,
     published: Published,
+    held: dict[str, str],
 ) -> None:
     """``show`` for people: what ``--json`` prints, one line a fact."""
     console.print(Text.assemble((shown["workflow_id"], "bold"), f"  {shown['status']}"))
@@ -238,7 +313,17 @@ def _print_shown(
     for request in published.requests:
         kind = "approval" if request.kind == "confirmation" else "input"
         asks = request.hint if request.kind == "confirmation" else request.message
-        console.print(f"  waits    {kind} of {request.call}: {asks}  [{request.id}]")
+        if request.id in held:
+            # Not "waits": an operator reading that would answer again, and be refused.
+            console.print(
+                escape(
+                    f"  answered {held[request.id]} {kind} of {request.call}: waiting for a "
+                    f"worker to resume  [{request.id}]"
+                )
+            )
+            continue
+        # Escaped: "[id]" would otherwise be read as markup and vanish.
+        console.print(escape(f"  waits    {kind} of {request.call}: {asks}  [{request.id}]"))
     for refusal in shown["refused_answers"]:
         console.print(f"  refused  {refusal}")
     if shown["last_error"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from collections.abc import Awaitable
@@ -21,9 +22,7 @@ from ..artifacts import (
     LoadRequest,
     VersionsRequest,
 )
-from ..errors import (
-    AdkError,
-)
+from ..errors import AdkError, SessionNotFoundError
 from ..following import StoreReads, follow_session, with_partials
 from ..ids import SessionKey
 from ..render import StreamPrinter, event_json, part_bytes
@@ -34,6 +33,7 @@ from .common import (
     F,
     console,
     data_dir_option,
+    err_console,
     gcs_bucket_option,
     json_option,
     postgres_option,
@@ -45,6 +45,11 @@ from .common import (
 )
 
 # ---------------------------------------------------------------- stores
+
+_APPEAR_POLL_SECONDS = 0.5
+_ALL_STORED = 1 << 62
+"""A sequence past every event: reading the session then returns no events, only whether
+it exists."""
 
 
 @click.command()
@@ -96,6 +101,7 @@ def events(
 
 async def _follow_session(sessions: SessionService, key: SessionKey, as_json: bool) -> None:
     """``events --follow``: the session's events, then new ones and pieces, until stopped."""
+    await _session_appears(sessions, key)
     printer = StreamPrinter(console)
     reads = StoreReads()
     stored = follow_session(sessions, key, reads=reads)
@@ -105,6 +111,30 @@ async def _follow_session(sessions: SessionService, key: SessionKey, as_json: bo
             print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
         else:
             printer.feed(event)
+
+
+async def _session_appears(sessions: SessionService, key: SessionKey) -> None:
+    """Return once the session exists; say on stderr that it is waited for if it does not.
+
+    Sessions are created by the first invocation, so following one before its first run is
+    waiting for that run, not a mistake.
+    """
+    try:
+        await sessions.get(key, after_sequence=_ALL_STORED)
+        return
+    except SessionNotFoundError:
+        err_console.print(
+            f"note: session {key} does not exist yet; waiting for it to appear (the first "
+            "`adk-temporal run` of it creates it) — check --app/--user/--session and that "
+            "--data-dir is the worker's if nothing comes; Ctrl-C stops"
+        )
+    while True:
+        await asyncio.sleep(_APPEAR_POLL_SECONDS)
+        try:
+            await sessions.get(key, after_sequence=_ALL_STORED)
+            return
+        except SessionNotFoundError:
+            continue
 
 
 @click.group()

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from .compacting import CompactionInput, CompactionResult
 from .messages import (
     AppendEventsInput,
     InvocationCarry,
@@ -42,6 +43,10 @@ class Executor(Protocol):
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """Append events the flow decided (pauses, errors, endings), idempotently."""
+        ...
+
+    async def compact(self, inp: CompactionInput, *, summary: str) -> CompactionResult:
+        """Summarise the session's older events into one compaction event, if due."""
         ...
 
     async def wait_until(

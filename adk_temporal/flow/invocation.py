@@ -28,6 +28,7 @@ from adk_temporal.confirmation import (
     build_confirmation_request_event,
     call_digest,
     confirmation_reply,
+    edited_reply,
 )
 from adk_temporal.errors import StepFailedError
 from adk_temporal.events import (
@@ -46,6 +47,7 @@ from adk_temporal.state import TEMP_PREFIX
 from adk_temporal.usage import TokenGrant, TokenUsage
 
 from .budget_requests import BUDGET_REQUEST_PREFIX, allowed, budget_request
+from .compacting import COMPACTION_PATCH, CompactionInput
 from .executor import Executor
 from .messages import (
     AdkStatus,
@@ -76,7 +78,7 @@ from .messages import (
     WorkflowPosition,
     stage_id,
 )
-from .requests import RequestBook
+from .requests import ANSWERED_KEY, RequestBook, answer_record
 
 __all__ = ["InvocationFlow"]
 
@@ -189,8 +191,15 @@ class _Answers:
     confirmations: dict[str, ToolConfirmation] = field(default_factory=dict)
     inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     expired: dict[str, list[str]] = field(default_factory=dict)
+    edits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The arguments approvers edited, by call id: the calls run with these."""
     reply: Event | None = None
     """The user event recording the answers."""
+
+    def call(self, call: PlannedCall) -> PlannedCall:
+        """``call`` as it is dispatched again: with the arguments its approver edited."""
+        edited = self.edits.get(call.id)
+        return call if edited is None else call.model_copy(update={"args": edited})
 
     def concern(self, call_id: str) -> bool:
         """True when the call is re-dispatched with an answer (or an expiry)."""
@@ -331,6 +340,7 @@ class InvocationFlow:
             raise
         if outcome.error is not None:
             return self._finish("failed", error=outcome.error)
+        await self._compact(frame)
         return self._finish("completed", text=outcome.text)
 
     async def _run_named(self, frame: _Frame, pending: list[PendingEvent]) -> _Outcome:
@@ -647,6 +657,7 @@ class InvocationFlow:
                 pending = []
                 if self._may_hand_over(frame):
                     await self._hand_over(frame, frame.agent, by_id, ended=ended)
+            await self._compact(frame)
             answers = await self._wait_for_answers(frame, waiting)
             assert answers.reply is not None
             pending.append(answers.reply)
@@ -863,7 +874,7 @@ class InvocationFlow:
                 else self._tool_call(
                     ToolCallInput(
                         ref=self._ref(frame),
-                        call=c,
+                        call=answers.call(c),
                         tool_confirmation=answers.confirmations.get(c.id),
                         resume_inputs=answers.inputs.get(c.id, {}),
                         expired_inputs=answers.expired.get(c.id, []),
@@ -1094,6 +1105,7 @@ class InvocationFlow:
                 branch=frame.branch,
                 expires_at=expiry(confirmation.timeout_seconds),
                 opened_at=now,
+                edit_schema=call.options.edit_schema,
             )
             opened.append((pending, None))
         for interrupt_id, request in actions.requested_inputs.items():
@@ -1149,6 +1161,9 @@ class InvocationFlow:
                     payload=answer.payload,
                     expired=expired,
                 )
+                if answer.edited_args is not None and not expired:
+                    response.update(edited_reply(pending.tool, answer.edited_args))
+                    answers.edits[pending.function_call_id] = answer.edited_args
                 name = REQUEST_CONFIRMATION_FUNCTION_NAME
             elif expired:
                 response = input_reply(None, expired=True)
@@ -1161,6 +1176,9 @@ class InvocationFlow:
             if pending.opened_at is not None:
                 # How long a human took: the audit trail's figure, and the wait metric's.
                 response[WAITED_KEY] = round(max(0.0, now - pending.opened_at), 3)
+            record = answer_record(answer)
+            if record is not None:
+                response[ANSWERED_KEY] = record
             parts.append(
                 types.Part(
                     function_response=types.FunctionResponse(
@@ -1171,6 +1189,24 @@ class InvocationFlow:
         self._exec.status_changed()
         answers.reply = self._event(frame, "user", types.Content(role="user", parts=parts))
         return answers
+
+    # ------------------------------------------------------------ compaction
+
+    async def _compact(self, frame: _Frame) -> None:
+        """Compact the session when the app asks, as the invocation ends or pauses (ADK
+        compacts after an invocation); the step leaves open requests' events alone."""
+        root = self._trees.get(self.agent)
+        config = root.compaction if root is not None else None
+        if config is None or not self._exec.patched(COMPACTION_PATCH):
+            return
+        inp = CompactionInput(
+            ref=self._ref(frame),
+            config=config,
+            event_id=self._exec.new_id(),
+            timestamp=self._exec.now(),
+        )
+        result = await self._exec.compact(inp, summary=f"{frame.agent} · compaction")
+        self.usage += result.usage
 
     # ------------------------------------------------------ long-running tools
 

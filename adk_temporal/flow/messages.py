@@ -17,7 +17,8 @@ from typing import Annotated, Any, Literal, TypeAlias
 from google.genai import types
 from pydantic import BaseModel, Discriminator, Field, StrictBool, Tag
 
-from adk_temporal.budgets import Budgets, check_budget
+from adk_temporal.budgets import Budgets, check_budget, json_size
+from adk_temporal.compaction import EventsCompactionConfig
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
 from adk_temporal.ids import session_key_of
 from adk_temporal.run_config import RunConfig
@@ -25,6 +26,7 @@ from adk_temporal.usage import BudgetScope, TokenGrant, TokenUsage
 
 __all__ = [
     "DEFAULT_TOOL_ATTEMPTS",
+    "PREVIEW_BYTES",
     "AdkStatus",
     "AgentSpec",
     "AppendEventsInput",
@@ -126,6 +128,9 @@ class ToolOptions(BaseModel):
     on_failure: Literal["tell_model", "fail_invocation"] = "tell_model"
     long_running: bool = False
     """ADK's long-running tool: the call's real result comes later, as a function response."""
+    edit_schema: dict[str, Any] | None = None
+    """Set for a tool declared ``editable``: the JSON schema of its parameters, which an
+    approver's edited arguments must satisfy; ``None``: edits are refused."""
 
     def retry(self) -> RetrySettings:
         """The retry policy the tool runs under: its own values, the defaults for the rest.
@@ -203,6 +208,11 @@ class AgentSpec(BaseModel):
     """A loop agent's limit on iterations; ``None`` loops until a sub-agent escalates."""
     notify: NotifyPlan | None = None
     """On a tree's root: the notifications the serving app sends (``None``: none)."""
+    own_queue: bool = False
+    """On a tree's root: the serving app is named, and its workers also poll its own task
+    queue (``ids.app_task_queue``), where the run's steps then go."""
+    compaction: EventsCompactionConfig | None = None
+    """On a tree's root: when the serving app compacts sessions (``None``: never)."""
 
     def find(self, name: str) -> AgentSpec | None:
         """The agent called ``name`` in this tree, or ``None``."""
@@ -371,10 +381,14 @@ ModelStepResult: TypeAlias = Annotated[RanStep | OverBudgetStep, Field(discrimin
 
 class RouteStep(BaseModel):
     """The model step ran nowhere: its model is limited, and its steps run on the limit's
-    task queue (``model_limits``). The engine sends it there; the flow never sees this."""
+    task queue (``model_limits``), or it reached a worker of another app. The engine sends
+    it where it runs; the flow never sees this."""
 
     kind: Literal["route"]
     group: str | None
+    app: str | None = None
+    """Set when the step reached a worker of another app: the app whose own task queue
+    (``ids.app_task_queue``) the run's steps move to."""
 
 
 ModelStepReply: TypeAlias = Annotated[
@@ -430,6 +444,17 @@ class ConfirmInput(BaseModel):
     confirmed: StrictBool
     payload: Any = None
     call_digest: str | None = None
+    answered_by: str | None = None
+    """Who answered, as the channel authenticated them (``None``: not said)."""
+    channel: str | None = None
+    """How the answer came (``gateway``, ``link``, ``cli``, ``console``…); the run records
+    ``signal`` or ``update`` for an answer that names none."""
+    answered_at: float | None = None
+    """When the run took the answer (POSIX seconds, the workflow's clock): set by the run,
+    whatever the sender put here."""
+    edited_args: dict[str, Any] | None = None
+    """An approval's edited arguments: the call runs with them instead of the model's
+    (only for a tool declared ``editable``, checked against its parameter schema)."""
 
 
 class ResumeInput(BaseModel):
@@ -437,6 +462,12 @@ class ResumeInput(BaseModel):
 
     interrupt_id: str
     input: Any = None
+    answered_by: str | None = None
+    """Who answered (see :attr:`ConfirmInput.answered_by`)."""
+    channel: str | None = None
+    """How the answer came (see :attr:`ConfirmInput.channel`)."""
+    answered_at: float | None = None
+    """When the run took the answer (see :attr:`ConfirmInput.answered_at`)."""
 
 
 class PendingRequest(BaseModel):
@@ -461,6 +492,9 @@ class PendingRequest(BaseModel):
     call ``function_call_id`` (its id is that call id); stored as the user's response."""
     opened_at: float | None = None
     """When the request was opened (POSIX seconds; ``None`` in runs recorded before)."""
+    edit_schema: dict[str, Any] | None = None
+    """A confirmation of an ``editable`` tool's call: the schema edited arguments must
+    satisfy; ``None``: the approver may not edit them."""
 
     def summary(self) -> RequestSummary:
         """What is published about this request where Temporal serves it without a worker."""
@@ -479,6 +513,9 @@ class PendingRequest(BaseModel):
             payload_size=len(encoded),
             expires_at=self.expires_at,
             long_running=self.long_running,
+            args=self.args if json_size(self.args, "the arguments") <= PREVIEW_BYTES else None,
+            payload_preview=_preview(payload) if self.kind == "confirmation" else "",
+            opened_at=self.opened_at,
         )
 
 
@@ -486,11 +523,25 @@ def _clip(text: str, limit: int = 500) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+PREVIEW_BYTES = 2048
+"""How much of a request's payload (and how large its arguments) a listing publishes."""
+
+
+def _preview(payload: Any) -> str:
+    """The payload's indented JSON, cut after :data:`PREVIEW_BYTES` bytes (whole characters),
+    with ``…`` at the cut: an approver reads what they approve before opening it whole."""
+    text = json.dumps(payload, indent=2, default=str, ensure_ascii=False)
+    raw = text.encode()
+    if len(raw) <= PREVIEW_BYTES:
+        return text
+    return raw[:PREVIEW_BYTES].decode(errors="ignore") + "…"
+
+
 class RequestSummary(BaseModel):
     """An open request as the run publishes it in its memo: readable with no worker running.
 
-    The payload (or an input request's schema) is summarised by its digest and size, never
-    published whole.
+    The payload (or an input request's schema) is summarised by its digest and size and,
+    for a confirmation, a bounded preview: never published whole.
     """
 
     kind: Literal["confirmation", "input"]
@@ -506,6 +557,14 @@ class RequestSummary(BaseModel):
     expires_at: float | None = None
     long_running: bool = False
     """The answer is a long-running tool call's function response (see PendingRequest)."""
+    args: dict[str, Any] | None = None
+    """The call's arguments whole, when their JSON is at most :data:`PREVIEW_BYTES` (``call``
+    always shows them, clipped)."""
+    payload_preview: str = ""
+    """A confirmation's payload as indented JSON, its first :data:`PREVIEW_BYTES` bytes
+    (``…`` marks a cut: the session's ``pending`` has it whole)."""
+    opened_at: float | None = None
+    """When the request was opened (POSIX seconds), for "waiting 3 h"."""
 
 
 class Refusal(BaseModel):
@@ -562,6 +621,9 @@ class InvocationCarry(BaseModel):
     continued_by: str | None = None
     """The agent a follow-up message continued the conversation with, when not the one the
     invocation was started with."""
+    app_queue: str | None = None
+    """The task queue of the app's own steps, once a step reached a worker of another app
+    on a shared queue (``ids.app_task_queue``); ``None``: the invocation's own queue."""
     grants: list[TokenGrant] = Field(default_factory=list)
     """Budget grants answered but not yet recorded by a model step."""
 

@@ -28,13 +28,15 @@ from adk_temporal.confirmation import check_reply_digest, confirmation_request_c
 from adk_temporal.errors import (
     AdkRequestError,
     ConfirmationMismatchError,
+    EditNotAllowedError,
     InvalidAnswerError,
+    InvalidEditError,
     InvalidResumeInputError,
     UnencodableValueError,
     UnknownRequestIdError,
 )
 from adk_temporal.events import InputRequest, ToolConfirmation
-from adk_temporal.resume import check_resume_input
+from adk_temporal.resume import check_resume_input, schema_errors
 
 from .messages import (
     CarriedRequest,
@@ -46,15 +48,18 @@ from .messages import (
 )
 
 __all__ = [
+    "ANSWERED_KEY",
     "Answer",
     "AnswerKind",
     "Outcome",
     "RequestBook",
     "Taken",
     "answer_id",
+    "answer_record",
     "parse_answer",
     "refusal",
     "refused",
+    "stamped",
 ]
 
 AnswerKind: TypeAlias = Literal["confirmation", "input"]
@@ -77,6 +82,8 @@ _REFUSALS: dict[str, type[AdkRequestError]] = {
         ConfirmationMismatchError,
         InvalidResumeInputError,
         InvalidAnswerError,
+        EditNotAllowedError,
+        InvalidEditError,
     )
 }
 
@@ -90,6 +97,24 @@ def refusal(type_name: str, message: str) -> AdkRequestError | None:
     return kind(message) if kind is not None else None
 
 
+ANSWERED_KEY = "answered"
+"""The key of a reply event's response naming who answered, how and when."""
+
+
+def stamped(answer: Answer, *, now: float, channel: str) -> Answer:
+    """``answer`` as the run takes it: at ``now`` by the run's clock (never the sender's),
+    through ``channel`` unless the sender named one."""
+    return answer.model_copy(update={"answered_at": now, "channel": answer.channel or channel})
+
+
+def answer_record(answer: Answer) -> dict[str, Any] | None:
+    """Who answered, through which channel and when, as the reply event records it;
+    ``None`` for an answer the run did not stamp (recorded before answers were, or expired)."""
+    if answer.answered_at is None:
+        return None
+    return {"by": answer.answered_by, "channel": answer.channel, "at": answer.answered_at}
+
+
 def answer_id(answer: Answer) -> str:
     """The request id an answer refers to."""
     return answer.confirmation_id if isinstance(answer, ConfirmInput) else answer.interrupt_id
@@ -99,8 +124,14 @@ def _kind(answer: Answer) -> AnswerKind:
     return "confirmation" if isinstance(answer, ConfirmInput) else "input"
 
 
+_LATER_FIELDS = ("answered_by", "channel", "answered_at", "edited_args")
+"""Answer fields added after answers' sizes were first recorded."""
+
+
 def _size(answer: Answer) -> int:
-    return json_size(answer.model_dump(mode="json"), "the answer")
+    # Unset later fields are not counted: an answer's size is what its sender sent.
+    unset = {name for name in _LATER_FIELDS if getattr(answer, name, None) is None}
+    return json_size(answer.model_dump(mode="json", exclude=unset), "the answer")
 
 
 def _reason(problem: AdkRequestError) -> str:
@@ -126,6 +157,29 @@ def _digest_problem(pending: PendingRequest, answer: ConfirmInput) -> AdkRequest
         check_reply_digest(request, {"callDigest": answer.call_digest})
     except ConfirmationMismatchError as err:
         return err
+    return None
+
+
+def _edit_problem(pending: PendingRequest, answer: ConfirmInput) -> AdkRequestError | None:
+    """Why an approval's edited arguments cannot replace the call's, or ``None``."""
+    if answer.edited_args is None:
+        return None
+    if pending.edit_schema is None:
+        return EditNotAllowedError(
+            f"tool {pending.tool!r} does not take edited arguments: declare it with "
+            "editable=True, or answer without them"
+        )
+    if not answer.confirmed:
+        return EditNotAllowedError(
+            f"edited arguments come with an approval, not a rejection ({pending.id!r})"
+        )
+    errors = schema_errors(pending.edit_schema, answer.edited_args)
+    if errors:
+        # Paths and rules only: refusals are recorded, and must not hold the values.
+        broken = "; ".join(f"{e.json_path}: {e.validator}" for e in errors)
+        return InvalidEditError(
+            f"edited arguments for {pending.tool!r} break its parameter schema at {broken}"
+        )
     return None
 
 
@@ -229,7 +283,9 @@ class RequestBook:
         Returns:
             The refusal a checked answer raises: :class:`UnknownRequestIdError` (unknown,
             answered, or of the other kind), :class:`ConfirmationMismatchError` (the call
-            digest differs) or :class:`InvalidResumeInputError` (schema violation).
+            digest differs), :class:`EditNotAllowedError` or :class:`InvalidEditError`
+            (edited arguments the tool does not take) or :class:`InvalidResumeInputError`
+            (schema violation).
         """
         request_id = answer_id(answer)
         noun = "confirmation" if isinstance(answer, ConfirmInput) else "interrupt"
@@ -253,7 +309,7 @@ class RequestBook:
                 return UnknownRequestIdError(
                     f"{request_id!r} is an input request; answer it with adk_resume"
                 )
-            return _digest_problem(pending, answer)
+            return _digest_problem(pending, answer) or _edit_problem(pending, answer)
         if pending.kind != "input":
             return UnknownRequestIdError(
                 f"{request_id!r} is a confirmation request; answer it with adk_confirm"

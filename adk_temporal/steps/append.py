@@ -12,6 +12,7 @@ __all__ = ["append_events"]
 
 async def append_events(services: StepServices, inp: AppendEventsInput, ref: SessionRef) -> None:
     """Append ``inp.events`` (already-stored ids are skipped, so retries are harmless)."""
+    services.check_app(ref)
     loaded = await services.load_session(ref)
     events, unstage = await stored_form(services.sessions, ref, inp.events, loaded.stored.ids)
     await append_to_session(services.sessions, ref, events, unstage)

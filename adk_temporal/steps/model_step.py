@@ -125,8 +125,8 @@ async def model_step(
 ) -> ModelStepReply:
     """Call the model on the session plus ``inp.pending_events``; store both with the reply.
 
-    A step of a limited model sent to another queue than its limit's touches nothing and
-    answers where it must run (:class:`RouteStep`).
+    A step of a limited model sent to another queue than its limit's, or of an app this
+    worker does not serve, touches nothing and answers where it must run (:class:`RouteStep`).
 
     Args:
         services: What the step runs against.
@@ -135,7 +135,9 @@ async def model_step(
         attempt: Which attempt of the step this is; marks the pieces it streams.
         heartbeat: Called while the model works, when the engine watches the step.
     """
-    services.check_app(ref)
+    if not services.serves(ref):
+        # Nothing touched: the engine moves the run's steps to the app's own queue.
+        return RouteStep(kind="route", group=None, app=ref.key.app_name)
     chosen = await _continuing_agent(services, inp, ref) if inp.choose_agent else None
     step_ref = ref if chosen is None else replace(ref, agent_name=chosen)
     reply = await _step(services, inp, step_ref, attempt, heartbeat)
@@ -235,7 +237,10 @@ async def _over_budget(
 
 
 def _tree(services: StepServices, ref: SessionRef) -> AgentSpec:
-    return describe_tree(services.agents, ref.agent_name, services.notify)
+    tree = describe_tree(services.agents, ref.agent_name, services.notify)
+    if services.compaction is not None:
+        tree = tree.model_copy(update={"compaction": services.compaction})
+    return tree.model_copy(update={"own_queue": True}) if services.app_name else tree
 
 
 async def _open(

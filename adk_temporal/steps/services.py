@@ -15,6 +15,7 @@ from google.genai import types
 
 from ..agents import Agent, AgentRegistry, BaseAgent
 from ..artifacts import ArtifactService
+from ..compaction import EventsCompactionConfig
 from ..context import InvocationContext
 from ..errors import UnknownAppError
 from ..events import Event
@@ -56,6 +57,8 @@ class StepServices:
     """The models whose steps run on a limit's own task queue (:mod:`..model_limits`)."""
     token_budgets: TokenBudgets = field(default_factory=TokenBudgets)
     """The cumulative token budgets model steps check before they call a model."""
+    compaction: EventsCompactionConfig | None = None
+    """When the app's sessions are compacted; told to the workflow with the agent tree."""
 
     @classmethod
     def build(
@@ -72,6 +75,7 @@ class StepServices:
         max_retry_after: timedelta = timedelta(minutes=5),
         model_limits: Sequence[ModelLimit] = (),
         token_budgets: TokenBudgets | None = None,
+        compaction: EventsCompactionConfig | None = None,
     ) -> StepServices:
         """The services from what a worker or runner is configured with (see ``AdkPlugin``)."""
         return cls(
@@ -86,6 +90,7 @@ class StepServices:
             max_retry_after_seconds=max_retry_after.total_seconds(),
             model_limits=tuple(model_limits),
             token_budgets=token_budgets or TokenBudgets(),
+            compaction=compaction,
         )
 
     def model_group(self, model: str) -> str | None:
@@ -93,16 +98,21 @@ class StepServices:
         limit = limit_for(self.model_limits, model)
         return limit.group if limit is not None else None
 
+    def serves(self, ref: SessionRef) -> bool:
+        """Whether ``ref``'s app is this worker's: an unnamed app serves every app."""
+        return self.app_name is None or ref.key.app_name == self.app_name
+
     def check_app(self, ref: SessionRef) -> None:
-        """Refuse an invocation of an app these services do not serve.
+        """Refuse, for another worker to take, a step of an app these services do not serve.
 
         Raises:
-            UnknownAppError: A named app is served and ``ref`` is of another.
+            UnknownAppError: A named app is served and ``ref`` is of another (retryable:
+                the step is left to the app's own workers).
         """
-        if self.app_name is not None and ref.key.app_name != self.app_name:
+        if not self.serves(ref):
             raise UnknownAppError(
-                f"this worker serves app {self.app_name!r}, not {ref.key.app_name!r}; start "
-                f"the invocation with that app name or a worker for {ref.key.app_name!r}"
+                f"this worker serves app {self.app_name!r}, not {ref.key.app_name!r}: the "
+                f"step is left to a worker of {ref.key.app_name!r} (start one if none runs)"
             )
 
     def invocation_context(

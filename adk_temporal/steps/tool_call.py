@@ -60,6 +60,7 @@ async def tool_call(
         attempt: Which attempt of the step this is (1 for the first), for its span.
         heartbeat: Called while the tool works, when the engine watches the step.
     """
+    services.check_app(ref)
     agent = services.agents.llm_agent(ref.agent_name)
     tools = await services.agents.resolve_tools(agent.name)
     ctx = await _context(services, inp, ref, agent)
@@ -229,6 +230,10 @@ def _problem(
     return None
 
 
+_NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+"""The schema of a tool without parameters: only ``{}`` edits it."""
+
+
 def tool_options(tool: FunctionTool | None) -> ToolOptions:
     """The activity options a tool declared, as plain numbers the workflow can use."""
     if tool is None:
@@ -254,4 +259,5 @@ def tool_options(tool: FunctionTool | None) -> ToolOptions:
         ),
         on_failure=tool.on_failure,
         long_running=tool.is_long_running,
+        edit_schema=(tool.parameters_schema() or _NO_PARAMETERS) if tool.editable else None,
     )

@@ -9,18 +9,20 @@ in the token's scope. A session's invocation is the resource
 from __future__ import annotations
 
 from typing import get_args
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from ..audit import AuditList, audit_entries
 from ..flow.messages import AdkStatus
-from ..ids import SessionKey, id_problem
+from ..ids import SessionKey, id_problem, workflow_id_for
 from ..rewind import ForkResult, RewindResult
-from ..visibility import quote_problem, run_status
+from ..visibility import MAX_PAGE_SIZE, quote_problem, run_status
 from .auth import TokenBook, bearer_token
 from .body import read_model
 from .errors import ApiError
-from .gateway import Gateway
+from .gateway import Gateway, session_path
 from .links import apply_link, show_link
 from .models import (
     AnswerOutcome,
@@ -34,9 +36,18 @@ from .models import (
     RunList,
     RunView,
     StartRunBody,
+    WaitingList,
+    WaitingRun,
 )
 from .openapi import Operation
 from .sse import sse_response
+from .stored import (
+    ArtifactEntry,
+    ArtifactList,
+    ArtifactView,
+    StateView,
+    version_param,
+)
 
 __all__ = ["OPERATIONS", "SESSION"]
 
@@ -65,7 +76,13 @@ def _session(request: Request) -> SessionKey:
 
 
 def _json(
-    model: RunCreated | RunList | RunView | PendingView | AnswerOutcome | CancelOutcome,
+    model: RunCreated
+    | RunList
+    | RunView
+    | PendingView
+    | AnswerOutcome
+    | CancelOutcome
+    | WaitingList,
     status: int = 200,
 ) -> JSONResponse:
     return JSONResponse(model.model_dump(mode="json"), status_code=status)
@@ -107,17 +124,52 @@ async def list_runs(request: Request) -> Response:
             "invalid_query",
             f"unknown status {', '.join(sorted(unknown))}; use {', '.join(sorted(_STATUSES))}",
         )
-    limit = request.query_params.get("limit", "50")
-    if not limit.isdecimal() or not 1 <= int(limit) <= 1000:
-        raise ApiError(422, "invalid_query", "limit must be a number from 1 to 1000")
-    runs = await gateway(request).list_runs(
+    page_size = _page_size(request, request.query_params.get("limit", "50"))
+    runs = await gateway(request).runs_page(
         app,
         statuses=statuses,
         user_id=_filter(request, "user_id"),
         session_id=_filter(request, "session_id"),
-        limit=int(limit),
+        page_size=page_size,
+        page_token=request.query_params.get("page_token") or None,
     )
-    return _json(RunList(runs=runs))
+    return _json(runs)
+
+
+def _page_size(request: Request, default: str) -> int:
+    """``page_size`` from the query string (``default`` when absent).
+
+    Raises:
+        ApiError: 422 when it is not a number from 1 to :data:`MAX_PAGE_SIZE`.
+    """
+    value = request.query_params.get("page_size", default)
+    if not value.isdecimal() or not 1 <= int(value) <= MAX_PAGE_SIZE:
+        raise ApiError(
+            422, "invalid_query", f"page_size (limit) must be a number from 1 to {MAX_PAGE_SIZE}"
+        )
+    return int(value)
+
+
+async def list_waiting(request: Request) -> Response:
+    """``GET /v1/apps/{app}/pending``: one page of the runs waiting for an answer."""
+    app = _authorized(request)
+    served = gateway(request)
+    found, token = await served.waiting(
+        app,
+        page_size=_page_size(request, "50"),
+        page_token=request.query_params.get("page_token") or None,
+    )
+    runs = [
+        WaitingRun(
+            workflow_id=workflow_id_for(ids),
+            user_id=ids.user_id,
+            session_id=ids.session_id,
+            requests=[r.model_dump(mode="json") for r in published.requests],
+            links=served.links(ids, workflow_id_for(ids), None),
+        )
+        for ids, published in found
+    ]
+    return _json(WaitingList(runs=runs, next_page_token=token))
 
 
 async def show_run(request: Request) -> Response:
@@ -130,26 +182,88 @@ async def pending(request: Request) -> Response:
     return _json(await gateway(request).pending(_session(request)))
 
 
+async def session_state(request: Request) -> Response:
+    """``GET {session}/state``: the session's state as stored."""
+    ids = _session(request)
+    stored = await gateway(request).session(ids)
+    if stored is None:
+        raise ApiError(404, "unknown_session", f"session {'/'.join(ids)} has no stored state")
+    return JSONResponse(StateView(state=stored.state).model_dump(mode="json"))
+
+
+async def audit(request: Request) -> Response:
+    """``GET {session}/audit``: the session's answered requests — decision, who, channel,
+    when, call digest — oldest first."""
+    ids = _session(request)
+    stored = await gateway(request).session(ids)
+    if stored is None:
+        raise ApiError(404, "unknown_session", f"session {'/'.join(ids)} is not stored")
+    listed = AuditList(entries=audit_entries(stored.events))
+    return JSONResponse(listed.model_dump(mode="json"))
+
+
+async def artifacts(request: Request) -> Response:
+    """``GET {session}/artifacts``: the session's artifacts and their versions."""
+    ids = _session(request)
+    base = f"{session_path(ids)}/artifacts"
+    listed = ArtifactList(
+        artifacts=[
+            ArtifactEntry(
+                name=a.name,
+                versions=a.versions,
+                mime_types=a.mime_types,
+                url=f"{base}/{quote(a.name, safe='')}?version={a.versions[-1]}",
+            )
+            for a in await gateway(request).artifact_versions(ids)
+        ]
+    )
+    return JSONResponse(listed.model_dump(mode="json"))
+
+
+async def artifact(request: Request) -> Response:
+    """``GET {session}/artifacts/{name}?version=``: one version's content as JSON."""
+    ids = _session(request)
+    version = version_param(request)
+    content = await gateway(request).artifact(ids, request.path_params["name"], version)
+    return JSONResponse(content.view().model_dump(mode="json"))
+
+
 def _answered(outcome: AnswerOutcome) -> JSONResponse:
     return _json(outcome, 200 if outcome.outcome == "applied" else 202)
 
 
+def _principal(request: Request) -> str:
+    """Who the bearer token is: what an answer records, whatever its body claims."""
+    tokens: TokenBook = request.app.state.tokens
+    return tokens.principal(bearer_token(request) or "")
+
+
 async def confirm(request: Request) -> Response:
-    """``POST {session}/confirm``."""
+    """``POST {session}/confirm``; recorded as answered by the token, never as the body's
+    ``answered_by`` or ``channel``."""
     ids = _session(request)
     body = await read_model(request, ConfirmBody)
     return _answered(
         await gateway(request).confirm(
-            ids, body.confirmation_id, body.confirmed, body.payload, body.call_digest
+            ids,
+            body.confirmation_id,
+            body.confirmed,
+            body.payload,
+            body.call_digest,
+            answered_by=_principal(request),
+            edited_args=body.edited_args,
         )
     )
 
 
 async def resume(request: Request) -> Response:
-    """``POST {session}/resume``."""
+    """``POST {session}/resume``; recorded as answered by the token."""
     ids = _session(request)
     body = await read_model(request, ResumeBody)
-    return _answered(await gateway(request).resume(ids, body.interrupt_id, body.input))
+    outcome = await gateway(request).resume(
+        ids, body.interrupt_id, body.input, answered_by=_principal(request)
+    )
+    return _answered(outcome)
 
 
 async def cancel(request: Request) -> Response:
@@ -197,8 +311,7 @@ async def event_stream(
         return run_status(description)
 
     if principal is None:
-        tokens: TokenBook = request.app.state.tokens
-        principal = tokens.principal(bearer_token(request) or "")
+        principal = _principal(request)
     after = request.headers.get("last-event-id") or None
     return sse_response(
         handle,
@@ -235,6 +348,20 @@ OPERATIONS = [
             ("user_id", "only this user's"),
             ("session_id", "only this session's"),
             ("limit", "at most this many (default 50)"),
+            ("page_size", "a page of at most this many, 1 to 1000 (default: limit)"),
+            ("page_token", "the next_page_token of the previous page"),
+        ),
+    ),
+    Operation(
+        "GET",
+        "/v1/apps/{app}/pending",
+        list_waiting,
+        "List the runs waiting for an answer, a page at a time (Temporal visibility)",
+        reply=WaitingList,
+        errors=(400, 422),
+        query=(
+            ("page_size", "a page of at most this many, 1 to 1000 (default 50)"),
+            ("page_token", "the next_page_token of the previous page"),
         ),
     ),
     Operation(
@@ -247,6 +374,38 @@ OPERATIONS = [
         "Open requests (from a worker, or the run's memo when none answers)",
         reply=PendingView,
         errors=(404,),
+    ),
+    Operation(
+        "GET",
+        f"{SESSION}/state",
+        session_state,
+        "The session's state as stored",
+        reply=StateView,
+        errors=(404,),
+    ),
+    Operation(
+        "GET",
+        f"{SESSION}/audit",
+        audit,
+        "The session's answers: decision, who answered, through which channel, when",
+        reply=AuditList,
+        errors=(404,),
+    ),
+    Operation(
+        "GET",
+        f"{SESSION}/artifacts",
+        artifacts,
+        "The session's artifacts, each with its versions and the URL of its latest",
+        reply=ArtifactList,
+    ),
+    Operation(
+        "GET",
+        f"{SESSION}/artifacts/{{name}}",
+        artifact,
+        "One version of an artifact: text (text, JSON) or base64 (other bytes)",
+        reply=ArtifactView,
+        errors=(404, 422, 503),
+        query=(("version", "the version, from 1 (default: the latest)"),),
     ),
     Operation(
         "POST",

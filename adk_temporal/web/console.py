@@ -8,6 +8,8 @@ server-sent events. Signed in by a cookie session (an ``EventSource`` cannot sen
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -17,29 +19,31 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..events import Event
+from ..flow.messages import PREVIEW_BYTES, call_summary
+from ..history import USER_AUTHOR
 from ..ids import SessionKey
+from ..workflows.messages import Published
 from .api import event_stream, gateway
 from .auth import ALL_APPS, Scope, TokenBook, allows
 from .body import read_form
+from .chat import ChatCard, chat_cards, clipped_json
 from .cookies import CSRF_FIELD, ConsoleSessions, set_session_cookie
 from .errors import ApiError
 from .forms import AnswerForm, answer_form, form_value
 from .gateway import Gateway, session_path
+from .humantime import ago, waiting_for
 from .pages import html_page
+from .paging import page_links, page_token
+from .stored import file_response, version_param
 
 __all__ = ["console_routes"]
 
-_CLIP = 400
 _WAITING = ("awaiting_confirmation", "awaiting_input")
 
 
 def _sessions(request: Request) -> ConsoleSessions:
     sessions: ConsoleSessions = request.app.state.console_sessions
     return sessions
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= _CLIP else text[: _CLIP - 1] + "…"
 
 
 def _app_url(app: str) -> str:
@@ -75,25 +79,45 @@ class _Card:
     kind: str
     id: str
     title: str
+    tool: str
     call: str
+    args: str | None
+    """The call's arguments as indented JSON; ``None`` when too large to publish."""
     payload: str | None
-    """The payload as indented JSON; ``None`` when only its digest was published."""
+    """The payload as indented JSON (cut when ``cut``); ``None`` when not published."""
+    cut: bool
+    """Only the payload's first bytes are shown: the session page has it whole."""
     digest: str
+    waited: str
     action: str
     """The session's console URL, which the answer forms post below."""
     answer: AnswerForm | None
 
 
-def _card(ids: SessionKey, request: dict[str, Any]) -> _Card:
+def _payload(request: dict[str, Any]) -> tuple[str | None, bool]:
+    """The payload to show and whether it is cut: whole from a worker, or the preview."""
+    if "payload" in request:
+        return json.dumps(request["payload"], indent=2, ensure_ascii=False, default=str), False
+    preview: str = request.get("payload_preview") or ""
+    return preview or None, request.get("payload_size", 0) > PREVIEW_BYTES
+
+
+def _card(ids: SessionKey, request: dict[str, Any], now: float) -> _Card:
     """The card of ``request``: a worker's whole request, or what the run published."""
     confirmation = request["kind"] == "confirmation"
+    args = request.get("args")
+    payload, cut = _payload(request) if confirmation else (None, False)
     return _Card(
         kind=request["kind"],
         id=request["id"],
         title=request.get("hint" if confirmation else "message") or request["tool"],
-        call=request.get("call") or request["tool"],
-        payload=json.dumps(request["payload"], indent=2) if "payload" in request else None,
+        tool=request["tool"],
+        call=request.get("call") or call_summary(request["tool"], args or {}),
+        args=None if args is None else clipped_json(args),
+        payload=payload,
+        cut=cut,
         digest=request.get("payload_digest", ""),
+        waited=waiting_for(request.get("opened_at"), now),
         action=_session_url(ids),
         answer=None if confirmation else answer_form(request.get("input_schema")),
     )
@@ -129,6 +153,12 @@ async def _posted(request: Request, app: str | None) -> dict[str, str]:
     form = await read_form(request)
     _sessions(request).check_csrf(session_id, form.get(CSRF_FIELD))
     return form
+
+
+def _answerer(request: Request, app: str) -> str | None:
+    """Who a console answer is recorded as: the signed-in principal (after ``_posted``)."""
+    session_id, _ = _signed_in(request, app)
+    return _sessions(request).principal(session_id)
 
 
 def _see_other(url: str) -> RedirectResponse:
@@ -175,7 +205,7 @@ async def sign_out(request: Request) -> Response:
 
 
 _WAITING_SHOWN = 50
-"""The most waiting runs the app page lists."""
+"""The most waiting runs one page of the app page lists."""
 
 
 def _apps(served: Gateway, scope: Scope) -> list[str]:
@@ -195,6 +225,7 @@ async def home(request: Request) -> Response:
 @dataclass(frozen=True)
 class _Waiting:
     session: _Link
+    waited: str
     cards: list[_Card]
 
 
@@ -204,6 +235,12 @@ class _RunRow:
     agent: str
     status: str
     started: str
+    started_at: str
+
+
+def _opened(published: Published) -> float | None:
+    """When the run's oldest open request was opened, if the run recorded it."""
+    return min((r.opened_at for r in published.requests if r.opened_at is not None), default=None)
 
 
 async def app_page(request: Request) -> Response:
@@ -211,14 +248,21 @@ async def app_page(request: Request) -> Response:
     app = request.path_params["app"]
     session_id, _ = _signed_in(request, app)
     served = gateway(request)
-    # From what each run published (one visibility query, whatever the number of runs or
-    # workers); the session page shows a request's payload whole.
+    # From what each run published (one visibility call a page, whatever the number of runs
+    # or workers); the session page shows a request's payload whole.
+    found, next_token = await served.waiting(
+        app, page_size=_WAITING_SHOWN, page_token=page_token(request)
+    )
+    now = time.time()
+    # Longest waiting first (the visibility list is newest first).
+    found.sort(key=lambda run: _opened(run[1]) or now)
     waiting = [
         _Waiting(
             _Link(f"{ids.user_id}/{ids.session_id}", _session_url(ids)),
-            [_card(ids, r.model_dump()) for r in published.requests],
+            waiting_for(_opened(published), now),
+            [_card(ids, r.model_dump(), now) for r in published.requests],
         )
-        for ids, published in (await served.waiting(app))[:_WAITING_SHOWN]
+        for ids, published in found
     ]
     runs = [
         _RunRow(
@@ -228,6 +272,7 @@ async def app_page(request: Request) -> Response:
             ),
             r.agent,
             r.status,
+            ago(r.start_time, now),
             r.start_time or "",
         )
         for r in await served.list_runs(app, limit=20)
@@ -240,6 +285,7 @@ async def app_page(request: Request) -> Response:
         agents=served.agents(app),
         start_url=f"{_app_url(app)}/runs",
         waiting=waiting,
+        waiting_pages=page_links(request, _app_url(app), next_token),
         runs=runs,
     )
 
@@ -261,31 +307,11 @@ async def start_chat(request: Request) -> Response:
 # ---------------------------------------------------------------- one session
 
 
-def _event_lines(event: Event) -> list[tuple[str, str]]:
-    """``(kind, text)`` for each part: what the console shows of an event."""
-    lines: list[tuple[str, str]] = []
-    for part in event.parts():
-        if part.text:
-            lines.append(("text", part.text))
-        if part.function_call is not None:
-            call = part.function_call
-            lines.append(("call", f"{call.name}({json.dumps(call.args or {})})"))
-        if part.function_response is not None:
-            reply = part.function_response
-            lines.append(("response", f"{reply.name} → {_clip(json.dumps(reply.response))}"))
-    if event.error_message:
-        lines.append(("error", f"{event.error_code}: {event.error_message}"))
-    if event.actions.artifact_delta:
-        saved = ", ".join(f"{k} v{v}" for k, v in event.actions.artifact_delta.items())
-        lines.append(("delta", f"saved {saved}"))
-    return lines
-
-
 @dataclass(frozen=True)
 class _EventView:
     id: str
     author: str
-    lines: list[tuple[str, str]]
+    cards: list[ChatCard]
 
 
 @dataclass(frozen=True)
@@ -299,8 +325,27 @@ class _RunLine:
 @dataclass(frozen=True)
 class _ArtifactRow:
     name: str
-    versions: str
+    versions: list[_Link]
     types: str
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """An invocation the session can be rewound to before: its id and what the user said."""
+
+    invocation_id: str
+    message: str
+
+
+def _turns(events: Sequence[Event]) -> list[_Turn]:
+    """The session's invocations begun by a user message, oldest first."""
+    seen: dict[str, _Turn] = {}
+    for event in events:
+        text = event.text() if event.author == USER_AUTHOR else ""
+        if text and event.invocation_id not in seen:
+            clipped = text if len(text) <= 80 else text[:79] + "…"
+            seen[event.invocation_id] = _Turn(event.invocation_id, clipped)
+    return list(seen.values())
 
 
 def _ids(request: Request) -> SessionKey:
@@ -326,10 +371,19 @@ async def session_page(request: Request) -> Response:
         status = run.status
     cards = None
     if status in _WAITING:
-        cards = [_card(ids, r) for r in (await served.pending(ids)).requests]
-    events = [_EventView(e.id, e.author, _event_lines(e)) for e in stored.events] if stored else []
+        now = time.time()
+        cards = [_card(ids, r, now) for r in (await served.pending(ids)).requests]
+    raw = request.query_params.get("raw") == "1"
+    events = [
+        _EventView(e.id, e.author, chat_cards(e, raw=raw))
+        for e in (stored.events if stored else [])
+    ]
     artifacts = [
-        _ArtifactRow(a.name, ", ".join(map(str, a.versions)), ", ".join(sorted(set(a.mime_types))))
+        _ArtifactRow(
+            a.name,
+            [_Link(f"v{v}", _artifact_url(ids, a.name, v)) for v in a.versions],
+            ", ".join(sorted(set(a.mime_types))),
+        )
         for a in await served.artifact_versions(ids)
     ]
     return _page(
@@ -340,7 +394,8 @@ async def session_page(request: Request) -> Response:
         session=ids.session_id,
         url=_session_url(ids),
         run=line,
-        events=events,
+        events=[e for e in events if e.cards],
+        raw=raw,
         follow=status == "running",
         cards=cards,
         refused=[] if run is None else run.refused_answers,
@@ -348,6 +403,7 @@ async def session_page(request: Request) -> Response:
         agents=served.agents(ids.app_name),
         state=json.dumps(stored.state, indent=2, ensure_ascii=False) if stored else "{}",
         artifacts=artifacts,
+        turns=_turns(stored.events) if stored else [],
     )
 
 
@@ -382,7 +438,13 @@ async def confirm(request: Request) -> Response:
         raise ApiError(422, "invalid_form", "decision must be approve or reject")
     request_id = form.get("confirmation_id", "")
     served = gateway(request)
-    outcome = await served.confirm(ids, request_id, decision == "approve")
+    outcome = await served.confirm(
+        ids,
+        request_id,
+        decision == "approve",
+        answered_by=_answerer(request, ids.app_name),
+        channel="console",
+    )
     if outcome.outcome == "applied":
         await served.settled(ids, request_id)
     return _see_other(_session_url(ids))
@@ -396,18 +458,75 @@ async def resume(request: Request) -> Response:
     request_id = form.get("interrupt_id", "")
     requests = (await served.pending(ids)).requests
     schema = next((r.get("input_schema") for r in requests if r["id"] == request_id), None)
-    outcome = await served.resume(ids, request_id, form_value(schema, form))
+    outcome = await served.resume(
+        ids,
+        request_id,
+        form_value(schema, form),
+        answered_by=_answerer(request, ids.app_name),
+        channel="console",
+    )
     if outcome.outcome == "applied":
         await served.settled(ids, request_id)
     return _see_other(_session_url(ids))
 
 
 async def cancel(request: Request) -> Response:
-    """Cancel the session's invocation."""
+    """Cancel the session's invocation, once the form's "yes, cancel" box is ticked."""
     ids = _ids(request)
-    await _posted(request, ids.app_name)
+    form = await _posted(request, ids.app_name)
+    if form.get("sure") != "yes":
+        raise ApiError(422, "invalid_form", 'tick "Yes, cancel this run" to cancel it')
     await gateway(request).cancel(ids)
     return _see_other(_session_url(ids))
+
+
+async def rewind(request: Request) -> Response:
+    """Rewind the session to before a chosen invocation, once the box is ticked; refused
+    (409) while an invocation of the session runs or waits."""
+    ids = _ids(request)
+    form = await _posted(request, ids.app_name)
+    if form.get("sure") != "yes":
+        raise ApiError(422, "invalid_form", 'tick "Yes, rewind" to rewind the session')
+    await gateway(request).rewind(ids, form.get("before_invocation_id", ""))
+    return _see_other(_session_url(ids))
+
+
+def _artifact_url(ids: SessionKey, name: str, version: int, *, file: bool = False) -> str:
+    """The page of an artifact version, or (``file``) its bytes."""
+    tail = "/file" if file else ""
+    return f"{_session_url(ids)}/artifacts/{quote(name, safe='')}{tail}?version={version}"
+
+
+async def artifact_page(request: Request) -> Response:
+    """One artifact version opened: text, JSON indented, an image; and its download."""
+    ids = _ids(request)
+    session_id, _ = _signed_in(request, ids.app_name)
+    content = await gateway(request).artifact(
+        ids, request.path_params["name"], version_param(request)
+    )
+    return _page(
+        request,
+        "artifact.html",
+        session_id,
+        name=content.name,
+        version=content.version,
+        mime_type=content.mime_type,
+        kind=content.kind,
+        size=len(content.data),
+        text=content.shown(),
+        file_url=_artifact_url(ids, content.name, content.version, file=True),
+        session_url=_session_url(ids),
+    )
+
+
+async def artifact_file(request: Request) -> Response:
+    """One artifact version's bytes as saved (``download=1``: always as an attachment)."""
+    ids = _ids(request)
+    _signed_in(request, ids.app_name)
+    content = await gateway(request).artifact(
+        ids, request.path_params["name"], version_param(request)
+    )
+    return file_response(content, download=request.query_params.get("download") == "1")
 
 
 def _redirecting(endpoint: Any) -> Any:
@@ -440,4 +559,7 @@ def console_routes() -> list[BaseRoute]:
         Route(f"{session}/confirm", confirm, methods=["POST"]),
         Route(f"{session}/resume", resume, methods=["POST"]),
         Route(f"{session}/cancel", cancel, methods=["POST"]),
+        Route(f"{session}/rewind", rewind, methods=["POST"]),
+        Route(f"{session}/artifacts/{{name}}", _redirecting(artifact_page), methods=["GET"]),
+        Route(f"{session}/artifacts/{{name}}/file", _redirecting(artifact_file), methods=["GET"]),
     ]

@@ -67,7 +67,7 @@ class ConsoleSessions:
     over its cap takes the oldest session of the principal holding the most.
     """
 
-    key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
     most: int = MAX_SESSIONS
     """Sessions kept in all."""
     most_per_principal: int = MAX_SESSIONS_PER_PRINCIPAL

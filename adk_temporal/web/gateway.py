@@ -12,18 +12,25 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote
 
 from temporalio.client import (
+    WorkflowExecution,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
 )
 from temporalio.service import RPCError, RPCStatusCode
 
 from ..app import App
-from ..artifacts import ArtifactService, GetArtifactVersionRequest, ListRequest, VersionsRequest
+from ..artifacts import (
+    ArtifactService,
+    GetArtifactVersionRequest,
+    ListRequest,
+    LoadRequest,
+    VersionsRequest,
+)
 from ..client import (
     AdkClient,
     AnswerDelivery,
@@ -32,7 +39,9 @@ from ..client import (
     deliver_answer,
 )
 from ..errors import (
+    ArtifactNotFoundError,
     ArtifactServiceNotConfiguredError,
+    InvalidArtifactRequestError,
     InvocationNotFoundError,
     SessionExistsError,
     UnknownRequestIdError,
@@ -41,7 +50,13 @@ from ..ids import SessionKey, session_key_of, workflow_id_for
 from ..rewind import ForkResult, RewindResult
 from ..sessions import Session, SessionService
 from ..signing import AnswerLink
-from ..visibility import invocations_query, published_or_unreadable, run_status
+from ..visibility import (
+    InvalidPageTokenError,
+    invocations_query,
+    list_page,
+    published_or_unreadable,
+    run_status,
+)
 from ..workflows.messages import ADK_AGENT, ADK_SESSION, ADK_USER, Published
 from .errors import ApiError
 from .models import (
@@ -50,9 +65,11 @@ from .models import (
     PendingView,
     RunCreated,
     RunLinks,
+    RunList,
     RunSummary,
     RunView,
 )
+from .stored import ArtifactContent, artifact_content
 
 __all__ = ["ArtifactVersions", "Gateway", "session_path"]
 
@@ -106,7 +123,7 @@ class Gateway:
     app: App | None = None
     temporal_ui: str | None = None
     answer_wait: float = 5.0
-    link_secret: bytes | None = None
+    link_secret: bytes | None = field(default=None, repr=False)
     keepalive: float = 15.0
 
     # ---------------------------------------------------------------- runs
@@ -185,34 +202,61 @@ class Gateway:
         session_id: str | None = None,
         limit: int = 50,
     ) -> list[RunSummary]:
-        """The app's invocations, newest first, from one visibility query (no worker)."""
+        """The app's newest ``limit`` invocations, from one visibility call (no worker)."""
+        listed = await self.runs_page(
+            app_name, statuses=statuses, user_id=user_id, session_id=session_id, page_size=limit
+        )
+        return listed.runs
+
+    async def runs_page(
+        self,
+        app_name: str,
+        *,
+        statuses: Sequence[str] = (),
+        user_id: str | None = None,
+        session_id: str | None = None,
+        page_size: int = 50,
+        page_token: str | None = None,
+    ) -> RunList:
+        """One page of the app's invocations, newest first, and the next page's token.
+
+        Raises:
+            ApiError: 400 when the page token was not handed out by this listing.
+        """
         query = invocations_query(
             app_name=app_name, user_id=user_id, session_id=session_id, statuses=statuses
         )
-        runs: list[RunSummary] = []
-        async for wf in self.adk.client.list_workflows(query, limit=limit):
-            published, unreadable = await published_or_unreadable(wf)
-            attributes = wf.typed_search_attributes
-            ids = SessionKey(
-                app_name, attributes.get(ADK_USER) or "", attributes.get(ADK_SESSION) or ""
+        try:
+            page = await list_page(
+                self.adk.client, query, page_size=page_size, page_token=page_token
             )
-            runs.append(
-                RunSummary(
-                    workflow_id=wf.id,
-                    run_id=wf.run_id,
-                    app=app_name,
-                    user_id=ids.user_id,
-                    session_id=ids.session_id,
-                    status=run_status(wf),
-                    agent=attributes.get(ADK_AGENT) or "",
-                    start_time=wf.start_time.isoformat() if wf.start_time else None,
-                    close_time=wf.close_time.isoformat() if wf.close_time else None,
-                    waiting_for=[r.model_dump(mode="json") for r in published.requests],
-                    unreadable=unreadable,
-                    links=self.links(ids, wf.id, wf.run_id),
-                )
-            )
-        return runs
+        except InvalidPageTokenError as err:
+            raise ApiError(400, "invalid_page_token", str(err)) from err
+        return RunList(
+            runs=[await self._summary(app_name, wf) for wf in page.executions],
+            next_page_token=page.next_page_token,
+        )
+
+    async def _summary(self, app_name: str, wf: WorkflowExecution) -> RunSummary:
+        published, unreadable = await published_or_unreadable(wf)
+        attributes = wf.typed_search_attributes
+        ids = SessionKey(
+            app_name, attributes.get(ADK_USER) or "", attributes.get(ADK_SESSION) or ""
+        )
+        return RunSummary(
+            workflow_id=wf.id,
+            run_id=wf.run_id,
+            app=app_name,
+            user_id=ids.user_id,
+            session_id=ids.session_id,
+            status=run_status(wf),
+            agent=attributes.get(ADK_AGENT) or "",
+            start_time=wf.start_time.isoformat() if wf.start_time else None,
+            close_time=wf.close_time.isoformat() if wf.close_time else None,
+            waiting_for=[r.model_dump(mode="json") for r in published.requests],
+            unreadable=unreadable,
+            links=self.links(ids, wf.id, wf.run_id),
+        )
 
     async def described(
         self, handle: InvocationHandle
@@ -276,10 +320,25 @@ class Gateway:
             requests=[r.model_dump(mode="json") for r in published.requests],
         )
 
-    async def waiting(self, app_name: str) -> list[tuple[SessionKey, Published]]:
-        """The app's runs waiting for an answer, with what they published (visibility)."""
-        found = await self.adk.waiting_requests(task_queue=self.adk.task_queue)
-        return [(_ids_of(wid), p) for wid, p in found if _ids_of(wid)[0] == app_name]
+    async def waiting(
+        self, app_name: str, *, page_size: int = 50, page_token: str | None = None
+    ) -> tuple[list[tuple[SessionKey, Published]], str | None]:
+        """One page of the app's runs waiting for an answer, newest first, with what they
+        published (visibility, no worker), and the next page's token.
+
+        Raises:
+            ApiError: 400 when the page token was not handed out by this listing.
+        """
+        try:
+            found, token = await self.adk.waiting_page(
+                task_queue=self.adk.task_queue,
+                app_name=app_name,
+                page_size=page_size,
+                page_token=page_token,
+            )
+        except InvalidPageTokenError as err:
+            raise ApiError(400, "invalid_page_token", str(err)) from err
+        return [(_ids_of(wid), p) for wid, p in found], token
 
     async def cancel(self, ids: SessionKey) -> CancelOutcome:
         """Ask Temporal to cancel the invocation.
@@ -309,8 +368,14 @@ class Gateway:
         confirmed: bool,
         payload: Any = None,
         call_digest: str | None = None,
+        *,
+        answered_by: str | None = None,
+        channel: str = "gateway",
+        edited_args: dict[str, Any] | None = None,
     ) -> AnswerOutcome:
-        """Approve or reject a confirmation request (see the module's note on the path)."""
+        """Approve or reject a confirmation request (see the module's note on the path),
+        recorded as answered by ``answered_by`` (authenticated) through ``channel``; an
+        approval with ``edited_args`` runs the call with them."""
         handle = self.handle(ids)
         _, published = await self.described(handle)
         outcome = await self._answer(
@@ -319,15 +384,31 @@ class Gateway:
             confirmation_id,
             "confirmation",
             lambda checked: handle.confirm(
-                confirmation_id, confirmed, payload, call_digest=call_digest, checked=checked
+                confirmation_id,
+                confirmed,
+                payload,
+                call_digest=call_digest,
+                checked=checked,
+                answered_by=answered_by,
+                channel=channel,
+                edited_args=edited_args,
             ),
         )
         return AnswerOutcome(
             workflow_id=handle.workflow_id, request_id=confirmation_id, outcome=outcome
         )
 
-    async def resume(self, ids: SessionKey, interrupt_id: str, value: Any) -> AnswerOutcome:
-        """Answer an input request (see the module's note on the path)."""
+    async def resume(
+        self,
+        ids: SessionKey,
+        interrupt_id: str,
+        value: Any,
+        *,
+        answered_by: str | None = None,
+        channel: str = "gateway",
+    ) -> AnswerOutcome:
+        """Answer an input request (see the module's note on the path), recorded as
+        :meth:`confirm` records it."""
         handle = self.handle(ids)
         _, published = await self.described(handle)
         outcome = await self._answer(
@@ -335,7 +416,9 @@ class Gateway:
             published,
             interrupt_id,
             "input",
-            lambda checked: handle.resume(interrupt_id, value, checked=checked),
+            lambda checked: handle.resume(
+                interrupt_id, value, checked=checked, answered_by=answered_by, channel=channel
+            ),
         )
         return AnswerOutcome(
             workflow_id=handle.workflow_id, request_id=interrupt_id, outcome=outcome
@@ -417,6 +500,7 @@ class Gateway:
                     link.decision == "approve",
                     call_digest=link.call_digest or None,
                     checked=checked,
+                    channel="link",
                 ),
             )
         except AnswerPendingError:
@@ -519,6 +603,24 @@ class Gateway:
             ]
             found.append(ArtifactVersions(name, list(versions), mime_types))
         return found
+
+    async def artifact(self, ids: SessionKey, name: str, version: int) -> ArtifactContent:
+        """One version of the session's artifact ``name`` (``0``: the latest).
+
+        Raises:
+            ApiError: 404 when the name or the version does not exist (or is not a valid
+                artifact name), 503 without an artifact store.
+        """
+        if self.artifacts is None:
+            raise ApiError(503, "no_artifact_store", "the gateway has no artifact store")
+        try:
+            if not version:
+                found = await self.artifacts.versions(VersionsRequest.of(ids, file_name=name))
+                version = found.versions[-1]
+            loaded = await self.artifacts.load(LoadRequest.of(ids, file_name=name, version=version))
+        except (ArtifactNotFoundError, InvalidArtifactRequestError) as err:
+            raise ApiError(404, "unknown_artifact", str(err)) from err
+        return artifact_content(name, version, loaded.part)
 
 
 def _store_refusal(err: Exception) -> ApiError:

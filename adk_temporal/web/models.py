@@ -104,9 +104,10 @@ class RunSummary(BaseModel):
 
 
 class RunList(BaseModel):
-    """Invocations, newest first."""
+    """Invocations, newest first, and the token of the next page (``None``: the last)."""
 
     runs: list[RunSummary]
+    next_page_token: str | None = None
 
 
 class RunCreated(BaseModel):
@@ -139,6 +140,23 @@ class PendingView(BaseModel):
     workflow_id: str
     source: Literal["worker", "memo"]
     requests: list[dict[str, Any]]
+
+
+class WaitingRun(BaseModel):
+    """A run waiting for an answer, as its memo published it (no worker needed)."""
+
+    workflow_id: str
+    user_id: str
+    session_id: str
+    requests: list[dict[str, Any]]
+    links: RunLinks
+
+
+class WaitingList(BaseModel):
+    """One page of the app's waiting runs, newest first, and the next page's token."""
+
+    runs: list[WaitingRun]
+    next_page_token: str | None = None
 
 
 class AnswerOutcome(BaseModel):

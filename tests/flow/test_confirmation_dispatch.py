@@ -597,10 +597,12 @@ async def test_ctx_f13_recorded_replies_keep_their_wire_shape(run_local: LocalFa
     [confirmed] = _responses(events, REQUEST)
     [answered] = _responses(events, "adk_request_input")
     reply = dict(confirmed.response or {})
-    assert list(reply) == ["confirmed", "payload", "callDigest", "waitedSeconds"]
+    assert list(reply) == ["confirmed", "payload", "callDigest", "waitedSeconds", "answered"]
     assert reply.pop("waitedSeconds") >= 0
+    assert {**reply.pop("answered"), "at": 0} == {"by": None, "channel": "in-process", "at": 0}
     assert reply == {"confirmed": True, "payload": {"n": 1}, "callDigest": approval.call_digest}
     value = dict(answered.response or {})
-    assert list(value) == ["input", "waitedSeconds"]
+    assert list(value) == ["input", "waitedSeconds", "answered"]
     assert value.pop("waitedSeconds") >= 0
+    assert value.pop("answered")["channel"] == "in-process"
     assert value == {"input": {"day": "May 1"}}

@@ -1,4 +1,4 @@
-"""The README's "An ADK agent as written" runs as printed: templated and provided
+"""docs/coming-from-adk.md's "An ADK agent as written" runs as printed: templated and provided
 instructions, a transfer, a long-running tool answered later, the follow-up message."""
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from adk_temporal.ids import SessionKey
 from ..adk_models import Reply, call, queue_registry
 from .conftest import LocalFactory
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "coming-from-adk.md"
 MODEL = "gemini-2.5-flash"
 
 
 def _agents() -> dict[str, Any]:
-    text = README.read_text()
-    found = re.search(r"#### An ADK agent as written\n.*?```python\n(.*?)```", text, re.S)
-    assert found is not None, "the README lost its ADK agent example"
+    text = PAGE.read_text()
+    found = re.search(r"## An ADK agent as written\n.*?```python\n(.*?)```", text, re.S)
+    assert found is not None, "the page lost its ADK agent example"
     namespace: dict[str, Any] = {}
-    exec(compile(found.group(1), "README.md", "exec"), namespace)
+    exec(compile(found.group(1), "coming-from-adk.md", "exec"), namespace)
     return namespace
 
 

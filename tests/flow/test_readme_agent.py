@@ -1,4 +1,4 @@
-"""The README's "your own agent, offline" walk-through works as printed."""
+"""The README's agent (`myagents.py`) runs in-process as the README says."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def _myagents() -> str:
     text = README.read_text()
-    found = re.search(r"Save this as\n`myagents.py`.*?```python\n(.*?)```", text, re.S)
+    found = re.search(r"Save this as `myagents.py`.*?```python\n(.*?)```", text, re.S)
     assert found is not None, "the README lost its myagents.py example"
     return found.group(1)
 

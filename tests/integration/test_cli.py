@@ -25,7 +25,7 @@ from temporalio.client import Client
 from adk_temporal.devserver import DevServer, find_temporal_binary, free_port
 from adk_temporal.flow.messages import InvocationResult
 
-from ..commands import adk_command, offline_env
+from ..commands import adk_command, offline_env, run_adk
 
 pytestmark = pytest.mark.integration
 
@@ -44,14 +44,7 @@ class CliWorker:
 
     def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run one `adk-temporal` command to completion."""
-        return subprocess.run(
-            [*adk_command(), *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=offline_env(),
-            stdin=subprocess.DEVNULL,
-        )
+        return run_adk(*args, timeout=timeout)
 
     def temporal(self, *args: str) -> list[str]:
         """``--address`` and ``--task-queue`` for commands that reach Temporal."""
@@ -189,8 +182,10 @@ async def test_run_pauses_and_pending_lists_the_request(
     assert request["kind"] == "confirmation"
     assert request["tool"] == "buy_weather_report"
     assert request["call"] == "buy_weather_report(city='Hangzhou')"
-    # The memo carries the payload's size and digest, never the payload itself.
+    # The memo carries the payload's size and digest and its first 2 KB, to approve seeing it.
     assert request["payload_size"] == len('{"city": "Hangzhou", "price_usd": 2.0}')
+    assert json.loads(request["payload_preview"]) == {"city": "Hangzhou", "price_usd": 2.0}
+    assert request["args"] == {"city": "Hangzhou"}
     assert request["commands"][0].startswith(f"adk-temporal confirm {wid} {request['id']}")
     assert _pending_json(cli_worker, "--workflow-id", wid) == [request]
 

@@ -12,7 +12,7 @@ import pytest
 
 from adk_temporal.devserver import DevServer, free_port
 
-from ..commands import adk_command, offline_env
+from ..commands import adk_command, offline_env, run_adk
 
 pytestmark = pytest.mark.integration
 
@@ -20,15 +20,7 @@ pytestmark = pytest.mark.integration
 def _run(
     *args: str, cwd: Path | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*adk_command(), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=offline_env(),
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_adk(*args, cwd=cwd, timeout=timeout)
 
 
 def _clean(result: subprocess.CompletedProcess[str]) -> str:

@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from google.genai import types
 from temporalio.client import Client
 
 from adk_temporal.artifacts import FileArtifactService, LoadRequest, VersionsRequest
@@ -156,3 +157,28 @@ async def test_worker_killed_while_waiting_for_approval(
     assert "report.txt" in result.final_text
     assert len([c for c in deployment.payments.charges() if session_id in c["key"]]) == 1
     await _check_store(deployment, session_id, bought=True)
+
+
+async def test_worker_killed_inside_the_summarizer_leaves_one_compaction(
+    temporal_client: Client, deployment: Deployment
+) -> None:
+    """Worker A dies inside ``adk_compact``'s model call; worker B retries the step and
+    stores the compaction once: exactly one compaction event, never a half."""
+    sid = f"s-{uuid.uuid4().hex[:8]}"
+    adk = AdkClient(temporal_client, task_queue=deployment.task_queue)
+    app = "tests.compaction_app:crash_app"
+    with worker_process(deployment, "compaction.during_summary", app=app) as first:
+        handle = await adk.start("compacting", USER, sid, "echoer", "hi", config=TIMEOUTS)
+        assert died_by_sigkill(first, timeout=60)
+    with worker_process(deployment, app=app):
+        result = await handle.result()
+    assert result.status == "completed"
+    sessions = SqliteSessionService(deployment.data_dir / "sessions.db")
+    try:
+        events = (await sessions.get(SessionKey("compacting", USER, sid))).events
+    finally:
+        await sessions.close()
+    compactions = [e for e in events if e.actions.compaction is not None]
+    assert len(compactions) == 1
+    assert compactions[0].actions.compaction is not None
+    assert compactions[0].actions.compaction.compacted_content.parts == [types.Part(text="SUMMARY")]

@@ -84,9 +84,12 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 def _without_waits(value: Any) -> Any:
-    """``value`` without the replies' ``waitedSeconds``: how long a human took is timing."""
+    """``value`` without the replies' ``waitedSeconds`` and ``answered``: how long a human
+    took and when, and the channel (an update here, the runner's own call there)."""
     if isinstance(value, dict):
-        return {k: _without_waits(v) for k, v in value.items() if k != "waitedSeconds"}
+        return {
+            k: _without_waits(v) for k, v in value.items() if k not in ("waitedSeconds", "answered")
+        }
     if isinstance(value, list):
         return [_without_waits(v) for v in value]
     return value

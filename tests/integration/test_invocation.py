@@ -160,6 +160,7 @@ async def test_resume_input_none_is_an_answer_and_schema_violations_are_refused(
     assert responses == [{"status": "waiting for travel dates"}, {"status": "no dates given"}]
     [reply] = [r for n, r in _responses(events) if n == "adk_request_input"]
     assert reply.pop("waitedSeconds") >= 0
+    assert reply.pop("answered")["channel"] == "update"
     assert reply == {"input": None}
 
 

@@ -35,7 +35,7 @@ TRAFFIC_APP = "tests.traffic_app:app"
 def traffic_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     """A dev server whose task queues have one partition: Temporal keeps priority order and
     a queue's rate within a partition, as a production deployment configures its model
-    queues (README, "Model traffic")."""
+    queues (docs/guides/model-traffic.md)."""
     root = tmp_path_factory.mktemp("traffic")
     one_partition = {
         "matching.numTaskqueueReadPartitions": "1",

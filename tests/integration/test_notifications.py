@@ -24,6 +24,8 @@ from adk_temporal.background_http import BackgroundServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.notifications import Endpoint, Notifications
 from adk_temporal.signing import read_link, verify_body
+from adk_temporal.visibility import WAITING_VIEW
+from adk_temporal.workflows.notify import notify_workflow_id
 
 from ..unit.test_notify_delivery import MORE_THAN_THE_DEFAULT_POOL, Trickler
 from .conftest import WorkerFactory
@@ -188,6 +190,43 @@ async def test_a_pause_is_notified_signed_with_links_and_answered_once(
         )
 
 
+async def test_a_notice_run_has_a_short_id_names_its_invocation_and_is_out_of_the_view(
+    run_worker: WorkerFactory, temporal_client: Client
+) -> None:
+    """The Temporal UI's list: a notice run's id is ``adk-notify-<hash>`` (not the parent's
+    id again), its summary names the invocation it is for, and the documented waiting view
+    lists the invocation without it."""
+    hook = Hook()
+    hook.up()
+    try:
+        async with run_worker(
+            [build_weather_agent("scripted:weather")], notifications=_notifications(hook)
+        ) as rt:
+            handle = await rt.adk.start(
+                APP_NAME, USER, _session(), "weather_agent", "Buy a weather report for Oslo"
+            )
+            await hook.wait_accepted(1)
+            [pending] = await handle.pending()
+            invocation_id = (await handle.status()).invocation_id
+            child_id = notify_workflow_id(handle.workflow_id, invocation_id, "paused", pending.id)
+            notice = await temporal_client.get_workflow_handle(child_id).describe()
+            summary = await notice.static_summary()
+            mine = f"WorkflowId IN ('{handle.workflow_id}', '{child_id}')"
+            listed = [
+                wf.id async for wf in temporal_client.list_workflows(f"{WAITING_VIEW} AND {mine}")
+            ]
+            everything = [wf.id async for wf in temporal_client.list_workflows(mine)]
+            await handle.confirm(pending.id, True)
+            await handle.result()
+    finally:
+        hook.background.stop()
+    assert child_id.startswith("adk-notify-") and len(child_id) < 40
+    assert notice.workflow_type == "adk_notify"
+    assert summary == (f"invocation.paused: 1 request(s) · for {handle.workflow_id}")
+    assert sorted(everything) == sorted([handle.workflow_id, child_id])
+    assert listed == [handle.workflow_id]
+
+
 async def test_a_down_endpoint_gets_every_notice_once_it_is_up_and_never_holds_the_run(
     run_worker: WorkerFactory, temporal_client: Client
 ) -> None:
@@ -206,9 +245,13 @@ async def test_a_down_endpoint_gets_every_notice_once_it_is_up_and_never_holds_t
             )
             await handle.wait_for_status("awaiting_confirmation", timeout=30)
             [pending] = await handle.pending()
-            prefix = f"notify/{handle.workflow_id}/{(await handle.status()).invocation_id}"
-            paused = temporal_client.get_workflow_handle(f"{prefix}/paused/{pending.id}")
-            completed = temporal_client.get_workflow_handle(f"{prefix}/completed")
+            invocation_id = (await handle.status()).invocation_id
+            paused = temporal_client.get_workflow_handle(
+                notify_workflow_id(handle.workflow_id, invocation_id, "paused", pending.id)
+            )
+            completed = temporal_client.get_workflow_handle(
+                notify_workflow_id(handle.workflow_id, invocation_id, "completed")
+            )
             # Answered only once notified: an answer that beats the notice needs none.
             await _started(paused)
             await handle.confirm(pending.id, True)
@@ -258,7 +301,7 @@ async def test_an_endpoint_that_refuses_a_notice_is_not_retried_and_the_run_goes
             [pending] = await handle.pending()
             invocation_id = (await handle.status()).invocation_id
             notice = temporal_client.get_workflow_handle(
-                f"notify/{handle.workflow_id}/{invocation_id}/paused/{pending.id}"
+                notify_workflow_id(handle.workflow_id, invocation_id, "paused", pending.id)
             )
             await _started(notice)
             with pytest.raises(WorkflowFailureError):
@@ -330,7 +373,7 @@ async def test_a_notice_still_being_delivered_never_fails_a_later_run(
                 )
                 assert (await handle.result()).status == "completed"
             notice = temporal_client.get_workflow_handle(
-                f"notify/{handle.workflow_id}/e-chosen-by-the-caller/completed"
+                notify_workflow_id(handle.workflow_id, "e-chosen-by-the-caller", "completed")
             )
             described = await notice.describe()
             assert described.status == WorkflowExecutionStatus.RUNNING
@@ -381,7 +424,7 @@ async def test_a_trickling_endpoint_never_stalls_an_invocation_that_saves_an_art
                 )
             )
             notice = temporal_client.get_workflow_handle(
-                f"notify/{handle.workflow_id}/{result.invocation_id}/paused/{pending.id}"
+                notify_workflow_id(handle.workflow_id, result.invocation_id, "paused", pending.id)
             )
             # The notice is still being retried: the endpoints never answered.
             assert (await notice.describe()).status == WorkflowExecutionStatus.RUNNING
@@ -420,7 +463,7 @@ async def test_a_redirecting_endpoint_is_retried_and_its_target_never_hears_of_i
             except TimeoutError:
                 pytest.fail("the redirected notice was not retried")
             notice = temporal_client.get_workflow_handle(
-                f"notify/{handle.workflow_id}/{invocation_id}/paused/{pending.id}"
+                notify_workflow_id(handle.workflow_id, invocation_id, "paused", pending.id)
             )
             assert (await notice.describe()).status == WorkflowExecutionStatus.RUNNING
             await notice.terminate("the test is over")

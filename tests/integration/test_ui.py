@@ -24,6 +24,7 @@ from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.flow.messages import PendingRequest
 from adk_temporal.render import workflows_url
+from adk_temporal.visibility import WAITING_VIEW
 from adk_temporal.worker import artifact_store, build_worker, session_store
 
 from .browser import UI_TIMEOUT_MS, launch_or_skip, playwright_or_skip
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
     from playwright.async_api import Browser, Page
 
 pytestmark = pytest.mark.integration
-
-WAITING_QUERY = 'AdkStatus="awaiting_confirmation"'
 
 
 @dataclass
@@ -122,10 +121,11 @@ async def _frames_text(page: Page) -> str:
 async def test_waiting_runs_query_lists_the_paused_invocation(
     paused_run: PausedRun, tmp_path: Path
 ) -> None:
-    """The workflow list filtered by AdkStatus="awaiting_confirmation" shows the run."""
+    """The saved view docs/console.md gives (invocations waiting for an answer, no
+    auxiliary runs) shows the run in the UI's list."""
     page = await _new_page(paused_run)
     try:
-        await page.goto(workflows_url(paused_run.server.ui_url, WAITING_QUERY))
+        await page.goto(workflows_url(paused_run.server.ui_url, WAITING_VIEW))
         await page.get_by_text(paused_run.handle.workflow_id, exact=True).first.wait_for(
             timeout=UI_TIMEOUT_MS
         )
@@ -159,6 +159,7 @@ async def test_detail_page_shows_current_details_and_activity_summaries(
         history = await page.inner_text("body")
     finally:
         await page.close()
+    assert "waiting for approval: buy_weather_report" in details
     assert "Waiting for approval of buy_weather_report(city='Hangzhou')" in details
     assert "Buy the weather report for Hangzhou for $2.00?" in details
     address = paused_run.server.address

@@ -457,3 +457,52 @@ async def test_events_stream_as_server_sent_events(
     assert resumed[-1] == ("end", {"status": "completed"})
     unknown = await asyncio.to_thread(gateway.sse, f"{path}/events", TOKEN, None, "not-an-event")
     assert [event["id"] for name, event in unknown if name == "adk_event"] == stored
+
+
+async def test_approvers_see_what_they_approve_and_state_and_artifacts_are_json(
+    gateway: Gateway, deployment: Deployment
+) -> None:
+    """The app's pending listing names the tool, arguments, hint and payload (and when the
+    request opened, with the URL of the whole value); once approved, the session's state,
+    artifact list and each artifact version are JSON resources."""
+    with worker_process(deployment):
+        path = await start(gateway, "Buy a weather report for Quito")
+        shown = await status_is(gateway, path, "awaiting_confirmation")
+
+        async def listed() -> dict[str, Any] | None:
+            runs = (await call(gateway, "GET", "/v1/apps/weather/pending")).json["runs"]
+            return next((r for r in runs if r["workflow_id"] == shown["workflow_id"]), None)
+
+        run = await until(listed)
+        [request] = run["requests"]
+        assert request["tool"] == "buy_weather_report"
+        assert request["args"] == {"city": "Quito"}
+        assert request["hint"] == "Buy the weather report for Quito for $2.00?"
+        assert json.loads(request["payload_preview"]) == {"city": "Quito", "price_usd": 2.0}
+        assert request["opened_at"] <= time.time()
+        assert run["links"]["pending"] == f"{path}/pending"
+        await call(
+            gateway,
+            "POST",
+            f"{path}/confirm",
+            {"confirmation_id": request["id"], "confirmed": True},
+        )
+        await status_is(gateway, path, "completed")
+
+    state = await call(gateway, "GET", f"{path}/state")
+    assert state.status == 200 and state.json["state"]["last_report_city"] == "Quito"
+    listing = (await call(gateway, "GET", f"{path}/artifacts")).json["artifacts"]
+    entries = {a["name"]: a for a in listing}
+    assert entries["report.txt"]["versions"] == [1]
+    assert entries["report.txt"]["url"] == f"{path}/artifacts/report.txt?version=1"
+    report = (await call(gateway, "GET", entries["report.txt"]["url"])).json
+    assert report["kind"] == "text" and report["text"].startswith("Weather report for Quito")
+    ledger = (await call(gateway, "GET", f"{path}/artifacts/user%3Apurchases.json")).json
+    assert ledger["kind"] == "json" and ledger["mime_type"] == "application/json"
+    assert json.loads(ledger["text"])[-1]["city"] == "Quito"
+    missing = await call(gateway, "GET", f"{path}/artifacts/report.txt?version=9")
+    assert missing.status == 404 and missing.json["error"]["type"] == "unknown_artifact"
+    bad = await call(gateway, "GET", f"{path}/artifacts/report.txt?version=last")
+    assert bad.status == 422
+    unknown = await call(gateway, "GET", "/v1/apps/weather/users/u-web/sessions/none-such/state")
+    assert unknown.status == 404

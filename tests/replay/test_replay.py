@@ -35,6 +35,7 @@ from temporalio.common import RetryPolicy
 from temporalio.worker import Replayer
 
 from adk_temporal.agents import Agent, BaseAgent
+from adk_temporal.app import App
 from adk_temporal.background_http import BackgroundServer
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.context import ToolContext
@@ -48,8 +49,11 @@ from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService
 from adk_temporal.tools import tool
 from adk_temporal.usage import TokenBudgets
+from adk_temporal.worker import build_worker
 
 from ..adk_scenarios import failing_fan, long_running_agent
+from ..compaction_app import COMPACTION_APP, compaction_app
+from ..compaction_app import CONFIG as COMPACTION_CONFIG
 from ..integration.conftest import WorkerFactory
 from ..integration.workers import Deployment, died_by_sigkill, worker_process
 from ..mcp_servers import stdio_toolset
@@ -349,6 +353,8 @@ MCP_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
 NOTIFY_SCENARIOS: dict[str, Scenario] = {
     # An app with notifications: the pause and the completion start adk_notify children.
     "notified_pause": _approve,
+    # Recorded after notification runs got short ids (patched): adk-notify-<hash>.
+    "notified_pause_short_ids": _approve,
 }
 ALL_SCENARIOS = {
     *SCENARIOS,
@@ -359,6 +365,8 @@ ALL_SCENARIOS = {
     *ADK_SCENARIOS,
     "long_running_restart",
     "token_budget_pause",
+    "app_queue_approve",
+    "compaction",
 }
 
 
@@ -429,6 +437,10 @@ async def test_record_missing_histories(
         await _record_long_running_restart(run_worker, temporal_client)
     if _missing(["token_budget_pause"]):
         await _record_token_budget(run_worker, temporal_client)
+    if _missing(["compaction"]):
+        await _record_compaction(run_worker, temporal_client)
+    if _missing(["app_queue_approve"]):
+        await _record_app_queue(temporal_client)
     if _missing(["crash_recovered"]):
         await _record_crash(temporal_client, dev_server, tmp_path)
     for path in _committed():
@@ -455,6 +467,40 @@ async def _record_long_running_restart(run_worker: WorkerFactory, client: Client
         await handle.resume(request.id, {"status": "approved"})
         await handle.result()
     await _save_runs(client, "long_running_restart", handle.workflow_id)
+
+
+async def _record_compaction(run_worker: WorkerFactory, client: Client) -> None:
+    """Events compaction (patched ``events-compaction``): a turn, then a turn whose
+    approval is pending when ``adk_compact`` runs; approved, it completes."""
+    app = compaction_app()
+    sid = f"replay-compaction-{uuid.uuid4().hex[:6]}"
+    async with run_worker([app.agent], models=app.models, compaction=COMPACTION_CONFIG) as rt:
+        await (await rt.adk.start(COMPACTION_APP, USER, sid, "payer", "hi")).result()
+        handle = await rt.adk.start(COMPACTION_APP, USER, sid, "payer", "pay 5")
+        await _answer_confirmation(handle, True)
+        await handle.result()
+    await _save_runs(client, "compaction", handle.workflow_id)
+
+
+async def _record_app_queue(client: Client) -> None:
+    """A named app's run (patched ``app-task-queues``): its steps move to the app's own
+    queue; an approval through the CLI channel with a principal."""
+    sessions = InMemorySessionService()
+    queue = f"replay-{uuid.uuid4().hex[:8]}"
+    app = App(agents=[build_weather_agent("scripted:weather")], name=APP_NAME)
+    worker = build_worker(
+        client, app, task_queue=queue, session_service=sessions, artifact_service=None
+    )
+    adk = AdkClient(client, task_queue=queue)
+    async with worker:
+        handle = await _ask(
+            adk, f"replay-app-queue-{uuid.uuid4().hex[:6]}", "Buy a report for Oslo"
+        )
+        await handle.wait_for_status("awaiting_confirmation", timeout=30)
+        [request] = await handle.pending()
+        await handle.confirm(request.id, True, answered_by="alice", channel="cli")
+        await handle.result()
+    await _save_runs(client, "app_queue_approve", handle.workflow_id)
 
 
 async def _record_token_budget(run_worker: WorkerFactory, client: Client) -> None:

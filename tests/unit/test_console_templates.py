@@ -49,6 +49,7 @@ _ATTRIBUTES = {
     "content",
     "data-event-id",
     "data-events",
+    "datetime",
     "defer",
     "for",
     "href",
@@ -62,6 +63,7 @@ _ATTRIBUTES = {
     "rows",
     "src",
     "step",
+    "title",
     "type",
     "value",
 }
@@ -90,11 +92,13 @@ class _Gateway(Gateway):
         """Two agents, one of them named with the value."""
         return [self.value, "helper"]
 
-    async def waiting(self, app_name: str) -> list[tuple[SessionKey, Published]]:
-        """One run of a session named with the value, waiting for both kinds of answer."""
-        return [
-            (SessionKey(app_name, self.value, self.value), Published(requests=self._summaries()))
-        ]
+    async def waiting(
+        self, app_name: str, *, page_size: int = 50, page_token: str | None = None
+    ) -> tuple[list[tuple[SessionKey, Published]], str | None]:
+        """One run of a session named with the value, waiting for both kinds of answer, and
+        a next page whose token is the value."""
+        run = (SessionKey(app_name, self.value, self.value), Published(requests=self._summaries()))
+        return [run], self.value
 
     def _summaries(self) -> list[RequestSummary]:
         common: dict[str, Any] = {
@@ -370,7 +374,8 @@ def test_the_session_page_shows_each_hostile_value_where_it_belongs(
     for expected in (
         f"Session {HOSTILE_ID}/{HOSTILE_ID}",
         HOSTILE,
-        f"buy({json.dumps({'city': HOSTILE})})",
+        "Tool call: buy",
+        json.dumps({"city": HOSTILE}, indent=2, ensure_ascii=False),
         f"Approval: {HOSTILE}",
         f"c-{HOSTILE}",
         payload,

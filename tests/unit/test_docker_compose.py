@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import click
 import pytest
 import yaml
+from click.testing import CliRunner
 
 from adk_temporal.cli import main
 from adk_temporal.devserver import ADK_SEARCH_ATTRIBUTES
@@ -37,6 +39,12 @@ EXPECTED_SERVICES = {
 def compose() -> dict[str, Any]:
     """The parsed docker-compose.yml."""
     return dict(yaml.safe_load((ROOT / "docker-compose.yml").read_text()))
+
+
+@pytest.fixture(scope="module")
+def compose_text() -> str:
+    """docker-compose.yml as written, comments included."""
+    return (ROOT / "docker-compose.yml").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +86,21 @@ def test_published_ports(services: dict[str, dict[str, Any]]) -> None:
     assert services["fake-gcs"]["ports"] == ["4443:4443"]
     assert "ports" not in services["worker"]
     assert services["gateway"]["ports"] == ["8000:8000"]
+
+
+def test_the_session_store_is_reachable_from_the_host_on_loopback_only(
+    services: dict[str, dict[str, Any]], compose_text: str
+) -> None:
+    """PostgreSQL is published on 127.0.0.1, and the header's host DSN names that port and
+    the database the workers use, so `run` and `events` on the host read their sessions."""
+    assert services["postgresql"]["ports"] == ["127.0.0.1:5432:5432"]
+    worker_dsn = services["worker"]["environment"]["ADK_POSTGRES_DSN"]
+    host_dsn = worker_dsn.replace("@postgresql:", "@localhost:")
+    assert f"export ADK_POSTGRES_DSN={host_dsn}" in compose_text
+    bucket = services["worker"]["environment"]["ADK_GCS_BUCKET"]
+    assert f"export ADK_GCS_BUCKET={bucket} STORAGE_EMULATOR_HOST=http://localhost:4443" in (
+        compose_text
+    )
 
 
 def test_start_order_is_enforced_by_conditions(services: dict[str, dict[str, Any]]) -> None:
@@ -242,11 +265,11 @@ def test_dockerignore_keeps_tests_and_git_out_of_the_build_context() -> None:
 def test_gateway_serves_the_workers_stores_with_secrets_the_user_must_give(
     services: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`adk-temporal web` parses with the service's environment, reads the workers' task
-    queue and stores, and compose refuses to start it without tokens or a link secret."""
+    """`adk-temporal web` parses with the service's environment and reads the workers' task
+    queue and stores; its tokens and link secret come from the user's environment."""
     gateway, worker = services["gateway"], services["worker"]
     env = {k: str(v) for k, v in gateway["environment"].items()}
-    required = {k for k, v in env.items() if v.startswith("${") and ":?" in v}
+    required = {k for k, v in env.items() if v == f"${{{k}:-}}"}
     assert required == {"ADK_WEB_TOKENS", "ADK_LINK_SECRET"}
     given = {k: v for k, v in env.items() if k not in required}
     ctx = _parse_cli(gateway["command"], given, monkeypatch)
@@ -280,3 +303,35 @@ def test_the_image_installs_the_gateways_extra() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert {"postgres", "web"} <= set(extras.group(1).split(","))
     assert {"postgres", "web"} <= set(pyproject["project"]["optional-dependencies"])
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [({}, "ADK_WEB_TOKENS"), ({"ADK_WEB_TOKENS": "t" * 40 + " weather"}, "ADK_LINK_SECRET")],
+)
+def test_the_gateways_secrets_break_no_compose_command_and_the_gateway_names_them(
+    services: dict[str, dict[str, Any]], compose_text: str, given: dict[str, str], named: str
+) -> None:
+    """No `${VAR:?…}` (it fails every compose command — ps, logs, up worker — while VAR is
+    unset): the secrets default to empty, and `adk-temporal web` then exits 2 before
+    serving, with one message naming the variable to set."""
+    assert not re.findall(r"\$\{\w+:?\?", compose_text)
+    gateway = services["gateway"]
+    env = {k: str(v) for k, v in gateway["environment"].items()}
+    assert env[named] == f"${{{named}:-}}"
+    env = {k: ("" if v.startswith("${") else v) for k, v in env.items()} | given
+    result = CliRunner().invoke(main, gateway["command"][1:], env=env)
+    assert result.exit_code == 2, result.output
+    assert named in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "name", [".env", ".env.production", "keys.json", "prod.keys.json", "tokens.txt", "web.tokens"]
+)
+def test_secrets_files_are_kept_out_of_git(name: str) -> None:
+    """The compose .env file, key rings and token files are ignored by git."""
+    checked = subprocess.run(
+        ["git", "check-ignore", "--no-index", "-q", name], cwd=ROOT, capture_output=True
+    )
+    assert checked.returncode == 0, f"{name} is not ignored"

@@ -24,6 +24,7 @@ def test_ctx_b8_event_actions_json_keys() -> None:
         "escalate",
         "end_invocation",
         "rewind_before_invocation_id",
+        "compaction",
     }
 
 

@@ -43,6 +43,8 @@ CORE = [
     "adk_temporal.steps",
     "adk_temporal.runner",
     "adk_temporal.rewind",
+    "adk_temporal.compaction",
+    "adk_temporal.audit",
 ]
 
 
@@ -111,8 +113,8 @@ print(sorted(m for m in sys.modules if m.split(".")[0] == "temporalio"))
 
 
 # Lowest first. A module may import from its own layer and the layers below it; a layer's
-# name is the module or subpackage right under adk_temporal. The picture is the README's
-# "Design" section.
+# name is the module or subpackage right under adk_temporal. The picture is in
+# docs/design.md ("Layers").
 LAYERS: list[set[str]] = [
     {
         "errors",
@@ -135,7 +137,7 @@ LAYERS: list[set[str]] = [
     },
     {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp"},
     {"sessions", "artifacts", "memory"},
-    {"context", "flow", "notifications", "instructions", "rewind"},
+    {"context", "flow", "notifications", "instructions", "rewind", "audit", "compaction"},
     {"agents", "output", "app", "following", "continuation"},
     {"steps"},
     {"runner", "workflows", "activities"},

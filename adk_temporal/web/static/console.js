@@ -3,25 +3,62 @@
 // run stops (completed, failed, paused) the page reloads to show requests, state, artifacts.
 "use strict";
 
-function eventLines(ev) {
-  const lines = [];
+const INTERNAL = ["adk_request_confirmation", "adk_request_input"];
+
+function pretty(value) {
+  const text = JSON.stringify(value === undefined ? null : value, null, 2);
+  return text.length <= 2000 ? text : text.slice(0, 1999) + "…";
+}
+
+function callText(name, args) {
+  const shown = Object.entries(args || {}).map(([k, v]) => k + "=" + JSON.stringify(v));
+  return name + "(" + shown.join(", ") + ")";
+}
+
+// The cards of one event, as chat.py draws them on the server (kinds and titles alike).
+function eventCards(ev, raw) {
+  const cards = [];
   const parts = (ev.content && ev.content.parts) || [];
   for (const part of parts) {
-    if (part.text) lines.push(["text", part.text]);
-    if (part.function_call) {
-      const call = part.function_call;
-      lines.push(["call", call.name + "(" + JSON.stringify(call.args || {}) + ")"]);
+    if (part.text && !part.thought) {
+      cards.push([ev.author === "user" ? "user" : "agent", ev.author || "", part.text]);
     }
-    if (part.function_response) {
-      const reply = part.function_response;
-      lines.push(["response", reply.name + " → " + JSON.stringify(reply.response)]);
+    const call = part.function_call;
+    if (call && INTERNAL.includes(call.name)) {
+      const args = call.args || {};
+      if (call.name === "adk_request_input") {
+        cards.push(["input", "Input asked: " + (args.message || ""), ""]);
+      } else {
+        const original = args.originalFunctionCall || {};
+        const asked = args.toolConfirmation || {};
+        const body = callText(original.name || "?", original.args);
+        const payload = asked.payload === undefined || asked.payload === null ? "" : "\n" + pretty(asked.payload);
+        cards.push(["approval", "Approval asked: " + (asked.hint || ""), body + payload]);
+      }
+      if (raw) cards.push(["raw", call.name + "(…)", pretty(args)]);
+    } else if (call) {
+      cards.push(["call", "Tool call: " + call.name, pretty(call.args || {})]);
+    }
+    const reply = part.function_response;
+    if (reply && INTERNAL.includes(reply.name)) {
+      const response = reply.response || {};
+      if (reply.name === "adk_request_input") cards.push(["answer", "Answered", pretty(response)]);
+      else if (response.expired) cards.push(["answer", "Expired unanswered", ""]);
+      else cards.push(["answer", response.confirmed ? "Approved" : "Rejected", ""]);
+      if (raw) cards.push(["raw", reply.name + " →", pretty(response)]);
+    } else if (reply) {
+      cards.push(["result", "Tool result: " + reply.name, pretty(reply.response)]);
     }
   }
-  if (ev.error_message) lines.push(["error", ev.error_code + ": " + ev.error_message]);
+  if (ev.error_message || ev.error_code) {
+    cards.push(["error", ("Error " + (ev.error_code || "")).trim(), ev.error_message || ""]);
+  }
   const saved = (ev.actions && ev.actions.artifact_delta) || {};
   const names = Object.keys(saved);
-  if (names.length) lines.push(["delta", "saved " + names.map((n) => n + " v" + saved[n]).join(", ")]);
-  return lines;
+  if (names.length) {
+    cards.push(["saved", "Saved " + names.map((n) => n + " (version " + saved[n] + ")").join(", "), ""]);
+  }
+  return cards;
 }
 
 function entryFor(list, id) {
@@ -35,21 +72,28 @@ function entryFor(list, id) {
   return entry;
 }
 
-function fill(entry, ev) {
+function fill(entry, ev, raw) {
   entry.replaceChildren();
-  const author = document.createElement("strong");
-  author.textContent = ev.author || "";
-  entry.appendChild(author);
-  for (const [kind, text] of eventLines(ev)) {
-    const p = document.createElement("p");
-    p.className = kind;
-    p.textContent = text;
-    entry.appendChild(p);
+  for (const [kind, title, body] of eventCards(ev, raw)) {
+    const card = document.createElement("div");
+    card.className = "card " + kind;
+    const head = document.createElement("p");
+    head.className = "title";
+    head.textContent = title;
+    card.appendChild(head);
+    if (body) {
+      const text = document.createElement(["user", "agent", "error"].includes(kind) ? "p" : "pre");
+      text.className = "body";
+      text.textContent = body;
+      card.appendChild(text);
+    }
+    entry.appendChild(card);
   }
 }
 
 function follow(marker) {
   const list = document.getElementById("events");
+  const raw = list.classList.contains("show-raw");
   const source = new EventSource(marker.dataset.events);
   const streamed = {};
   source.addEventListener("adk_event", (message) => {
@@ -57,18 +101,19 @@ function follow(marker) {
     const entry = entryFor(list, ev.id);
     entry.classList.remove("partial");
     delete streamed[ev.id];
-    fill(entry, ev);
+    fill(entry, ev, raw);
   });
   source.addEventListener("adk_partial", (message) => {
     const ev = JSON.parse(message.data);
-    const text = eventLines(ev).filter(([kind]) => kind === "text").map(([, t]) => t).join("");
+    const parts = (ev.content && ev.content.parts) || [];
+    const text = parts.filter((p) => p.text && !p.thought).map((p) => p.text).join("");
     const seen = streamed[ev.id];
     // A retried step streams again from the start: drop the abandoned attempt's text.
     const sofar = seen && seen.attempt === ev.attempt ? seen.text + text : text;
     streamed[ev.id] = { attempt: ev.attempt, text: sofar };
     const entry = entryFor(list, ev.id);
     entry.classList.add("partial");
-    fill(entry, { author: ev.author, content: { parts: [{ text: sofar }] } });
+    fill(entry, { author: ev.author, content: { parts: [{ text: sofar }] } }, raw);
   });
   source.addEventListener("end", (message) => {
     source.close();

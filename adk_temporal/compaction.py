@@ -1,0 +1,208 @@
+"""Events compaction: when to summarise a session, and which events a summary may cover.
+
+ADK's ``EventsCompactionConfig`` in shape: every ``compaction_interval`` invocations (the
+summarizer re-reading the last ``overlap_size`` invocations already summarised), and/or when
+the model's last input passed ``token_threshold`` tokens (keeping the last
+``event_retention_size`` events out of it). A new compaction always covers the session from
+its start, so its summary takes in the previous one and the model's view holds one summary
+plus what came after it.
+
+What a compaction never covers: an invocation holding a call that is still open — an
+unanswered confirmation or input request, a long-running call without its final response,
+a call without any response — nor anything after it. The re-entered tool then still finds
+its call, and ADK-Go's rearrangement of a late response still finds the call it answers.
+
+Everything here is pure: it reads events and decides, and never touches a store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .events import REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME, Event
+from .history import compaction_span, with_compactions, without_rewound
+
+__all__ = [
+    "DEFAULT_COMPACTION_PROMPT",
+    "CompactionPlan",
+    "EventsCompactionConfig",
+    "open_boundary",
+    "plan_compaction",
+]
+
+DEFAULT_COMPACTION_PROMPT = (
+    "Below is the conversation so far between a user and an AI agent, including the tools "
+    "the agent called and what they returned. Write a concise summary of it for the agent "
+    "to continue from: keep the facts learned, the decisions taken, the values the user "
+    "gave, and every question or task still open. Leave out greetings and repetition."
+)
+"""The summarizer's instruction; the conversation follows it as text."""
+
+_REQUEST_NAMES = frozenset({REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME})
+
+
+class EventsCompactionConfig(BaseModel):
+    """When a session is compacted, and by which model (ADK's ``EventsCompactionConfig``).
+
+    At least one of ``compaction_interval`` and ``token_threshold`` must be set.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    compaction_interval: int | None = Field(default=None, ge=1)
+    """Compact once this many invocations ended since the last compaction."""
+    overlap_size: int = Field(default=0, ge=0)
+    """Invocations of the previous window the summarizer reads again, raw."""
+    token_threshold: int | None = Field(default=None, ge=1)
+    """Compact once the model's last input reached this many prompt tokens."""
+    event_retention_size: int = Field(default=0, ge=0)
+    """With ``token_threshold``: the latest events kept out of the summary."""
+    summarizer_model: str | None = None
+    """Model name (resolved by the worker's registry); ``None``: the agent's model."""
+    prompt: str = DEFAULT_COMPACTION_PROMPT
+
+    @model_validator(mode="after")
+    def _has_trigger(self) -> EventsCompactionConfig:
+        if self.compaction_interval is None and self.token_threshold is None:
+            raise ValueError(
+                "events compaction needs compaction_interval or token_threshold (or both)"
+            )
+        return self
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    """The range a new compaction covers and the events its summarizer reads."""
+
+    covered_events: int
+
+    start_event_id: str
+    end_event_id: str
+    start_timestamp: float
+    end_timestamp: float
+    inputs: list[Event]
+    """The model's view of the range to summarise: the previous summary, then raw events."""
+
+
+def _invocations(events: Sequence[Event]) -> list[tuple[str, int, int]]:
+    """(invocation id, first position, last position) of each invocation, in order."""
+    spans: dict[str, list[int]] = {}
+    for index, event in enumerate(events):
+        if event.actions.compaction is None and event.invocation_id:
+            spans.setdefault(event.invocation_id, [index, index])[1] = index
+    return [(inv, first, last) for inv, (first, last) in spans.items()]
+
+
+def _open_calls(events: Sequence[Event]) -> set[str]:
+    responses: dict[str, int] = {}
+    for event in events:
+        for response in event.function_responses():
+            if response.id:
+                responses[response.id] = responses.get(response.id, 0) + 1
+    long_running = {i for event in events for i in event.long_running_tool_ids}
+    opened: set[str] = set()
+    for event in events:
+        for call in event.function_calls():
+            if not call.id:
+                continue
+            # A long-running call's first response is its intermediate result: it is open
+            # until a second, final one arrives. A runtime request's one answer closes it.
+            needed = 2 if call.id in long_running and call.name not in _REQUEST_NAMES else 1
+            if responses.get(call.id, 0) < needed:
+                opened.add(call.id)
+    return opened
+
+
+def open_boundary(events: Sequence[Event]) -> int:
+    """The first position a compaction may not cover: where the earliest invocation holding
+    an open call starts (``len(events)`` when nothing is open)."""
+    opened = _open_calls(events)
+    if not opened:
+        return len(events)
+    for invocation, first, last in _invocations(events):
+        for event in events[first : last + 1]:
+            if event.invocation_id == invocation and any(
+                c.id in opened for c in event.function_calls()
+            ):
+                return first
+    return len(events)
+
+
+def _last_compacted(events: Sequence[Event]) -> int:
+    """The last position the latest compaction covers (-1 when there is none)."""
+    for at in range(len(events) - 1, -1, -1):
+        span = compaction_span(events, at)
+        if span is not None:
+            return span[1]
+    return -1
+
+
+def _prompt_tokens(events: Sequence[Event]) -> int:
+    for event in reversed(events):
+        if event.actions.compaction is not None:
+            continue  # the summarizer's own input, not the agent's
+        if event.usage_metadata is not None and event.usage_metadata.prompt_token_count:
+            return event.usage_metadata.prompt_token_count
+    return 0
+
+
+def _window_end(
+    config: EventsCompactionConfig, events: Sequence[Event], done: int, limit: int
+) -> tuple[int, int] | None:
+    """(first raw position the summarizer reads, last position covered), or ``None``."""
+    spans = [(first, last) for _, first, last in _invocations(events)]
+    closed = [span for span in spans if span[1] < limit]
+    fresh = [span for span in closed if span[1] > done]
+    if config.token_threshold is not None and _prompt_tokens(events) >= config.token_threshold:
+        keep_from = min(limit, len(events) - config.event_retention_size)
+        within = [span for span in fresh if span[1] < keep_from]
+        if within:
+            return (done + 1, within[-1][1])
+    interval = config.compaction_interval
+    # An invocation still open counts towards the interval, but is not covered.
+    due = sum(1 for span in spans if span[1] > done)
+    if interval is not None and due >= interval and fresh:
+        start = max(0, len(closed) - len(fresh) - config.overlap_size)
+        return (closed[start][0], fresh[-1][1])
+    return None
+
+
+def plan_compaction(
+    config: EventsCompactionConfig, events: Sequence[Event]
+) -> CompactionPlan | None:
+    """The compaction ``config`` asks for after ``events`` (stored, oldest first), or ``None``.
+
+    Rewound turns are left out first. The range always starts at the session's first event
+    and ends with an invocation that ended, before any invocation holding an open call.
+    """
+    live = without_rewound(events)
+    done = _last_compacted(live)
+    window = _window_end(config, live, done, open_boundary(live))
+    if window is None:
+        return None
+    raw_from, end = window
+    raw = [e for e in live[: end + 1] if e.actions.compaction is None]
+    if not raw:
+        return None
+    return CompactionPlan(
+        covered_events=len(raw),
+        start_event_id=raw[0].id,
+        end_event_id=live[end].id,
+        start_timestamp=raw[0].timestamp,
+        end_timestamp=live[end].timestamp,
+        inputs=_summaries_up_to(live, end)
+        + [e for e in live[raw_from : end + 1] if e.actions.compaction is None],
+    )
+
+
+def _summaries_up_to(events: Sequence[Event], end: int) -> list[Event]:
+    """The summaries in the model's view of compactions covering no further than ``end``."""
+    ids: set[str] = set()
+    for at in range(len(events)):
+        span = compaction_span(events, at)
+        if span is not None and span[1] <= end:
+            ids.add(events[at].id)
+    return [e for e in with_compactions(events) if e.id in ids and e.actions.compaction is None]

@@ -1,0 +1,34 @@
+"""The compaction step's input and result, as they cross history (see ``..compaction``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from ..compaction import EventsCompactionConfig
+from ..usage import TokenUsage
+from .messages import InvocationRef
+
+__all__ = ["COMPACTION_PATCH", "CompactionInput", "CompactionResult"]
+
+COMPACTION_PATCH = "events-compaction"
+"""The behaviour change that schedules compaction steps; older runs replay without them."""
+
+
+class CompactionInput(BaseModel):
+    """The compaction step's input: where, the config, and the ids the workflow decided."""
+
+    ref: InvocationRef
+    config: EventsCompactionConfig
+    event_id: str
+    """The compaction event's id: a retried step finds its event stored and stops."""
+    timestamp: float
+
+
+class CompactionResult(BaseModel):
+    """What the compaction step did, small: the summary itself stays in the session store."""
+
+    compacted: bool = False
+    event_id: str = ""
+    covered_events: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    """The summarizer's tokens (zero when an earlier attempt already stored the event)."""

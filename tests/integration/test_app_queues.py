@@ -1,0 +1,120 @@
+"""Two apps' workers on one server: no run is failed by a worker of the other app."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio.client import Client
+
+from adk_temporal.app import App
+from adk_temporal.artifacts import VersionsRequest
+from adk_temporal.client import AdkClient, InvocationHandle
+from adk_temporal.errors import ArtifactNotFoundError
+from adk_temporal.examples.weather import build_weather_agent
+from adk_temporal.sessions import SqliteSessionService
+from adk_temporal.worker import artifact_store, build_worker
+
+APPS = ("expenses", "streamy")
+USER = "u-1"
+
+
+@asynccontextmanager
+async def _two_apps(
+    client: Client, root: Path, task_queue: str
+) -> AsyncIterator[dict[str, SqliteSessionService]]:
+    """A worker per app, both on ``task_queue``, each with its own stores and connection
+    (as two worker processes would be: one process cannot poll a queue twice)."""
+    stores: dict[str, SqliteSessionService] = {}
+    async with AsyncExitStack() as stack:
+        for name in APPS:
+            own = await Client.connect(
+                client.service_client.config.target_host, data_converter=client.data_converter
+            )
+            sessions = SqliteSessionService(root / name / "sessions.db")
+            stack.push_async_callback(sessions.close)
+            stores[name] = sessions
+            worker = build_worker(
+                own,
+                App(agents=[build_weather_agent("scripted:weather")], name=name),
+                task_queue=task_queue,
+                session_service=sessions,
+                artifact_service=artifact_store(root / name),
+                max_cached_workflows=0,
+                sticky_timeout=timedelta(seconds=1),
+            )
+            await stack.enter_async_context(worker)
+        yield stores
+
+
+async def test_forty_runs_of_two_apps_on_one_queue_all_complete(
+    temporal_client: Client, tmp_path: Path
+) -> None:
+    """Two apps' workers polling one task queue: 20 runs of each, interleaved, all complete,
+    and each app's sessions are only in its own store (its steps ran on its workers)."""
+    queue = f"shared-{uuid.uuid4().hex[:8]}"
+    adk = AdkClient(temporal_client, task_queue=queue)
+    async with _two_apps(temporal_client, tmp_path, queue) as stores:
+        handles: list[tuple[str, str, InvocationHandle]] = []
+        for i in range(20):
+            for app in APPS:
+                session = f"s-{app}-{i}"
+                handle = await adk.start(app, USER, session, "weather_agent", "weather in Paris?")
+                handles.append((app, session, handle))
+        results = await asyncio.gather(*(h.result() for _, _, h in handles))
+        assert [r.status for r in results] == ["completed"] * 40
+        for app, session, _ in handles:
+            other = next(a for a in APPS if a != app)
+            mine = [s.id for s in await stores[app].list(app, USER)]
+            assert mine.count(session) == 1
+            assert await stores[other].list(app, USER) == []
+
+
+async def test_an_approval_on_a_shared_queue_runs_its_tool_on_the_apps_worker(
+    temporal_client: Client, tmp_path: Path
+) -> None:
+    """On a shared queue, a paid report paused for approval and handed over to a new run
+    (continue-as-new) runs its tool, once approved, on its own app's worker."""
+    queue = f"shared-{uuid.uuid4().hex[:8]}"
+    adk = AdkClient(temporal_client, task_queue=queue)
+    async with _two_apps(temporal_client, tmp_path, queue):
+        handles = [
+            await adk.start(
+                app,
+                USER,
+                f"paid-{app}-{i}",
+                "weather_agent",
+                "Buy a weather report for Paris!",
+                continue_as_new_after_events=5,
+            )
+            for i in range(3)
+            for app in APPS
+        ]
+        for handle in handles:
+            await handle.wait_for_status("awaiting_confirmation", timeout=60)
+            [request] = await handle.pending()
+            await handle.confirm(request.id, True)
+        results = await asyncio.gather(*(h.result() for h in handles))
+        assert [r.status for r in results] == ["completed"] * 6
+        for i in range(3):
+            for app in APPS:
+                other = next(a for a in APPS if a != app)
+                session = f"paid-{app}-{i}"
+                assert await _report_versions(tmp_path / app, app, session) == [1]
+                assert await _report_versions(tmp_path / other, app, session) == []
+
+
+async def _report_versions(data_dir: Path, app: str, session: str) -> list[int]:
+    """The versions of ``report.txt`` the session has in the artifact store under ``data_dir``."""
+    store = artifact_store(data_dir)
+    request = VersionsRequest(
+        app_name=app, user_id=USER, session_id=session, file_name="report.txt"
+    )
+    try:
+        return (await store.versions(request)).versions
+    except ArtifactNotFoundError:
+        return []
