@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from google.genai import types
 
+from ..confirmation import EDITED_ARGS_KEY
 from ..events import REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME, Event
 from ..flow.messages import call_summary
+from ..flow.requests import ANSWERED_KEY
 
 __all__ = ["CardKind", "ChatCard", "chat_cards", "clipped_json"]
 
@@ -52,15 +55,38 @@ def _asked(call: types.FunctionCall) -> ChatCard:
     return ChatCard("approval", f"Approval asked: {confirmation.get('hint', '')}", body)
 
 
+def _answerer(response: dict[str, Any]) -> str:
+    """Who answered and through what, as the run recorded it ("" for older answers)."""
+    record = response.get(ANSWERED_KEY)
+    if not isinstance(record, dict):
+        return ""
+    who = f"by {record['by']}" if record.get("by") else "by an unnamed sender"
+    via = f" via {record['channel']}" if record.get("channel") else ""
+    at = record.get("at")
+    when = (
+        f" at {datetime.fromtimestamp(at, UTC):%Y-%m-%d %H:%M:%S} UTC"
+        if isinstance(at, int | float)
+        else ""
+    )
+    return f"{who}{via}{when}"
+
+
 def _answered(reply: types.FunctionResponse) -> ChatCard:
     response = dict(reply.response or {})
+    lines = [line for line in (_answerer(response),) if line]
     if reply.name == REQUEST_INPUT_FUNCTION_NAME:
-        return ChatCard("answer", "Answered", clipped_json(response.get("input", response)))
+        lines.append(clipped_json(response.get("input", response)))
+        return ChatCard("answer", "Answered", "\n".join(lines))
     if response.get("expired"):
         return ChatCard("answer", "Expired unanswered")
     decision = "Approved" if response.get("confirmed") else "Rejected"
+    edited = response.get(EDITED_ARGS_KEY)
+    if isinstance(edited, dict):
+        lines.append(f"with edited arguments {clipped_json(edited)}")
     payload = response.get("payload")
-    return ChatCard("answer", decision, "" if payload is None else clipped_json(payload))
+    if payload is not None:
+        lines.append(clipped_json(payload))
+    return ChatCard("answer", decision, "\n".join(lines))
 
 
 def _part_cards(author: str, part: types.Part, raw: bool) -> list[ChatCard]:

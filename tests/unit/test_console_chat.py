@@ -174,3 +174,19 @@ def test_the_details_first_line_says_what_the_run_waits_for() -> None:
     details = render_details("adk/a/u/s", now, [approval, approval, asked])
     assert details.split("\n")[0] == ("### waiting for approval: charge_card; input: ask_dates")
     assert waiting_line([asked]) == "waiting for input: ask_dates"
+
+
+def test_an_answer_card_says_who_answered_through_what_and_when() -> None:
+    """The run's record of an answer (principal, channel, the workflow's time) and any
+    edited arguments are on the answer's card; older answers without one show none."""
+    event = _answer_event(True)
+    assert event.content is not None and event.content.parts
+    reply = event.content.parts[0].function_response
+    assert reply is not None and reply.response is not None
+    reply.response["answered"] = {"by": "alice", "channel": "console", "at": 0.0}
+    reply.response["editedArgs"] = {"amount": 10}
+    [card] = chat_cards(event)
+    assert card.title == "Approved"
+    assert card.body.splitlines()[0] == "by alice via console at 1970-01-01 00:00:00 UTC"
+    assert "with edited arguments" in card.body and '"amount": 10' in card.body
+    assert chat_cards(_answer_event(True))[0].body == ""
