@@ -15,6 +15,7 @@ from google.genai import types
 from adk_temporal.agents import Agent
 from adk_temporal.compaction import DEFAULT_COMPACTION_PROMPT, EventsCompactionConfig
 from adk_temporal.ids import SessionKey
+from adk_temporal.summarizers import FunctionSummarizer
 from adk_temporal.tools import FunctionTool
 from tests.adk_models import queue_registry
 
@@ -90,3 +91,24 @@ async def test_a_pending_approval_is_not_compacted_and_the_tool_reenters_once(
         parts = [p for c in last.contents for p in c.parts or []]
         assert any(p.function_call and p.function_call.name == "pay" for p in parts)
         assert any(p.function_response and p.function_response.name == "pay" for p in parts)
+
+
+async def test_a_function_can_summarise(run_local: LocalFactory) -> None:
+    """A plain function registered as the summarizer model gets the prompt and the
+    conversation as text; what it returns is the summary the next turn reads."""
+    seen: list[str] = []
+
+    async def summarise(text: str) -> str:
+        seen.append(text)
+        return "users asked one and two"
+
+    models, model = queue_registry("m", ["answer one", "answer two", "answer three"])
+    models.register("by-function", lambda name: FunctionSummarizer(name, summarise))
+    config = EventsCompactionConfig(compaction_interval=2, summarizer_model="by-function")
+    key = SessionKey(APP, USER, f"s-{uuid.uuid4().hex[:8]}")
+    async with run_local([Agent(name="agent", model="m")], models=models, compaction=config) as rt:
+        for message in ("one", "two", "three"):
+            assert (await rt.adk.run(*key, "agent", message)).status == "completed"
+    [text] = seen
+    assert text.startswith(DEFAULT_COMPACTION_PROMPT) and "answer two" in text
+    assert _texts(model.requests[2].contents) == ["users asked one and two", "three"]

@@ -135,7 +135,7 @@ LAYERS: list[set[str]] = [
         "extras",
         "model_limits",
     },
-    {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp"},
+    {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp", "summarizers"},
     {"sessions", "artifacts", "memory"},
     {"context", "flow", "notifications", "instructions", "rewind", "audit", "compaction"},
     {"agents", "output", "app", "following", "continuation"},
