@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
-__all__ = ["adk_command", "new_key_file", "offline_env", "run_adk", "run_cli"]
+__all__ = ["ExamplesWorker", "adk_command", "new_key_file", "offline_env", "run_adk", "run_cli"]
 
 
 def adk_command() -> list[str]:
@@ -75,3 +82,70 @@ def new_key_file(path: Path) -> Path:
     )
     assert created.returncode == 0, created.stderr
     return path
+
+
+@dataclass
+class ExamplesWorker:
+    """A `worker --examples` subprocess: where it listens and stores, and every line it logged.
+
+    Subclasses add the commands their tests run against it; :meth:`start` makes any of them.
+    """
+
+    address: str
+    task_queue: str
+    data_dir: Path
+    process: subprocess.Popen[str]
+    lines: list[str] = field(default_factory=list)
+
+    @classmethod
+    @contextlib.contextmanager
+    def start(cls, address: str, data_dir: Path, queue_prefix: str) -> Iterator[Self]:
+        """A worker against ``address`` storing in ``data_dir``, on a task queue of its own
+        named after ``queue_prefix``: ready on entry, killed on exit."""
+        task_queue = f"{queue_prefix}-{uuid.uuid4().hex[:8]}"
+        process = subprocess.Popen(
+            [
+                *adk_command(),
+                "worker",
+                "--examples",
+                "--data-dir",
+                str(data_dir),
+                "--task-queue",
+                task_queue,
+                "--address",
+                address,
+                "--sticky-timeout",
+                "1",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=offline_env(),
+        )
+        worker = cls(address, task_queue, data_dir, process)
+
+        def drain() -> None:
+            # Read until the process ends: a full pipe would block the worker's logging.
+            assert process.stdout is not None
+            for line in process.stdout:
+                worker.lines.append(line)
+
+        threading.Thread(target=drain, daemon=True).start()
+        try:
+            worker.logged("worker ready", timeout=30)
+            yield worker
+        finally:
+            process.kill()
+            process.wait()
+
+    def logged(self, fragment: str, timeout: float = 15) -> str:
+        """The worker's log so far once it holds ``fragment`` (bounded wait; fails at once if
+        the worker exits first)."""
+        deadline = time.monotonic() + timeout
+        while not any(fragment in line for line in self.lines):
+            log = "".join(self.lines)
+            assert self.process.poll() is None, f"worker exited before {fragment!r}:\n{log}"
+            assert time.monotonic() < deadline, f"{fragment!r} never logged:\n{log}"
+            time.sleep(0.1)
+        return "".join(self.lines)

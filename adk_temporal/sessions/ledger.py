@@ -7,13 +7,16 @@ under its event id and every grant under its request id: a retried step or a gra
 delivered twice is counted once. Rows are never deleted, a deleted session's spending
 included, so a user's or an app's total survives the sessions it was spent in.
 
-SQLite and PostgreSQL keep one table (:data:`LEDGER_COLUMNS`) and run the same
-statements, written here once with their placeholder.
+Every backend's writes share :class:`CheckedLedger`'s argument checks. SQLite and
+PostgreSQL keep one table (:data:`LEDGER_COLUMNS`) and run the same statements, written here
+once with their placeholder; :class:`SqlLedger` builds their rows and parameters, so each of
+them only runs the statements.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from abc import abstractmethod
+from typing import ClassVar, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -24,9 +27,11 @@ from .rules import check_identity
 
 __all__ = [
     "LEDGER_COLUMNS",
+    "CheckedLedger",
+    "LedgerRow",
+    "SqlLedger",
     "TokenLedger",
     "TokenTotals",
-    "check_entry",
     "insert_sql",
     "totals_from_row",
     "totals_sql",
@@ -38,6 +43,9 @@ LEDGER_COLUMNS = (
     "PRIMARY KEY (app_name, user_id, session_id, entry_id)"
 )
 """The ledger table's columns: ``kind`` is ``used``, or the scope a grant raises."""
+
+LedgerRow = tuple[str, str, str, str, str, int]
+"""One row of :data:`LEDGER_COLUMNS`, in their order."""
 
 
 class TokenTotals(BaseModel):
@@ -74,7 +82,57 @@ class TokenLedger(Protocol):
         ...
 
 
-def check_entry(key: SessionKey, entry_id: str, tokens: int) -> None:
+class CheckedLedger(TokenLedger):
+    """``record_tokens`` and ``grant_tokens`` over a backend's one write of a checked entry."""
+
+    async def record_tokens(self, key: SessionKey, entry_id: str, tokens: int) -> None:
+        """Count a step's tokens once (see :meth:`TokenLedger.record_tokens`)."""
+        _check_entry(key, entry_id, tokens)
+        await self._add_entry(key, entry_id, "used", tokens)
+
+    async def grant_tokens(
+        self, key: SessionKey, scope: BudgetScope, entry_id: str, tokens: int
+    ) -> None:
+        """Raise a budget once (see :meth:`TokenLedger.grant_tokens`)."""
+        _check_entry(key, entry_id, tokens)
+        await self._add_entry(key, entry_id, scope, tokens)
+
+    @abstractmethod
+    async def _add_entry(self, key: SessionKey, entry_id: str, kind: str, tokens: int) -> None:
+        """Store the entry unless ``key`` already has one with ``entry_id``."""
+
+
+class SqlLedger(CheckedLedger):
+    """The ledger in a table of :data:`LEDGER_COLUMNS`; a backend sets the statements
+    (from :func:`insert_sql` and :func:`totals_sql`) and runs them."""
+
+    _ledger_insert: ClassVar[str]
+    """The backend's :func:`insert_sql`."""
+
+    _ledger_totals: ClassVar[tuple[str, tuple[str, ...]]]
+    """The backend's :func:`totals_sql`."""
+
+    async def _add_entry(self, key: SessionKey, entry_id: str, kind: str, tokens: int) -> None:
+        await self._insert_row(self._ledger_insert, (*key, entry_id, kind, tokens))
+
+    async def token_totals(self, key: SessionKey) -> TokenTotals:
+        """Sum the ledger (see :meth:`TokenLedger.token_totals`)."""
+        check_identity(key)
+        statement, names = self._ledger_totals
+        fields = key._asdict()
+        row = await self._query_totals(statement, tuple(fields[n] for n in names))
+        return totals_from_row(row)
+
+    @abstractmethod
+    async def _insert_row(self, statement: str, row: LedgerRow) -> None:
+        """Run the insert ``statement`` of ``row`` as a write of its own."""
+
+    @abstractmethod
+    async def _query_totals(self, statement: str, params: tuple[str, ...]) -> tuple[int, ...]:
+        """Run the totals query ``statement`` and return its one row."""
+
+
+def _check_entry(key: SessionKey, entry_id: str, tokens: int) -> None:
     """The checks every backend's ledger writes start with.
 
     Raises:

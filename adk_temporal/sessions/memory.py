@@ -14,7 +14,7 @@ from typing import Any
 from ..events import Event
 from ..ids import SessionKey
 from ..usage import SCOPES, BudgetScope
-from .ledger import TokenTotals, check_entry
+from .ledger import CheckedLedger, TokenTotals
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -44,7 +44,7 @@ class _StoredSession:
     last_update_time: float = 0.0
 
 
-class InMemorySessionService(SessionService):
+class InMemorySessionService(CheckedLedger, SessionService):
     """Keeps sessions in process memory; everything is lost when the process exits.
 
     Every returned object is a deep copy, so callers cannot change the store by mutating
@@ -88,19 +88,9 @@ class InMemorySessionService(SessionService):
             self._sessions[key] = stored
             return self._snapshot(key, stored, [])
 
-    async def record_tokens(self, key: SessionKey, entry_id: str, tokens: int) -> None:
-        """Count a step's tokens once (see :meth:`TokenLedger.record_tokens`)."""
-        check_entry(key, entry_id, tokens)
+    async def _add_entry(self, key: SessionKey, entry_id: str, kind: str, tokens: int) -> None:
         with self._lock:
-            self._ledger.setdefault((key, entry_id), ("used", tokens))
-
-    async def grant_tokens(
-        self, key: SessionKey, scope: BudgetScope, entry_id: str, tokens: int
-    ) -> None:
-        """Raise a budget once (see :meth:`TokenLedger.grant_tokens`)."""
-        check_entry(key, entry_id, tokens)
-        with self._lock:
-            self._ledger.setdefault((key, entry_id), (scope, tokens))
+            self._ledger.setdefault((key, entry_id), (kind, tokens))
 
     async def token_totals(self, key: SessionKey) -> TokenTotals:
         """Sum the ledger (see :meth:`TokenLedger.token_totals`)."""

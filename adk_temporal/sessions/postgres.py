@@ -62,15 +62,7 @@ with needs_extra("postgres", "PostgresSessionService"):
 
 from ..events import Event
 from ..ids import SessionKey
-from ..usage import BudgetScope
-from .ledger import (
-    LEDGER_COLUMNS,
-    TokenTotals,
-    check_entry,
-    insert_sql,
-    totals_from_row,
-    totals_sql,
-)
+from .ledger import LEDGER_COLUMNS, LedgerRow, SqlLedger, insert_sql, totals_sql
 from .partials import PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -154,8 +146,6 @@ _INITIAL_TABLE = """CREATE TABLE IF NOT EXISTS adk_initial_states (
 # The ledger outlives sessions (a deleted session's tokens still count for its user and app),
 # so it keys rows by name, not by the session's primary key.
 _LEDGER_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_ledger ({LEDGER_COLUMNS})"
-_INSERT_LEDGER = insert_sql("adk_token_ledger", "%s", "postgres")
-_LEDGER_TOTALS = totals_sql("adk_token_ledger", "%s")
 
 # Created on open like the staged table. The advisory lock in publish_partial serialises a
 # session's publishers, so its pieces commit in sequence order and a follower reading "after
@@ -213,7 +203,7 @@ _LOCK_USER_STATE = (
 )
 
 
-class PostgresSessionService(SessionService):
+class PostgresSessionService(SqlLedger, SessionService):
     """Stores sessions in PostgreSQL; safe for many worker processes on many machines.
 
     The schema is created on first use, which also checks that the database is reachable.
@@ -233,6 +223,9 @@ class PostgresSessionService(SessionService):
     Raises:
         psycopg.ProgrammingError: ``dsn`` cannot be parsed.
     """
+
+    _ledger_insert = insert_sql("adk_token_ledger", "%s", "postgres")
+    _ledger_totals = totals_sql("adk_token_ledger", "%s")
 
     def __init__(
         self,
@@ -363,30 +356,15 @@ class PostgresSessionService(SessionService):
             )
             await conn.execute(f"DELETE FROM adk_partial_events WHERE {_PARTIALS_OF_SESSION}", key)
 
-    async def record_tokens(self, key: SessionKey, entry_id: str, tokens: int) -> None:
-        """Count a step's tokens once (see :meth:`TokenLedger.record_tokens`)."""
-        await self._ledger_row(key, entry_id, "used", tokens)
-
-    async def grant_tokens(
-        self, key: SessionKey, scope: BudgetScope, entry_id: str, tokens: int
-    ) -> None:
-        """Raise a budget once (see :meth:`TokenLedger.grant_tokens`)."""
-        await self._ledger_row(key, entry_id, scope, tokens)
-
-    async def _ledger_row(self, key: SessionKey, entry_id: str, kind: str, tokens: int) -> None:
-        check_entry(key, entry_id, tokens)
+    async def _insert_row(self, statement: str, row: LedgerRow) -> None:
         async with self._connection("statement") as conn:
-            await conn.execute(_INSERT_LEDGER, (*key, entry_id, kind, tokens))
+            await conn.execute(statement, row)
 
-    async def token_totals(self, key: SessionKey) -> TokenTotals:
-        """Sum the ledger (see :meth:`TokenLedger.token_totals`)."""
-        check_identity(key)
-        sql, names = _LEDGER_TOTALS
-        fields = key._asdict()
+    async def _query_totals(self, statement: str, params: tuple[str, ...]) -> tuple[int, ...]:
         async with self._connection("statement") as conn:
-            row = await (await conn.execute(sql, tuple(fields[n] for n in names))).fetchone()
+            row = await (await conn.execute(statement, params)).fetchone()
         assert row is not None
-        return totals_from_row(tuple(row))
+        return tuple(row)
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""

@@ -42,15 +42,7 @@ from typing import Any, TypeVar
 
 from ..events import Event
 from ..ids import SessionKey
-from ..usage import BudgetScope
-from .ledger import (
-    LEDGER_COLUMNS,
-    TokenTotals,
-    check_entry,
-    insert_sql,
-    totals_from_row,
-    totals_sql,
-)
+from .ledger import LEDGER_COLUMNS, LedgerRow, SqlLedger, insert_sql, totals_sql
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -131,9 +123,6 @@ _SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS token_ledger ({LEDGER_COLUMNS})",
 )
 
-_INSERT_LEDGER = insert_sql("token_ledger", "?", "sqlite")
-_LEDGER_TOTALS = totals_sql("token_ledger", "?")
-
 _PARTIALS_OF_SESSION = "app_name = ? AND user_id = ? AND session_id = ?"
 
 _SESSION_ROW = (
@@ -142,7 +131,7 @@ _SESSION_ROW = (
 )
 
 
-class SqliteSessionService(SessionService):
+class SqliteSessionService(SqlLedger, SessionService):
     """Stores sessions in one SQLite file; safe for several processes on one machine.
 
     The file and its schema are created on first use. Use ``async with`` or call
@@ -156,6 +145,9 @@ class SqliteSessionService(SessionService):
         clock: Returns the current time in seconds; stamps a new session's update time and
             events appended without a timestamp.
     """
+
+    _ledger_insert = insert_sql("token_ledger", "?", "sqlite")
+    _ledger_totals = totals_sql("token_ledger", "?")
 
     def __init__(
         self,
@@ -302,35 +294,18 @@ class SqliteSessionService(SessionService):
 
         await self._run(delete)
 
-    async def record_tokens(self, key: SessionKey, entry_id: str, tokens: int) -> None:
-        """Count a step's tokens once (see :meth:`TokenLedger.record_tokens`)."""
-        await self._ledger_row(key, entry_id, "used", tokens)
-
-    async def grant_tokens(
-        self, key: SessionKey, scope: BudgetScope, entry_id: str, tokens: int
-    ) -> None:
-        """Raise a budget once (see :meth:`TokenLedger.grant_tokens`)."""
-        await self._ledger_row(key, entry_id, scope, tokens)
-
-    async def _ledger_row(self, key: SessionKey, entry_id: str, kind: str, tokens: int) -> None:
-        check_entry(key, entry_id, tokens)
-
+    async def _insert_row(self, statement: str, row: LedgerRow) -> None:
         def insert(conn: sqlite3.Connection) -> None:
             with _transaction(conn, write=True):
-                conn.execute(_INSERT_LEDGER, (*key, entry_id, kind, tokens))
+                conn.execute(statement, row)
 
         await self._run(insert)
 
-    async def token_totals(self, key: SessionKey) -> TokenTotals:
-        """Sum the ledger (see :meth:`TokenLedger.token_totals`)."""
-        check_identity(key)
-        sql, names = _LEDGER_TOTALS
-        fields = key._asdict()
-
-        def read(conn: sqlite3.Connection) -> TokenTotals:
+    async def _query_totals(self, statement: str, params: tuple[str, ...]) -> tuple[int, ...]:
+        def read(conn: sqlite3.Connection) -> tuple[int, ...]:
             with _transaction(conn, write=False):
-                row = conn.execute(sql, tuple(fields[n] for n in names)).fetchone()
-            return totals_from_row(row)
+                row: tuple[int, ...] = conn.execute(statement, params).fetchone()
+            return row
 
         return await self._run(read)
 

@@ -6,16 +6,12 @@ queue of its own; every other command runs as its own process, exactly as a user
 
 from __future__ import annotations
 
-import contextlib
 import json
-import queue
 import shlex
 import subprocess
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +21,7 @@ from temporalio.client import Client
 from adk_temporal.devserver import DevServer, find_temporal_binary, free_port
 from adk_temporal.flow.messages import InvocationResult
 
-from ..commands import adk_command, offline_env, run_adk
+from ..commands import ExamplesWorker, adk_command, offline_env, run_adk
 
 pytestmark = pytest.mark.integration
 
@@ -34,13 +30,8 @@ EXIT_FAILED = 4
 PAID = "Buy a weather report for Hangzhou"
 
 
-@dataclass(frozen=True)
-class CliWorker:
-    """Where the worker subprocess listens and stores."""
-
-    address: str
-    task_queue: str
-    data_dir: Path
+class CliWorker(ExamplesWorker):
+    """The examples worker, with the options of the commands run against it."""
 
     def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run one `adk-temporal` command to completion."""
@@ -101,48 +92,8 @@ def cli_worker(
 ) -> Iterator[CliWorker]:
     """`adk-temporal worker --examples` in a subprocess, ready to serve."""
     data_dir = tmp_path_factory.mktemp("cli-data")
-    task_queue = f"cli-{uuid.uuid4().hex[:8]}"
-    process = subprocess.Popen(
-        [
-            *adk_command(),
-            "worker",
-            "--examples",
-            "--data-dir",
-            str(data_dir),
-            "--task-queue",
-            task_queue,
-            "--address",
-            dev_server.address,
-            "--sticky-timeout",
-            "1",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=offline_env(),
-    )
-    lines: queue.Queue[str] = queue.Queue()
-
-    def drain() -> None:
-        # Read until the process ends: a full pipe would block the worker's logging.
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.put(line)
-
-    threading.Thread(target=drain, daemon=True).start()
-    output: list[str] = []
-    try:
-        deadline = time.monotonic() + 30
-        while not any("worker ready" in line for line in output):
-            assert process.poll() is None, "worker exited:\n" + "".join(output)
-            assert time.monotonic() < deadline, "no 'worker ready' line:\n" + "".join(output)
-            with contextlib.suppress(queue.Empty):
-                output.append(lines.get(timeout=0.5))
-        yield CliWorker(dev_server.address, task_queue, data_dir)
-    finally:
-        process.kill()
-        process.wait()
+    with CliWorker.start(dev_server.address, data_dir, "cli") as started:
+        yield started
 
 
 async def _finished(client: Client, session_id: str) -> InvocationResult:

@@ -12,7 +12,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, NoReturn
 
@@ -24,7 +23,7 @@ from adk_temporal.cli import main
 from adk_temporal.devserver import DevServer
 from adk_temporal.flow.messages import InvocationResult
 
-from ..commands import adk_command, offline_env, run_adk
+from ..commands import ExamplesWorker, adk_command, offline_env, run_adk
 
 pytestmark = pytest.mark.integration
 
@@ -32,15 +31,8 @@ PAID = "Buy a weather report for Hangzhou"
 FORECAST = "What's the weather in Hangzhou?"
 
 
-@dataclass
-class Worker:
-    """A worker subprocess: where it listens and stores, and every line it logged."""
-
-    address: str
-    task_queue: str
-    data_dir: Path
-    process: subprocess.Popen[str]
-    lines: list[str] = field(default_factory=list)
+class Worker(ExamplesWorker):
+    """The examples worker, with the options and directory of the commands run against it."""
 
     def args(self, *args: str, data_dir: Path | None = None) -> list[str]:
         """``args`` plus the connection, the store and the weather app's identity."""
@@ -65,60 +57,12 @@ class Worker:
         """Run one `adk-temporal` command, from a directory with no project file."""
         return run_adk(*args, cwd=self.data_dir, stdin=stdin, timeout=timeout)
 
-    def logged(self, fragment: str, timeout: float = 15) -> str:
-        """The worker's log so far once it holds ``fragment`` (bounded wait)."""
-        deadline = time.monotonic() + timeout
-        while not any(fragment in line for line in self.lines):
-            assert time.monotonic() < deadline, f"{fragment!r} never logged:\n" + "".join(
-                self.lines
-            )
-            time.sleep(0.1)
-        return "".join(self.lines)
-
-
-@contextlib.contextmanager
-def _worker(dev_server: DevServer, data_dir: Path) -> Iterator[Worker]:
-    task_queue = f"chat-{uuid.uuid4().hex[:8]}"
-    process = subprocess.Popen(
-        [
-            *adk_command(),
-            "worker",
-            "--examples",
-            "--data-dir",
-            str(data_dir),
-            "--task-queue",
-            task_queue,
-            "--address",
-            dev_server.address,
-            "--sticky-timeout",
-            "1",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=offline_env(),
-    )
-    worker = Worker(dev_server.address, task_queue, data_dir, process)
-
-    def drain() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            worker.lines.append(line)
-
-    threading.Thread(target=drain, daemon=True).start()
-    try:
-        worker.logged("worker ready", timeout=30)
-        yield worker
-    finally:
-        process.kill()
-        process.wait()
-
 
 @pytest.fixture(scope="module")
 def worker(dev_server: DevServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worker]:
     """One examples worker for the module's tests."""
-    with _worker(dev_server, tmp_path_factory.mktemp("chat-data")) as started:
+    data_dir = tmp_path_factory.mktemp("chat-data")
+    with Worker.start(dev_server.address, data_dir, "chat") as started:
         yield started
 
 
@@ -334,7 +278,7 @@ def test_show_says_an_answer_held_for_a_worker_is_answered_not_waiting(
     a worker to resume — not that it waits for approval (an operator would approve again)."""
     session_id = _session()
     wid = f"adk/weather/cli-user/{session_id}"
-    with _worker(dev_server, tmp_path) as stopped:
+    with Worker.start(dev_server.address, tmp_path, "chat") as stopped:
         paused = stopped.run(
             *stopped.args("run", "--session", session_id, "--agent", "weather_agent", PAID)
         )
