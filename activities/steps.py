@@ -15,6 +15,7 @@ from adk_temporal.flow.messages import (
 )
 from adk_temporal.steps import StepServices, append_events, model_step, tool_call
 from adk_temporal.steps.compaction import compact_events
+from adk_temporal.workflows.short_ids import StepInput, restored, short_result
 
 from .adapter import heartbeat, step_ref, translate_errors
 
@@ -31,10 +32,11 @@ class ModelStepActivity:
     @translate_errors
     async def run(self, inp: ModelStepInput) -> ModelStepReply:
         """The model step (``adk_temporal.steps.model_step``) as a Temporal activity."""
+        whole = _whole(inp)
         return await model_step(
             self._services,
-            inp,
-            step_ref(inp.ref),
+            whole,
+            step_ref(whole.ref),
             attempt=activity.info().attempt,
             heartbeat=heartbeat(),
         )
@@ -50,13 +52,15 @@ class ToolCallActivity:
     @translate_errors
     async def run(self, inp: ToolCallInput) -> ToolCallResult:
         """The tool call (``adk_temporal.steps.tool_call``) as a Temporal activity."""
-        return await tool_call(
+        whole = _whole(inp)
+        result = await tool_call(
             self._services,
-            inp,
-            step_ref(inp.ref),
+            whole,
+            step_ref(whole.ref),
             attempt=activity.info().attempt,
             heartbeat=heartbeat(),
         )
+        return short_result(result, inp, whole)
 
 
 class AppendEventsActivity:
@@ -69,7 +73,8 @@ class AppendEventsActivity:
     @translate_errors
     async def run(self, inp: AppendEventsInput) -> None:
         """The append step (``adk_temporal.steps.append_events``) as a Temporal activity."""
-        await append_events(self._services, inp, step_ref(inp.ref))
+        whole = _whole(inp)
+        await append_events(self._services, whole, step_ref(whole.ref))
 
 
 class CompactionActivity:
@@ -82,4 +87,11 @@ class CompactionActivity:
     @translate_errors
     async def run(self, inp: CompactionInput) -> CompactionResult:
         """The compaction step (``adk_temporal.steps.compaction``) as a Temporal activity."""
-        return await compact_events(self._services, inp, step_ref(inp.ref))
+        whole = _whole(inp)
+        return await compact_events(self._services, whole, step_ref(whole.ref))
+
+
+def _whole(inp: StepInput) -> StepInput:
+    """``inp`` with the ids and values a baseline run's workflow left out put back."""
+    info = activity.info()
+    return restored(inp, info.workflow_run_id or "", info.scheduled_time.timestamp())

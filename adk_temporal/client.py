@@ -67,6 +67,7 @@ from .workflows.messages import (
     ADK_SESSION,
     ADK_STATUS,
     ADK_USER,
+    BASELINE,
     CONFIRM_CHECKED_UPDATE,
     CONFIRM_SIGNAL,
     PENDING_QUERY,
@@ -557,6 +558,7 @@ class AdkClient:
             budgets=self.budgets,
             answer_address=self.client.service_client.config.target_host,
             invocation_id=invocation_id,
+            baseline=BASELINE,
             **run.model_dump(),
         )
         try:

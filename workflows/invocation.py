@@ -42,7 +42,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_temporal.errors import AdkRequestError, StepFailedError
     from adk_temporal.flow import InvocationFlow, RequestBook
     from adk_temporal.flow.compacting import CompactionInput, CompactionResult
-    from adk_temporal.flow.invocation import KEEP_CANCELLED_OUTCOMES
+    from adk_temporal.flow.invocation import FLOW_CHANGES, KEEP_CANCELLED_OUTCOMES
     from adk_temporal.flow.messages import (
         AdkStatus,
         AgentSpec,
@@ -86,6 +86,7 @@ with workflow.unsafe.imports_passed_through():
         InvocationInput,
     )
     from adk_temporal.workflows.notify import NotifyInput, NotifyWorkflow, notify_workflow_id
+    from adk_temporal.workflows.short_ids import RunIds, StepInput, whole_result
 
 __all__ = ["InvocationWorkflow", "TemporalExecutor"]
 
@@ -105,6 +106,22 @@ _NOTIFY = "notify-webhooks"
 
 _SHORT_NOTIFY_IDS = "notify-short-ids"
 """Behaviour change: ``adk_notify`` children get short ids (``adk-notify-<hash>``)."""
+
+_BASELINE_CHANGES = FLOW_CHANGES | {_PUBLISH_REQUESTS, _APP_QUEUES, _NOTIFY, _SHORT_NOTIFY_IDS}
+"""The behaviour changes a baseline-1 run has from its start. A change made after baseline 1
+stays out: baseline-1 runs that started before it replay without it."""
+
+
+def _patched(baseline: int, change: str) -> bool:
+    """Whether the run takes ``change``'s new path.
+
+    A run on a baseline that has the change took it from its start and records nothing: a
+    patch marker and the search-attribute upsert Temporal pairs with it are 280 bytes of
+    history per change per run, more than a short step's own input.
+    """
+    if baseline >= 1 and change in _BASELINE_CHANGES:
+        return True
+    return workflow.patched(change)
 
 
 def _step_failure(err: ActivityError) -> BaseException:
@@ -165,7 +182,7 @@ class _Notifier:
     def _wanted(self, event: NotifyEvent) -> bool:
         # The patch is asked only when the app notifies: other runs record no marker.
         plan = self._plan
-        return plan is not None and event in plan.events and workflow.patched(_NOTIFY)
+        return plan is not None and event in plan.events and _patched(self._inp.baseline, _NOTIFY)
 
     async def _start(
         self,
@@ -183,7 +200,7 @@ class _Notifier:
         # The long ids named the parent whole (over 100 characters in the UI's list); runs
         # recorded before short ids start their children with those (notified_pause.json):
         # keep the old arm until no such run waits.
-        if workflow.patched(_SHORT_NOTIFY_IDS):
+        if _patched(self._inp.baseline, _SHORT_NOTIFY_IDS):
             child_id = notify_workflow_id(info.workflow_id, self._invocation_id, event, first)
             summary = f"{what} · for {info.workflow_id}"
         else:
@@ -227,12 +244,18 @@ class TemporalExecutor:
         inp: The invocation's start input (timeouts, attempts, the continue-as-new bound).
         publish: Publishes the invocation's status (search attribute, current details).
         notifier: Learns the notifications from model steps; notified before each wait.
+        ids: The run's ids (baseline runs): step inputs are written short with them.
     """
 
     def __init__(
-        self, inp: InvocationInput, publish: Callable[[], None], notifier: _Notifier
+        self,
+        inp: InvocationInput,
+        publish: Callable[[], None],
+        notifier: _Notifier,
+        ids: RunIds | None = None,
     ) -> None:
         self._inp = inp
+        self._ids = ids
         self._publish = publish
         self._notifier = notifier
         self._steps_this_run = 0
@@ -262,7 +285,7 @@ class TemporalExecutor:
             try:
                 result = await workflow.execute_activity_method(
                     ModelStepActivity.run,
-                    step,
+                    self._short(step),
                     task_queue=model_queue(workflow.info().task_queue, group)
                     if group
                     else self._app_queue,
@@ -293,7 +316,7 @@ class TemporalExecutor:
             result.tree is not None
             and result.tree.own_queue
             and self._app_queue is None
-            and workflow.patched(_APP_QUEUES)
+            and _patched(self._inp.baseline, _APP_QUEUES)
         ):
             # The app's workers poll its own queue: its steps go there, where no worker
             # of another app on a shared queue can take them.
@@ -312,7 +335,7 @@ class TemporalExecutor:
                 could move.
         """
         queue = app_task_queue(workflow.info().task_queue, app)
-        if self._app_queue == queue or not workflow.patched(_APP_QUEUES):
+        if self._app_queue == queue or not _patched(self._inp.baseline, _APP_QUEUES):
             raise StepFailedError(
                 "UnknownAppError",
                 f"a worker of another app took a step of app {app!r}; start a worker for "
@@ -336,13 +359,13 @@ class TemporalExecutor:
         # after the cancellation was requested is stored (a charge made is recorded).
         cancellation = (
             ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
-            if workflow.patched(KEEP_CANCELLED_OUTCOMES)
+            if _patched(self._inp.baseline, KEEP_CANCELLED_OUTCOMES)
             else ActivityCancellationType.TRY_CANCEL
         )
         try:
-            return await workflow.execute_activity_method(
+            result = await workflow.execute_activity_method(
                 ToolCallActivity.run,
-                inp,
+                self._short(inp),
                 task_queue=self._app_queue,
                 start_to_close_timeout=timedelta(
                     seconds=opts.start_to_close_seconds or self._inp.tool_timeout_seconds
@@ -357,13 +380,14 @@ class TemporalExecutor:
             )
         except ActivityError as err:
             raise _step_failure(err) from err
+        return whole_result(result, inp.ref.invocation_id)
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """Run ``adk_append_events``."""
         try:
             await workflow.execute_activity_method(
                 AppendEventsActivity.run,
-                inp,
+                self._short(inp),
                 task_queue=self._app_queue,
                 start_to_close_timeout=_APPEND_TIMEOUT,
                 summary=summary,
@@ -376,7 +400,7 @@ class TemporalExecutor:
         try:
             return await workflow.execute_activity_method(
                 CompactionActivity.run,
-                inp,
+                self._short(inp),
                 task_queue=self._app_queue,
                 start_to_close_timeout=timedelta(seconds=self._inp.model_timeout_seconds),
                 retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
@@ -399,9 +423,14 @@ class TemporalExecutor:
             return False
         return True
 
+    def _short(self, inp: StepInput) -> StepInput:
+        """``inp`` as it crosses history: short, in baseline runs."""
+        return self._ids.short(inp) if self._ids is not None else inp
+
     def new_id(self) -> str:
-        """``workflow.uuid4()``: the same on every replay."""
-        return str(workflow.uuid4())
+        """Drawn from the run id (baseline runs), else ``workflow.uuid4()``: the same on
+        every replay either way."""
+        return self._ids.draw() if self._ids is not None else str(workflow.uuid4())
 
     def now(self) -> float:
         """``workflow.now()``: the same on every replay."""
@@ -413,7 +442,7 @@ class TemporalExecutor:
 
     def patched(self, change: str) -> bool:
         """``workflow.patched``: histories recorded before ``change`` replay the old path."""
-        return workflow.patched(change)
+        return _patched(self._inp.baseline, change)
 
     def should_hand_over(self) -> bool:
         """Temporal suggests continue-as-new, or the run passed its history bound."""
@@ -454,6 +483,7 @@ class InvocationWorkflow:
         if inp.carry is not None:
             self._book.restore(inp.carry)
         self._address = inp.answer_address
+        self._baseline = inp.baseline
         self._flow: InvocationFlow | None = None
         self._published: AdkStatus | None = None
         self._published_agent = inp.agent_name
@@ -464,8 +494,16 @@ class InvocationWorkflow:
         """Run the agent until a final answer, an end, an error or the step limit."""
         info = workflow.info()
         carry = inp.carry
+        ids = (
+            RunIds(info.run_id, info.first_execution_run_id, info.continued_run_id)
+            if inp.baseline >= 1
+            else None
+        )
         invocation_id = (
-            carry.invocation_id if carry else inp.invocation_id or f"e-{workflow.uuid4()}"
+            carry.invocation_id
+            if carry
+            else inp.invocation_id
+            or (ids.invocation_id if ids is not None else f"e-{workflow.uuid4()}")
         )
         ref = InvocationRef(
             app_name=inp.app_name,
@@ -491,7 +529,7 @@ class InvocationWorkflow:
         if status in ("running", "awaiting_confirmation", "awaiting_input"):
             self._published = cast(AdkStatus, status)
         notifier = _Notifier(inp, self._book, invocation_id)
-        executor = TemporalExecutor(inp, self._publish, notifier)
+        executor = TemporalExecutor(inp, self._publish, notifier, ids)
         self._flow = InvocationFlow(
             executor,
             ref,
@@ -618,6 +656,6 @@ class InvocationWorkflow:
         }
         # The memo is what Temporal serves with no worker running: what the run waits for.
         # Runs recorded before it was published must replay without the upsert.
-        if memo != self._memo and workflow.patched(_PUBLISH_REQUESTS):
+        if memo != self._memo and _patched(self._baseline, _PUBLISH_REQUESTS):
             workflow.upsert_memo(memo)
         self._memo = memo

@@ -23,6 +23,7 @@ __all__ = [
     "ADK_SESSION",
     "ADK_STATUS",
     "ADK_USER",
+    "BASELINE",
     "CONFIRM_CHECKED_UPDATE",
     "CONFIRM_SIGNAL",
     "PENDING_QUERY",
@@ -70,6 +71,10 @@ ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
 cancelled."""
 
 
+BASELINE = 1
+"""The baseline the runs this release starts are on (``InvocationInput.baseline``)."""
+
+
 class InvocationInput(RunConfig):
     """Start input of ``InvocationWorkflow``: the session, the message and the run's options.
 
@@ -89,6 +94,11 @@ class InvocationInput(RunConfig):
     answer_address: str | None = None
     """The Temporal address the starting client used: the UI's answer commands name it."""
     carry: InvocationCarry | None = None
+    baseline: int = 0
+    """What the run has from its start, set by the client that starts it: at 1, every
+    behaviour change released until then without a patch marker, and ids drawn from the run
+    id, which step inputs carry short (:mod:`adk_temporal.workflows.short_ids`). 0: a run
+    started by an earlier client, which asks ``workflow.patched`` and draws random ids."""
 
 
 class Published(BaseModel):

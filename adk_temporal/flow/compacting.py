@@ -21,7 +21,8 @@ class CompactionInput(BaseModel):
     config: EventsCompactionConfig
     event_id: str
     """The compaction event's id: a retried step finds its event stored and stops."""
-    timestamp: float
+    timestamp: float = 0.0
+    """``0.0`` in what a baseline run's workflow sends: the time the step was scheduled."""
 
 
 class CompactionResult(BaseModel):

@@ -80,7 +80,7 @@ from .messages import (
 )
 from .requests import ANSWERED_KEY, RequestBook, answer_record
 
-__all__ = ["InvocationFlow"]
+__all__ = ["FLOW_CHANGES", "KEEP_CANCELLED_OUTCOMES", "InvocationFlow"]
 
 _TOOL_FAILURES_REACH_THE_MODEL = "tool-failures-reach-the-model"
 """Behaviour change: a tool step that failed on every attempt gives the model an error."""
@@ -112,6 +112,20 @@ KEEP_CANCELLED_OUTCOMES = "cancellation-keeps-tool-outcomes"
 and the step had produced before its cancellation event. Runs recorded before it (with no
 marker) cancel at once and store only the event; this arm may go once no invocation
 started before 2026-12 is still running or waiting."""
+
+FLOW_CHANGES = frozenset(
+    {
+        _TOOL_FAILURES_REACH_THE_MODEL,
+        _RECORD_CANCELLATION,
+        _CARRY_POSITIONS,
+        _FOREIGN_CONFIRMATIONS,
+        _ADK_ESCALATION,
+        _PARALLEL_FAILURE,
+        KEEP_CANCELLED_OUTCOMES,
+        COMPACTION_PATCH,
+    }
+)
+"""Every behaviour change of the flow gated by ``patched``, for the executor's baselines."""
 
 
 @dataclass

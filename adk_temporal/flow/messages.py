@@ -85,7 +85,9 @@ class InvocationRef(BaseModel):
     user_id: str | None = None
     session_id: str | None = None
     agent_name: str
-    invocation_id: str
+    invocation_id: str = ""
+    """``""`` only in what a baseline run's workflow sends: the invocation its run started
+    (:mod:`adk_temporal.workflows.short_ids`)."""
     branch: str = ""
     isolation_scope: str = ""
 
@@ -252,7 +254,8 @@ class MergedResponses(BaseModel):
 
     kind: Literal["merged"]
     id: str
-    timestamp: float
+    timestamp: float = 0.0
+    """``0.0`` in a step's input: the step's own ``timestamp``."""
     responses: list[
         Annotated[
             Annotated[Event, Tag("event")] | Annotated[StagedResponse, Tag("staged")],

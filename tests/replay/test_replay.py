@@ -192,6 +192,9 @@ MULTI_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     # checker, transferred to, escalates and sums up; its answer ends the run.
     "transfer_escalate_adk": ("escalator", "check it"),
     "follow_up_agent": _follow_up_agent,
+    "baseline_parallel_pause": _parallel_pause,
+    "baseline_loop_continue_as_new": _loop_continue_as_new,
+    "baseline_transfer_escalate_adk": ("escalator", "check it"),
 }
 
 ADK_APP = "adk"
@@ -242,6 +245,13 @@ SCENARIOS: dict[str, Scenario] = {
     "refused_answers": _refused_answers,
     "cancelled_while_waiting": _cancelled,
     "streamed": _streamed,
+    # Started at baseline 1: no patch markers, ids drawn from the run id, short step inputs.
+    "baseline_approve": _approve,
+    "baseline_reject": _reject,
+    "baseline_resume_input": _resume_input,
+    "baseline_staged_parallel": _parallel,
+    "baseline_continue_as_new": _continue_as_new,
+    "baseline_cancelled_while_waiting": _cancelled,
 }
 
 
@@ -322,6 +332,8 @@ EDGES_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     # One that does not validate: the invocation fails with OutputSchemaError.
     "output_schema_invalid": ("unstructured", "forecast please"),
     "cancelled_during_tool": _cancelled_during_tool,
+    "baseline_tool_failure": ("failing", "try it"),
+    "baseline_cancelled_during_tool": _cancelled_during_tool,
 }
 
 
@@ -355,6 +367,7 @@ NOTIFY_SCENARIOS: dict[str, Scenario] = {
     "notified_pause": _approve,
     # Recorded after notification runs got short ids (patched): adk-notify-<hash>.
     "notified_pause_short_ids": _approve,
+    "baseline_notified_pause": _approve,
 }
 ALL_SCENARIOS = {
     *SCENARIOS,
