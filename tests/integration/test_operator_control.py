@@ -54,6 +54,16 @@ async def _events(rt: Runtime, session_id: str) -> list[Event]:
     return (await rt.sessions.get(SessionKey(APP, USER, session_id))).events
 
 
+async def _durably_awaiting(rt: Runtime, workflow_id: str) -> None:
+    """Until the run's own state in Temporal (not a worker's answer) says it waits."""
+    handle = rt.client.get_workflow_handle(workflow_id)
+    async with asyncio.timeout(60):
+        while (await handle.describe()).typed_search_attributes.get(
+            ADK_STATUS
+        ) != "awaiting_confirmation":
+            await asyncio.sleep(0.1)
+
+
 REQUEST = "adk_request_confirmation"
 
 
@@ -104,6 +114,9 @@ async def test_without_a_worker_pending_lists_and_confirm_is_applied_later(
         handle = await rt.adk.start(APP, USER, session_id, "ops", "go")
         await handle.wait_for_status("awaiting_confirmation", timeout=30)
         [request] = await handle.pending()
+        # A query answers from the worker's memory: the worker stops only once Temporal
+        # holds the pause (a stop before would leave the pause to the next worker).
+        await _durably_awaiting(rt, handle.workflow_id)
     # No worker from here on. Visibility indexes the paused run shortly after the pause
     # (a CLI run takes seconds on a loaded machine: the wait is generous).
     async with asyncio.timeout(150):
