@@ -105,6 +105,7 @@ async def deliver_answer(
     wait: float,
     fallback: bool = True,
     check: Callable[[], Awaitable[None]] | None = None,
+    pre_checked: bool = False,
 ) -> AnswerDelivery:
     """Send an answer checked when a worker takes it within ``wait`` seconds, else unchecked.
 
@@ -117,6 +118,8 @@ async def deliver_answer(
         check: Raises when the answer must not be sent (:meth:`AdkClient.refuse_if_held`);
             called before the update and again before the signal, since another answer
             may have become a signal while this one waited for a worker.
+        pre_checked: The caller made the first ``check`` itself, with what it read of the
+            run (the gateway's description of it): only the one before the signal is made.
 
     Raises:
         TimeoutError: No worker took the update in time and ``fallback`` is false (Temporal
@@ -124,7 +127,7 @@ async def deliver_answer(
         AnswerPendingError: ``check`` found another answer held by Temporal (nothing sent,
             or only the update, which the worker then refuses as already answered).
     """
-    if check is not None:
+    if check is not None and not pre_checked:
         await check()
     try:
         async with asyncio.timeout(wait):
@@ -718,16 +721,33 @@ class AdkClient:
                 held.append(answer)
         return held
 
-    async def refuse_if_held(self, workflow_id: str, request_id: str) -> None:
+    async def refuse_if_held(
+        self,
+        workflow_id: str,
+        request_id: str,
+        *,
+        described: WorkflowExecutionDescription | None = None,
+    ) -> None:
         """Refuse to answer ``request_id`` while Temporal holds an answer to it already.
 
         Without a worker every answer is accepted as a signal, and the run applies the first
         and drops the rest as duplicates, unreported: a reused answer link, the opposite
         link or a conflicting confirm must be refused here instead.
 
+        Args:
+            workflow_id: The run's workflow id.
+            request_id: The request about to be answered.
+            described: Temporal's description of the run, read just before. When it shows no
+                workflow task pending, nothing is held and the history is not read: a signal
+                leaves a task pending until a worker completes one started after it.
+
         Raises:
             AnswerPendingError: :meth:`held_answers` has an answer to ``request_id``.
         """
+        if described is not None and not described.raw_description.HasField(
+            "pending_workflow_task"
+        ):
+            return
         for answer in await self.held_answers(workflow_id):
             if answer_id(answer) != request_id:
                 continue

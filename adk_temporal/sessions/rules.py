@@ -7,9 +7,12 @@ how the state scopes merge is decided here once.
 from __future__ import annotations
 
 import builtins
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+
+from pydantic import BaseModel
 
 from ..errors import InvalidSessionRequestError, SessionExistsError, SessionNotFoundError
 from ..events import Event
@@ -160,9 +163,10 @@ def prepare_events(events: Sequence[Event], *, now: float) -> builtins.list[Even
 
     Partial events (streamed pieces) are left out: appending one is a no-op, as in ADK
     (a runner appends every event it yields, pieces included; they reach followers through
-    ``publish_partial`` and never the history). The copies carry their ``state_delta`` as
-    :func:`to_json_state` stores it (no ``temp:`` keys) and a zero timestamp replaced by
-    ``now``; the caller's events are untouched.
+    ``publish_partial`` and never the history). The copies share nothing changeable with
+    the caller's events (an in-memory store keeps them as they are) and carry their
+    ``state_delta`` as :func:`to_json_state` stores it (no ``temp:`` keys) and a zero
+    timestamp replaced by ``now``; the caller's events are untouched.
 
     Args:
         events: The events to append.
@@ -183,12 +187,49 @@ def prepare_events(events: Sequence[Event], *, now: float) -> builtins.list[Even
         state_delta = to_json_state(
             event.actions.state_delta, where=f"state_delta of event {event.id!r}"
         )
-        stored = event.model_copy(deep=True)
+        # The delta is left out of the copy: to_json_state built a new one already.
+        without_delta = event.actions.model_copy(update={"state_delta": {}})
+        stored = _copied(event.model_copy(update={"actions": without_delta}))
         stored.actions.state_delta = state_delta
         if not stored.timestamp:
             stored.timestamp = now
         prepared.append(stored)
     return prepared
+
+
+_UNCHANGEABLE: Final = frozenset({str, int, float, bool, bytes, type(None)})
+"""Types whose values cannot be changed in place: a copy may share them."""
+
+
+def _copied(value: Any) -> Any:
+    """A copy of ``value`` that shares nothing changeable with it, as ``copy.deepcopy``.
+
+    An in-memory store keeps what it is given, so the caller must not be able to change a
+    stored event through the one it appended. ``deepcopy`` guarantees that but costs most of
+    an append: it visits every field through its memo, and a genai ``Part`` has a dozen,
+    nearly all ``None``. Here unchangeable values are shared at once, models and plain
+    containers are copied field by field, anything else goes to ``deepcopy``.
+    """
+    kind = type(value)
+    if kind in _UNCHANGEABLE:
+        return value
+    if isinstance(value, BaseModel):
+        copied = value.model_copy()  # its own field dict and extras, their values shared
+        fields = copied.__dict__
+        for name, item in fields.items():
+            if type(item) not in _UNCHANGEABLE:
+                fields[name] = _copied(item)
+        if copied.__pydantic_extra__:
+            object.__setattr__(copied, "__pydantic_extra__", _copied(copied.__pydantic_extra__))
+        if copied.__pydantic_private__:
+            private = copy.deepcopy(copied.__pydantic_private__)
+            object.__setattr__(copied, "__pydantic_private__", private)
+        return copied
+    if kind is dict:
+        return {key: _copied(item) for key, item in value.items()}
+    if kind is list:
+        return [_copied(item) for item in value]
+    return copy.deepcopy(value)
 
 
 def apply_state_delta(

@@ -377,10 +377,11 @@ class Gateway:
         recorded as answered by ``answered_by`` (authenticated) through ``channel``; an
         approval with ``edited_args`` runs the call with them."""
         handle = self.handle(ids)
-        _, published = await self.described(handle)
+        description, published = await self.described(handle)
         outcome = await self._answer(
             handle,
             published,
+            description,
             confirmation_id,
             "confirmation",
             lambda checked: handle.confirm(
@@ -410,10 +411,11 @@ class Gateway:
         """Answer an input request (see the module's note on the path), recorded as
         :meth:`confirm` records it."""
         handle = self.handle(ids)
-        _, published = await self.described(handle)
+        description, published = await self.described(handle)
         outcome = await self._answer(
             handle,
             published,
+            description,
             interrupt_id,
             "input",
             lambda checked: handle.resume(
@@ -428,10 +430,16 @@ class Gateway:
         self,
         handle: InvocationHandle,
         published: Published,
+        description: WorkflowExecutionDescription | None,
         request_id: str,
         kind: Literal["confirmation", "input"],
         send: Callable[[bool], Awaitable[None]],
     ) -> AnswerDelivery:
+        """Check the request is open and no answer to it is held, then send the answer.
+
+        ``description`` is the one ``published`` came with, when nothing else was awaited
+        since it was read (``None`` otherwise: the history is read to find held answers).
+        """
         open_ids = {r.id: r.kind for r in published.requests}
         if open_ids.get(request_id) != kind:
             listed = ", ".join(i for i, k in open_ids.items() if k == kind) or "none"
@@ -440,11 +448,14 @@ class Gateway:
                 f"open {kind} requests: {listed}"
             )
         # An answer Temporal already holds (sent while no worker ran) would be applied and
-        # this one dropped unreported: refuse it now, naming the request.
+        # this one dropped unreported: refuse it now, naming the request. A fresh
+        # description tells when there can be none, sparing the read of the run's history.
+        await self.adk.refuse_if_held(handle.workflow_id, request_id, described=description)
         return await deliver_answer(
             send,
             wait=self.answer_wait,
             check=lambda: self.adk.refuse_if_held(handle.workflow_id, request_id),
+            pre_checked=True,
         )
 
     async def settled(self, ids: SessionKey, request_id: str) -> None:
@@ -470,29 +481,18 @@ class Gateway:
                 has taken yet (this link, reused, or any other answer): 409.
         """
         handle = self.adk.handle(link.workflow_id)
-        description, published = await self.described(handle)
-        if description.status != WorkflowExecutionStatus.RUNNING:
-            raise ApiError(409, "run_closed", f"{link.workflow_id} is no longer running")
-        current = await self._invocation_id(handle)
-        if current is not None and current != link.invocation_id:
-            raise ApiError(
-                409,
-                "wrong_run",
-                f"the link answers invocation {link.invocation_id}, but "
-                f"{link.workflow_id} now runs invocation {current}",
-            )
         used = ApiError(
             409,
             "link_used",
             f"request {link.request_id} is no longer open: it was answered "
             "already (this link or another answer), or it expired",
         )
-        if not any(r.id == link.request_id for r in published.requests):
-            raise used
+        published = await self._link_target(handle, link, used)
         try:
             outcome = await self._answer(
                 handle,
                 published,
+                None,  # a query to a worker came after the description: read the history
                 link.request_id,
                 "confirmation",
                 lambda checked: handle.confirm(
@@ -510,6 +510,26 @@ class Gateway:
         return AnswerOutcome(
             workflow_id=link.workflow_id, request_id=link.request_id, outcome=outcome
         )
+
+    async def _link_target(
+        self, handle: InvocationHandle, link: AnswerLink, used: ApiError
+    ) -> Published:
+        """What the link's run published, once it is running the link's invocation and
+        the link's request is open (``used`` is raised when it is not)."""
+        description, published = await self.described(handle)
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            raise ApiError(409, "run_closed", f"{link.workflow_id} is no longer running")
+        current = await self._invocation_id(handle)
+        if current is not None and current != link.invocation_id:
+            raise ApiError(
+                409,
+                "wrong_run",
+                f"the link answers invocation {link.invocation_id}, but "
+                f"{link.workflow_id} now runs invocation {current}",
+            )
+        if not any(r.id == link.request_id for r in published.requests):
+            raise used
+        return published
 
     async def _invocation_id(self, handle: InvocationHandle) -> str | None:
         """The run's current invocation id; ``None`` when no worker answers.

@@ -1,0 +1,183 @@
+"""What a session store keeps cannot be changed through the events handed in or out.
+
+``prepare_events`` copies every appended event once, and the in-memory store keeps those
+copies as they are: every changeable object of an event (its content, parts, call arguments,
+responses, actions and their requests) must be the store's own. Checked two ways: the
+prepared copy shares no changeable object with the caller's event, and, on every backend,
+changing anything in the appended or the returned events leaves what ``get`` reads as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, nullcontext
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.genai import types
+from pydantic import BaseModel
+
+from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
+from adk_temporal.ids import SessionKey
+from adk_temporal.sessions import (
+    InMemorySessionService,
+    PostgresSessionService,
+    SessionService,
+    SqliteSessionService,
+)
+from adk_temporal.sessions.rules import prepare_events
+
+KEY = SessionKey("isolation_app", "alice", "s-1")
+
+
+def _rich_event() -> Event:
+    """An event with a changeable object in every field that can hold one."""
+    return Event(
+        id="e-rich",
+        invocation_id="e-1",
+        author="agent",
+        long_running_tool_ids=["adk-confirm-1"],
+        content=types.Content(
+            role="model",
+            parts=[
+                types.Part(text="Let me check."),
+                types.Part(
+                    function_call=types.FunctionCall(
+                        id="call-1", name="buy", args={"city": "Oslo", "pages": [1, {"n": 2}]}
+                    )
+                ),
+                types.Part(
+                    function_response=types.FunctionResponse(
+                        id="call-0", name="weather", response={"temp": {"c": [21.5]}}
+                    )
+                ),
+                types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG")),
+            ],
+        ),
+        actions=EventActions(
+            state_delta={"plan": {"tier": ["pro"]}, "temp:scratch": {"x": 1}},
+            artifact_delta={"report.txt": 3},
+            requested_tool_confirmations={
+                "call-1": ToolConfirmation(hint="Buy?", payload={"amount": [5]})
+            },
+            requested_inputs={
+                "adk-input-1": InputRequest(
+                    interrupt_id="adk-input-1",
+                    function_call_id="call-2",
+                    input_schema={"type": "object", "required": ["x"]},
+                )
+            },
+        ),
+        usage_metadata=types.GenerateContentResponseUsageMetadata(total_token_count=15),
+    )
+
+
+def _changeable(value: Any) -> Iterator[object]:
+    """Every object reachable from ``value`` that could be changed in place."""
+    if isinstance(value, str | int | float | bytes | Enum) or value is None:
+        return
+    yield value
+    if isinstance(value, BaseModel):
+        children: list[Any] = [*value.__dict__.values(), value.__pydantic_extra__]
+    elif isinstance(value, dict):
+        children = list(value.values())
+    else:
+        assert isinstance(value, list | tuple), f"unexpected type in an event: {type(value)}"
+        children = list(value)
+    for child in children:
+        yield from _changeable(child)
+
+
+def test_a_prepared_event_shares_no_changeable_object_with_the_callers() -> None:
+    """The copy is whole: not one model, dict or list of the input is reachable from it."""
+    event = _rich_event()
+    before = event.model_dump()
+
+    (prepared,) = prepare_events([event], now=5.0)
+
+    shared = {id(o) for o in _changeable(event)} & {id(o) for o in _changeable(prepared)}
+    assert not shared
+    assert prepared.model_dump(exclude={"timestamp", "actions"}) == event.model_dump(
+        exclude={"timestamp", "actions"}
+    )
+    assert prepared.actions.state_delta == {"plan": {"tier": ["pro"]}}
+    assert prepared.actions.model_dump(exclude={"state_delta"}) == event.actions.model_dump(
+        exclude={"state_delta"}
+    )
+    assert prepared.timestamp == 5.0
+    assert event.model_dump() == before  # the caller's event is untouched
+
+
+def _vandalise(event: Event) -> None:
+    """Change every changeable part of ``event`` in place."""
+    content = event.content
+    assert content is not None and content.parts is not None
+    text, call, response, blob = content.parts
+    text.text = "changed"
+    assert call.function_call is not None and call.function_call.args is not None
+    call.function_call.args["pages"][1]["n"] = 99
+    call.function_call.args["city"] = "Bergen"
+    assert response.function_response is not None
+    assert response.function_response.response is not None
+    response.function_response.response["temp"]["c"].append(-40.0)
+    assert blob.inline_data is not None
+    blob.inline_data.data = b"GIF8"
+    content.parts.append(types.Part(text="added"))
+    actions = event.actions
+    actions.state_delta["plan"]["tier"].append("free")
+    actions.artifact_delta["report.txt"] = 9
+    confirmation = actions.requested_tool_confirmations["call-1"]
+    confirmation.payload["amount"].append(6)
+    confirmation.hint = "changed"
+    request = actions.requested_inputs["adk-input-1"]
+    assert request.input_schema is not None
+    request.input_schema["required"].append("y")
+    event.long_running_tool_ids.append("adk-other")
+    assert event.usage_metadata is not None
+    event.usage_metadata.total_token_count = 0
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def open_service(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Callable[[], AbstractAsyncContextManager[SessionService]]:
+    """Opens a service of each backend over the test's own, initially empty storage."""
+    if request.param == "memory":
+        memory = InMemorySessionService()
+        return lambda: nullcontext(memory)
+    if request.param == "sqlite":
+        return lambda: SqliteSessionService(tmp_path / "sessions.db")
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    return lambda: PostgresSessionService(dsn)
+
+
+@pytest.fixture
+async def service(
+    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
+) -> AsyncIterator[SessionService]:
+    """A fresh, empty service of each backend, closed after the test."""
+    async with open_service() as opened:
+        yield opened
+
+
+async def test_changing_the_appended_or_returned_events_leaves_the_store_as_it_was(
+    service: SessionService,
+) -> None:
+    """Every nested object of the input, of append's result and of a read is changed; the
+    store reads back what was appended."""
+    await service.create(KEY)
+    event = _rich_event()
+    returned = await service.append_events(KEY, [event])
+    expected = (await service.get(KEY)).events[0].model_dump()
+
+    _vandalise(event)
+    _vandalise(returned[0])
+    _vandalise((await service.get(KEY)).events[0])
+
+    (stored,) = (await service.get(KEY)).events
+    assert stored.model_dump() == expected
+    assert stored.actions.state_delta == {"plan": {"tier": ["pro"]}}
+    assert stored.content is not None and stored.content.parts is not None
+    assert len(stored.content.parts) == 4
