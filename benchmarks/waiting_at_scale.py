@@ -90,7 +90,7 @@ async def purchase(topic: str, ctx: ToolContext) -> dict[str, Any]:
     return {"topic": topic, "status": "bought"}
 
 
-def _app() -> App:
+def _app(named: bool = True) -> App:
     models = ModelRegistry()
     models.register(
         "instant:buyer",
@@ -98,15 +98,21 @@ def _app() -> App:
             name, pattern=r"buy (?P<topic>\S+)", calls=[("purchase", "")], answer="Bought {topic}."
         ),
     )
-    return App(name=APP, agents=[Agent(AGENT, "instant:buyer", tools=[purchase])], models=models)
+    # A named app's steps run on its own queue; unnamed, on the run's queue, where Temporal
+    # may hand a step to the worker that scheduled it (eager), as it does bare's activity.
+    return App(
+        name=APP if named else None,
+        agents=[Agent(AGENT, "instant:buyer", tools=[purchase])],
+        models=models,
+    )
 
 
-async def _serve(address: str, task_queue: str, dsn: str, cache: int) -> None:
+async def _serve(address: str, task_queue: str, dsn: str, cache: int, named: bool) -> None:
     client = await connect(address)
     sessions = PostgresSessionService(dsn, max_connections=20)
     adk_worker = build_worker(
         client,
-        _app(),
+        _app(named),
         task_queue=task_queue,
         session_service=sessions,
         artifact_service=None,
@@ -394,7 +400,8 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
         env = {**os.environ, RECORD_ENV: str(tmp / "tool.jsonl")}
         worker = subprocess.Popen(
             [sys.executable, __file__, "--serve", "--address", server.address, "--task-queue",
-             task_queue, "--dsn", dsn, "--cache", str(options.cache)],
+             task_queue, "--dsn", dsn, "--cache", str(options.cache),
+             *(["--unnamed-app"] if options.unnamed_app else [])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
         assert worker.stdout is not None and worker.stdin is not None
@@ -515,17 +522,32 @@ def main() -> None:
     parser.add_argument(
         "--rest-only", action="store_true", help="only the approval round trip at rest"
     )
+    parser.add_argument(
+        "--unnamed-app",
+        action="store_true",
+        help="serve the agents as an unnamed app: steps on the run's own task queue",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--task-queue", help=argparse.SUPPRESS)
     parser.add_argument("--dsn", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.serve:
-        asyncio.run(_serve(options.address, options.task_queue, options.dsn, options.cache))
+        asyncio.run(
+            _serve(
+                options.address,
+                options.task_queue,
+                options.dsn,
+                options.cache,
+                not options.unnamed_app,
+            )
+        )
         finish()
     figures = asyncio.run(run(options))
     _report(options, figures)
     name = "approval_round_trip" if options.rest_only else "waiting_at_scale"
+    if options.unnamed_app:
+        name += "_unnamed_app"
     write_results(name, {"runs": options.runs, "cache": options.cache, **figures})
     finish()
 
