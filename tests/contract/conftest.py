@@ -1,6 +1,8 @@
-"""Backend fixtures for the artifact contract suite.
+"""Backend fixtures for the contract suites.
 
-``artifact_service`` is parametrised over the three backends; tests that must know where a
+``open_service`` / ``service`` are parametrised over the three session backends (memory,
+SQLite, a real PostgreSQL cluster). ``artifact_service`` is parametrised over the three
+artifact backends; tests that must know where a
 backend truly differs ask for a capability fixture (``canonical_uri_scheme``) instead of
 branching on the backend's name. The GCS backend runs against one real fake-gcs-server
 process per test session, with a fresh bucket per test.
@@ -9,7 +11,8 @@ process per test session, with a fresh bucket per test.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -21,9 +24,51 @@ from adk_temporal.artifacts import (
     GcsArtifactService,
     InMemoryArtifactService,
 )
+from adk_temporal.sessions import (
+    InMemorySessionService,
+    PostgresSessionService,
+    SessionService,
+    SqliteSessionService,
+)
 from adk_temporal.testing.fake_gcs import FakeGcsServer
 
 ARTIFACT_BACKENDS = ("memory", "file", "gcs")
+
+
+class StepClock:
+    """A clock that advances one second per reading, so times are predictable."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+# A sync fixture: starting the cluster and creating a database block, and pytest runs sync
+# fixtures outside the event loop.
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def open_service(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Callable[[], AbstractAsyncContextManager[SessionService]]:
+    """Opens a session service of each backend over the test's own, empty storage."""
+    if request.param == "memory":
+        memory = InMemorySessionService(clock=StepClock())
+        return lambda: nullcontext(memory)
+    if request.param == "sqlite":
+        return lambda: SqliteSessionService(tmp_path / "sessions.db", clock=StepClock())
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    return lambda: PostgresSessionService(dsn, clock=StepClock())
+
+
+@pytest.fixture
+async def service(
+    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
+) -> AsyncIterator[SessionService]:
+    """A fresh, empty session service of each backend, closed after the test."""
+    async with open_service() as opened:
+        yield opened
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,8 @@ import re
 import sqlite3
 import sys
 import textwrap
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
+from collections.abc import AsyncGenerator, Callable
+from contextlib import AbstractAsyncContextManager, aclosing
 from pathlib import Path
 from typing import Any
 
@@ -38,44 +38,10 @@ from adk_temporal.sessions import (
 from adk_temporal.sessions.partials import PARTIAL_TTL_SECONDS
 from adk_temporal.testing.postgres import PostgresNotInstalledError, PostgresServer
 
+from .conftest import StepClock
+
 APP = "weather_app"
 USER = "alice"
-
-
-class _Clock:
-    """A clock that advances one second per reading, so times are predictable."""
-
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
-
-# A sync fixture: starting the cluster and creating a database block, and pytest runs sync
-# fixtures outside the event loop.
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def open_service(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Callable[[], AbstractAsyncContextManager[SessionService]]:
-    """Opens a service of each backend over the test's own, initially empty storage."""
-    if request.param == "memory":
-        memory = InMemorySessionService(clock=_Clock())
-        return lambda: nullcontext(memory)
-    if request.param == "sqlite":
-        return lambda: SqliteSessionService(tmp_path / "sessions.db", clock=_Clock())
-    dsn: str = request.getfixturevalue("postgres_dsn")
-    return lambda: PostgresSessionService(dsn, clock=_Clock())
-
-
-@pytest.fixture
-async def service(
-    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
-) -> AsyncIterator[SessionService]:
-    """A fresh, empty service of each backend, closed after the test."""
-    async with open_service() as opened:
-        yield opened
 
 
 def _event(event_id: str, delta: dict[str, Any] | None = None, **fields: Any) -> Event:
@@ -166,7 +132,7 @@ async def test_pieces_older_than_their_time_to_live_are_dropped(
             service, InMemorySessionService | SqliteSessionService | PostgresSessionService
         )
         clock = service._clock
-        assert isinstance(clock, _Clock)
+        assert isinstance(clock, StepClock)
         clock.now += PARTIAL_TTL_SECONDS + 10
         await service.publish_partial(key, _piece("m2", "fresh"))
         assert [e.id for e in await _take(service.follow_partials(key), 1)] == ["m2"]

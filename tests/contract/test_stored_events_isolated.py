@@ -9,23 +9,17 @@ changing anything in the appended or the returned events leaves what ``get`` rea
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, nullcontext
+from collections.abc import Iterator
 from enum import Enum
-from pathlib import Path
 from typing import Any
 
-import pytest
 from google.genai import types
 from pydantic import BaseModel
 
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
 from adk_temporal.ids import SessionKey
 from adk_temporal.sessions import (
-    InMemorySessionService,
-    PostgresSessionService,
     SessionService,
-    SqliteSessionService,
 )
 from adk_temporal.sessions.rules import prepare_events
 
@@ -137,29 +131,6 @@ def _vandalise(event: Event) -> None:
     event.long_running_tool_ids.append("adk-other")
     assert event.usage_metadata is not None
     event.usage_metadata.total_token_count = 0
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def open_service(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Callable[[], AbstractAsyncContextManager[SessionService]]:
-    """Opens a service of each backend over the test's own, initially empty storage."""
-    if request.param == "memory":
-        memory = InMemorySessionService()
-        return lambda: nullcontext(memory)
-    if request.param == "sqlite":
-        return lambda: SqliteSessionService(tmp_path / "sessions.db")
-    dsn: str = request.getfixturevalue("postgres_dsn")
-    return lambda: PostgresSessionService(dsn)
-
-
-@pytest.fixture
-async def service(
-    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
-) -> AsyncIterator[SessionService]:
-    """A fresh, empty service of each backend, closed after the test."""
-    async with open_service() as opened:
-        yield opened
 
 
 async def test_changing_the_appended_or_returned_events_leaves_the_store_as_it_was(
