@@ -9,8 +9,8 @@ checked updates by default, so a wrong id is an error the caller sees.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Literal, Unpack
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import Any, Unpack
 
 from google.genai import types
 from temporalio.api.common.v1 import Payloads
@@ -23,7 +23,6 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
-    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import (
     Priority,
@@ -81,14 +80,9 @@ from .workflows.messages import (
 __all__ = [
     "DEFAULT_TASK_QUEUE",
     "AdkClient",
-    "AnswerDelivery",
     "AnswerPendingError",
     "InvocationHandle",
-    "deliver_answer",
 ]
-
-AnswerDelivery = Literal["applied", "accepted"]
-"""How an answer went: a worker checked and applied it, or Temporal holds it for one."""
 
 
 class AnswerPendingError(UnknownRequestIdError):
@@ -97,50 +91,6 @@ class AnswerPendingError(UnknownRequestIdError):
 
     An :class:`~adk_temporal.errors.UnknownRequestIdError`: the request counts as answered.
     """
-
-
-async def deliver_answer(
-    send: Callable[[bool], Awaitable[None]],
-    *,
-    wait: float,
-    fallback: bool = True,
-    check: Callable[[], Awaitable[None]] | None = None,
-    pre_checked: bool = False,
-) -> AnswerDelivery:
-    """Send an answer checked when a worker takes it within ``wait`` seconds, else unchecked.
-
-    Args:
-        send: Sends the answer; ``send(True)`` as the checked update (a worker validates it
-            and raises its refusal here), ``send(False)`` as the signal, which Temporal
-            keeps until a worker picks the run up.
-        wait: Seconds to wait for a worker to take the update.
-        fallback: Send the signal when no worker took the update in time.
-        check: Raises when the answer must not be sent (:meth:`AdkClient.refuse_if_held`);
-            called before the update and again before the signal, since another answer
-            may have become a signal while this one waited for a worker.
-        pre_checked: The caller made the first ``check`` itself, with what it read of the
-            run (the gateway's description of it): only the one before the signal is made.
-
-    Raises:
-        TimeoutError: No worker took the update in time and ``fallback`` is false (Temporal
-            may still apply it once one picks the run up).
-        AnswerPendingError: ``check`` found another answer held by Temporal (nothing sent,
-            or only the update, which the worker then refuses as already answered).
-    """
-    if check is not None and not pre_checked:
-        await check()
-    try:
-        async with asyncio.timeout(wait):
-            await send(True)
-        return "applied"
-    # Cancelled by the timeout, the update call reports its own error type.
-    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
-        if not fallback:
-            raise TimeoutError(f"no worker checked the answer within {wait:g} s") from None
-    if check is not None:
-        await check()
-    await send(False)
-    return "accepted"
 
 
 def _waiting_query(

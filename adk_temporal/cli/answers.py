@@ -10,7 +10,8 @@ import click
 from rich.text import Text
 from temporalio.service import RPCError, RPCStatusCode
 
-from ..client import AdkClient, AnswerPendingError, InvocationHandle, deliver_answer
+from ..client import AdkClient, AnswerPendingError, InvocationHandle
+from ..delivery import deliver_answer
 from ..errors import (
     InvalidAnswerError,
     InvalidResumeInputError,

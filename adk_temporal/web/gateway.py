@@ -1,10 +1,12 @@
 """What the HTTP API and the console do, over :class:`~adk_temporal.client.AdkClient`.
 
-Answers take the CLI's path (``adk-temporal confirm``): the id is checked against what the
-run published (no worker needed), then the checked update is sent; when no worker takes it
-within ``answer_wait`` seconds the answer is left with Temporal as a signal instead. An
-answer to a request Temporal already holds a signal for is refused (409), before the update
-and again before the signal.
+An answer is sent as the checked update at once: with a worker running, the worker checks
+and applies it and nothing else is asked of Temporal. When no worker takes it within
+:data:`~adk_temporal.delivery.VET_AFTER_SECONDS`, the gateway reads the run: an id the run
+did not publish as open is refused (no worker needed to find out), as is an answer to a
+request Temporal already holds a signal for (409); else it waits for a worker until
+``answer_wait`` seconds, then leaves the answer with Temporal as a signal (checked again
+for a held answer just before).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -31,13 +34,8 @@ from ..artifacts import (
     LoadRequest,
     VersionsRequest,
 )
-from ..client import (
-    AdkClient,
-    AnswerDelivery,
-    AnswerPendingError,
-    InvocationHandle,
-    deliver_answer,
-)
+from ..client import AdkClient, AnswerPendingError, InvocationHandle
+from ..delivery import AnswerDelivery, deliver_answer
 from ..errors import (
     ArtifactNotFoundError,
     ArtifactServiceNotConfiguredError,
@@ -377,11 +375,8 @@ class Gateway:
         recorded as answered by ``answered_by`` (authenticated) through ``channel``; an
         approval with ``edited_args`` runs the call with them."""
         handle = self.handle(ids)
-        description, published = await self.described(handle)
         outcome = await self._answer(
             handle,
-            published,
-            description,
             confirmation_id,
             "confirmation",
             lambda checked: handle.confirm(
@@ -411,11 +406,8 @@ class Gateway:
         """Answer an input request (see the module's note on the path), recorded as
         :meth:`confirm` records it."""
         handle = self.handle(ids)
-        description, published = await self.described(handle)
         outcome = await self._answer(
             handle,
-            published,
-            description,
             interrupt_id,
             "input",
             lambda checked: handle.resume(
@@ -429,34 +421,32 @@ class Gateway:
     async def _answer(
         self,
         handle: InvocationHandle,
-        published: Published,
-        description: WorkflowExecutionDescription | None,
         request_id: str,
         kind: Literal["confirmation", "input"],
         send: Callable[[bool], Awaitable[None]],
+        published: Published | None = None,
     ) -> AnswerDelivery:
-        """Check the request is open and no answer to it is held, then send the answer.
+        """Send the answer, refused when the request is not open or an answer to it is held.
 
-        ``description`` is the one ``published`` came with, when nothing else was awaited
-        since it was read (``None`` otherwise: the history is read to find held answers).
+        ``published`` is what the run published, read by the caller: the answer is then
+        checked before it is sent (the history read for held answers, since the caller may
+        have awaited more since). Else the update goes first and the run is read only when
+        no worker takes it at once.
         """
-        open_ids = {r.id: r.kind for r in published.requests}
-        if open_ids.get(request_id) != kind:
-            listed = ", ".join(i for i, k in open_ids.items() if k == kind) or "none"
-            raise UnknownRequestIdError(
-                f"{handle.workflow_id} has no open {kind} request {request_id!r}; "
-                f"open {kind} requests: {listed}"
-            )
+
+        async def vet() -> None:
+            description, published = await self.described(handle)
+            _require_open(handle.workflow_id, published, request_id, kind)
+            # A fresh description tells when nothing can be held, sparing the history.
+            await self.adk.refuse_if_held(handle.workflow_id, request_id, described=description)
+
         # An answer Temporal already holds (sent while no worker ran) would be applied and
-        # this one dropped unreported: refuse it now, naming the request. A fresh
-        # description tells when there can be none, sparing the read of the run's history.
-        await self.adk.refuse_if_held(handle.workflow_id, request_id, described=description)
-        return await deliver_answer(
-            send,
-            wait=self.answer_wait,
-            check=lambda: self.adk.refuse_if_held(handle.workflow_id, request_id),
-            pre_checked=True,
-        )
+        # this one dropped unreported: refuse it, naming the request.
+        check = partial(self.adk.refuse_if_held, handle.workflow_id, request_id)
+        if published is None:
+            return await deliver_answer(send, wait=self.answer_wait, check=check, vet=vet)
+        _require_open(handle.workflow_id, published, request_id, kind)
+        return await deliver_answer(send, wait=self.answer_wait, check=check)
 
     async def settled(self, ids: SessionKey, request_id: str) -> None:
         """Wait (a few seconds at most) until an applied answer's request is no longer
@@ -491,8 +481,6 @@ class Gateway:
         try:
             outcome = await self._answer(
                 handle,
-                published,
-                None,  # a query to a worker came after the description: read the history
                 link.request_id,
                 "confirmation",
                 lambda checked: handle.confirm(
@@ -502,6 +490,7 @@ class Gateway:
                     checked=checked,
                     channel="link",
                 ),
+                published,
             )
         except AnswerPendingError:
             raise  # another answer is held for the request: say so, not "link used"
@@ -641,6 +630,20 @@ class Gateway:
         except (ArtifactNotFoundError, InvalidArtifactRequestError) as err:
             raise ApiError(404, "unknown_artifact", str(err)) from err
         return artifact_content(name, version, loaded.part)
+
+
+def _require_open(
+    workflow_id: str, published: Published, request_id: str, kind: Literal["confirmation", "input"]
+) -> None:
+    """Raise :class:`UnknownRequestIdError` unless ``published`` has ``request_id`` open as
+    a request of ``kind``."""
+    open_ids = {r.id: r.kind for r in published.requests}
+    if open_ids.get(request_id) != kind:
+        listed = ", ".join(i for i, k in open_ids.items() if k == kind) or "none"
+        raise UnknownRequestIdError(
+            f"{workflow_id} has no open {kind} request {request_id!r}; "
+            f"open {kind} requests: {listed}"
+        )
 
 
 def _store_refusal(err: Exception) -> ApiError:

@@ -1,0 +1,118 @@
+"""How an answer reaches a run: the checked update when a worker takes it in time, else the
+signal, which Temporal keeps until a worker picks the run up.
+
+The gateway sends the update first and reads the run only when no worker took it at once
+(``vet``): with a worker running, an answer costs one call to Temporal, as a bare signal
+does. The CLI checks first (``check``), since a person waits on its refusals either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Literal
+
+from temporalio.client import WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.service import RPCError
+
+__all__ = ["VET_AFTER_SECONDS", "AnswerDelivery", "deliver_answer"]
+
+AnswerDelivery = Literal["applied", "accepted"]
+"""How an answer went: a worker checked and applied it, or Temporal holds it for one."""
+
+VET_AFTER_SECONDS = 0.5
+"""How long an update sent first may go untaken before the run is read to vet the answer."""
+
+_TRAILING_REPLY_SECONDS = 0.5
+"""How long a vetted-out answer waits for its update's reply: the update may be what closed
+the request, its reply trailing the description that shows the request closed."""
+
+Check = Callable[[], Awaitable[None]]
+
+
+async def deliver_answer(
+    send: Callable[[bool], Awaitable[None]],
+    *,
+    wait: float,
+    fallback: bool = True,
+    check: Check | None = None,
+    vet: Check | None = None,
+    vet_after: float = VET_AFTER_SECONDS,
+) -> AnswerDelivery:
+    """Send an answer checked when a worker takes it within ``wait`` seconds, else unchecked.
+
+    Args:
+        send: Sends the answer; ``send(True)`` as the checked update (a worker validates it
+            and raises its refusal here), ``send(False)`` as the signal, which Temporal
+            keeps until a worker picks the run up.
+        wait: Seconds to wait for a worker to take the update.
+        fallback: Send the signal when no worker took the update in time.
+        check: Raises when the answer must not be sent (:meth:`AdkClient.refuse_if_held`);
+            called before the update and again before the signal, since another answer
+            may have become a signal while this one waited for a worker.
+        vet: Raises when the answer must not be sent, from what Temporal shows of the run
+            (the request is not open, another answer is held). Given, the update goes
+            first and ``vet`` replaces the first ``check``: it is called only when no worker
+            took the update within ``vet_after`` seconds or the update could not reach the
+            run (not found, closed). A worker's own refusal is the answer's, unvetted.
+        vet_after: Seconds the update may go untaken before ``vet`` is called.
+
+    Raises:
+        TimeoutError: No worker took the update in time and ``fallback`` is false (Temporal
+            may still apply it once one picks the run up).
+        AnswerPendingError: ``check`` or ``vet`` found another answer held by Temporal
+            (nothing sent, or only the update, which the worker then refuses as already
+            answered).
+    """
+    if check is not None and vet is None:
+        await check()
+    update = asyncio.ensure_future(send(True))
+    try:
+        if vet is not None and await _vetted(update, vet, min(vet_after, wait)):
+            return "applied"
+        async with asyncio.timeout(wait - (min(vet_after, wait) if vet is not None else 0)):
+            await asyncio.shield(update)
+        return "applied"
+    # Cancelled by the timeout, the update call reports its own error type.
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+        if not fallback:
+            raise TimeoutError(f"no worker checked the answer within {wait:g} s") from None
+    finally:
+        if not update.done():
+            # Temporal keeps the update for a worker to take; only the wait for it ends.
+            update.add_done_callback(_drop_outcome)
+            update.cancel()
+    if check is not None:
+        await check()
+    await send(False)
+    return "accepted"
+
+
+def _drop_outcome(update: asyncio.Future[None]) -> None:
+    """Retrieve a given-up update's outcome, so asyncio does not report it unretrieved."""
+    if not update.cancelled():
+        update.exception()
+
+
+async def _vetted(update: asyncio.Future[None], vet: Check, after: float) -> bool:
+    """Whether ``update`` was applied within ``after`` seconds; else ``vet`` the answer.
+
+    Returns ``False`` when the answer passed ``vet`` and its update is still on its way;
+    raises a worker's refusal, or ``vet``'s.
+    """
+    done, _ = await asyncio.wait({update}, timeout=after)
+    if done and not isinstance(update.exception(), RPCError):
+        update.result()  # a worker's refusal is raised as it is
+        return True
+    try:
+        await vet()
+    except Exception:
+        if not update.done():
+            await asyncio.wait({update}, timeout=_TRAILING_REPLY_SECONDS)
+        if update.done() and not isinstance(update.exception(), RPCError):
+            update.result()
+            return True
+        raise
+    if update.done():
+        update.result()  # the run is there and the request open, yet Temporal refused
+    return False
