@@ -14,9 +14,7 @@ from typing import Any, Unpack
 
 from google.genai import types
 from temporalio.api.common.v1 import Payloads
-from temporalio.api.enums.v1 import EventType, TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -58,8 +56,9 @@ from .ids import DEFAULT_TASK_QUEUE, SessionKey, session_key_of, workflow_id_for
 from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
 from .sessions import SessionService
+from .start_queues import StartQueues, workflow_pollers
 from .tracing import Telemetry
-from .visibility import list_page, quoted
+from .visibility import list_page, quoted, task_queue_clause
 from .workflows.messages import (
     ADK_AGENT,
     ADK_APP,
@@ -103,8 +102,7 @@ def _waiting_query(
     if app_name is not None:
         query += f" AND AdkApp = {quoted(app_name, 'app_name')}"
     if task_queue is not None:
-        # Quoted like every value: a queue name holding a quote would end its literal.
-        query += f" AND TaskQueue = {quoted(task_queue, 'task_queue')}"
+        query += f" AND {task_queue_clause(task_queue)}"
     return query
 
 
@@ -422,6 +420,9 @@ class AdkClient:
         session_service: Optional; lets handles follow session events.
         budgets: The size limits of what enters the invocations it starts; the message is
             checked here, before anything starts, the rest by the workflow and its steps.
+        own_queues: Start a run on its app's own queue (``{task_queue}/apps/{app}``) when a
+            worker of the app polls it (:mod:`~adk_temporal.start_queues`); ``False``
+            starts every run on ``task_queue``.
     """
 
     def __init__(
@@ -431,11 +432,13 @@ class AdkClient:
         task_queue: str = DEFAULT_TASK_QUEUE,
         session_service: SessionService | None = None,
         budgets: Budgets | None = None,
+        own_queues: bool = True,
     ) -> None:
         self.client = client
         self.task_queue = task_queue
         self._sessions = session_service
         self.budgets = budgets or Budgets()
+        self._start_queues = StartQueues(client, task_queue, own_queues=own_queues)
 
     @classmethod
     async def connect(
@@ -519,7 +522,7 @@ class AdkClient:
                 "InvocationWorkflow",
                 inp,
                 id=workflow_id,
-                task_queue=self.task_queue,
+                task_queue=await self.start_queue(app_name),
                 id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
                 search_attributes=TypedSearchAttributes(
                     [
@@ -544,6 +547,11 @@ class AdkClient:
                 f"{workflow_id!r} is still running; answer its pending requests or wait for it"
             ) from err
         return self._wrap(handle, key)
+
+    async def start_queue(self, app_name: str) -> str:
+        """The task queue a run of ``app_name`` starts on now: the app's own queue when a
+        worker of the app polls it lately, else :attr:`task_queue`."""
+        return await self._start_queues.of(app_name)
 
     def handle(self, workflow_id: str, run_id: str | None = None) -> InvocationHandle:
         """A handle to an existing invocation (the latest run when ``run_id`` is None)."""
@@ -578,14 +586,7 @@ class AdkClient:
         Temporal keeps a poller listed for a few minutes after its last poll; an empty list
         means no worker has polled the queue recently.
         """
-        response = await self.client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=self.client.namespace,
-                task_queue=TaskQueue(name=self.task_queue),
-                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-            )
-        )
-        return [poller.identity for poller in response.pollers]
+        return [p.identity for p in await workflow_pollers(self.client, self.task_queue)]
 
     async def waiting_requests(
         self, *, task_queue: str | None = None

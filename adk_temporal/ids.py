@@ -30,7 +30,9 @@ __all__ = [
     "MAX_ID_BYTES",
     "USER_SCOPE",
     "SessionKey",
+    "app_queues_prefix",
     "app_task_queue",
+    "base_task_queue",
     "check_session_ids",
     "hidden_character_problem",
     "id_problem",
@@ -49,7 +51,21 @@ def app_task_queue(task_queue: str, app_name: str) -> str:
     Workers of several apps may share a task queue; a run whose step reached another app's
     worker moves its steps here, where no other app's worker can take them.
     """
-    return f"{task_queue}/apps/{app_name}"
+    return app_queues_prefix(task_queue) + app_name
+
+
+def app_queues_prefix(task_queue: str) -> str:
+    """What the name of every app's own queue beside ``task_queue`` starts with."""
+    return f"{task_queue}/apps/"
+
+
+def base_task_queue(task_queue: str, app_name: str) -> str:
+    """The queue ``task_queue`` is beside: itself, unless it is ``app_name``'s own queue
+    (a run the client started there, where a worker of the app polls)."""
+    suffix = f"/apps/{app_name}"
+    if app_name and task_queue.endswith(suffix) and len(task_queue) > len(suffix):
+        return task_queue.removesuffix(suffix)
+    return task_queue
 
 
 MAX_ID_BYTES = 128

@@ -18,7 +18,7 @@ from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from .errors import AdkRequestError, EncryptionError, InvalidIdError
-from .ids import hidden_character_problem, id_problem
+from .ids import app_queues_prefix, hidden_character_problem, id_problem
 from .workflows.messages import ADK_STATUS, Published
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "quote_problem",
     "quoted",
     "run_status",
+    "task_queue_clause",
 ]
 
 
@@ -149,6 +150,18 @@ def quoted(value: str, field: str = "value") -> str:
     if problem is not None:
         raise UnquotableValueError(problem)
     return "'" + value.replace("'", "''") + "'"
+
+
+def task_queue_clause(task_queue: str) -> str:
+    """The clause selecting runs on ``task_queue`` or on an app's own queue beside it (the
+    client starts a named app's runs there, :mod:`~adk_temporal.start_queues`).
+
+    Raises:
+        UnquotableValueError: The queue name cannot be quoted (:func:`quote_problem`).
+    """
+    # Quoted like every value: a queue name holding a quote would end its literal.
+    own = quoted(app_queues_prefix(task_queue), "task_queue")
+    return f"(TaskQueue = {quoted(task_queue, 'task_queue')} OR TaskQueue STARTS_WITH {own})"
 
 
 def invocations_query(

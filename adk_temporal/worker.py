@@ -89,9 +89,10 @@ def build_worker(
     sticky_timeout: timedelta = timedelta(seconds=10),
 ) -> AdkWorker:
     """The Temporal workers serving ``app`` with the given stores: one on ``task_queue``,
-    one on the named app's own queue beside it (``ids.app_task_queue``: where runs whose
-    step reached another app's worker on a shared queue move their steps), and one on the
-    task queue of each of the app's model limits (:mod:`.model_limits`).
+    one on the named app's own queue beside it (``ids.app_task_queue``: where the client
+    starts the app's runs once it sees the queue polled, and where runs started on
+    ``task_queue`` move their steps), and one on the task queue of each of the app's model
+    limits (:mod:`.model_limits`).
 
     Args:
         client: A connected client.
@@ -99,7 +100,8 @@ def build_worker(
         task_queue: The queue to poll.
         session_service: Shared by every worker of the deployment.
         artifact_service: Shared by every worker of the deployment, or ``None``.
-        max_cached_workflows: Workflow cache size; ``0`` replays every task from history.
+        max_cached_workflows: Workflow cache size of each of the two workflow workers;
+            ``0`` replays every task from history.
         sticky_timeout: How long a cached workflow's next task waits for this worker
             before any worker may take it (lower it where workers are killed often).
     """
@@ -117,27 +119,20 @@ def build_worker(
         token_budgets=app.token_budgets,
         compaction=app.events_compaction_config,
     )
-    main = Worker(
-        client,
-        task_queue=task_queue,
-        plugins=[plugin],
-        identity=worker_identity(app),
-        max_cached_workflows=max_cached_workflows,
-        sticky_queue_schedule_to_start_timeout=sticky_timeout,
-    )
-    own = (
-        [
-            Worker(
-                client,
-                task_queue=app_task_queue(task_queue, app.name),
-                # Whole: the app's notification children run here too.
-                plugins=[plugin],
-                identity=worker_identity(app),
-            )
-        ]
-        if app.name
-        else []
-    )
+
+    def polling(queue: str) -> Worker:
+        return Worker(
+            client,
+            task_queue=queue,
+            plugins=[plugin],
+            identity=worker_identity(app),
+            max_cached_workflows=max_cached_workflows,
+            sticky_queue_schedule_to_start_timeout=sticky_timeout,
+        )
+
+    # The own queue's worker is whole: the client starts the app's runs there once it sees
+    # the queue polled, and the app's notification children run there too.
+    own = [polling(app_task_queue(task_queue, app.name))] if app.name else []
     limited: dict[str, ModelLimit] = {}
     for limit in app.model_limits:
         limited.setdefault(limit.group, limit)
@@ -153,7 +148,7 @@ def build_worker(
         )
         for group, limit in limited.items()
     ]
-    return AdkWorker(main, [*own, *model_workers])
+    return AdkWorker(polling(task_queue), [*own, *model_workers])
 
 
 class AdkWorker:

@@ -274,11 +274,10 @@ class Bench:
             await asyncio.sleep(every)
 
 
-async def at_rest(bench: Bench) -> dict[str, Any]:
-    """Approval round trips with nothing else running, one at a time and interleaved, so
-    each way of answering and the bare workflow see the same machine: update, signal and
-    HTTP against the bare signal."""
-    n = REST_SAMPLES
+async def at_rest(bench: Bench, n: int) -> dict[str, Any]:
+    """``n`` approval round trips of each way, with nothing else running, one at a time and
+    interleaved, so each way of answering and the bare workflow see the same machine:
+    update, signal and HTTP against the bare signal."""
     sessions, _ = await bench.start_runs("rest", 3 * n)
     bare = [f"rest{i}" for i in range(n)]
     await bench.start_bare(bare)
@@ -429,7 +428,8 @@ async def _measure(bench: Bench, options: argparse.Namespace) -> None:
     figures = bench.figures
     figures["rss_idle_mib"] = _rss_mib(bench.pid)
     figures["load_before"] = os.getloadavg()
-    figures["at_rest_ms"] = await at_rest(bench)
+    figures["samples"] = options.samples
+    figures["at_rest_ms"] = await at_rest(bench, options.samples)
     print(f"at rest: {json.dumps(figures['at_rest_ms'])}", flush=True)
     if options.rest_only:
         return
@@ -462,7 +462,7 @@ def _report_rest(figures: dict[str, Any]) -> None:
     rest = figures["at_rest_ms"]
     bare = rest["bare signal → activity"]["p50"]
     print_table(
-        f"Approval round trip at rest (ms, {REST_SAMPLES} each; ratio = p50 / bare p50)",
+        f"Approval round trip at rest (ms, {figures['samples']} each; ratio = p50 / bare p50)",
         ["answer", "p50", "p99", "max", "× bare"],
         [[k, v["p50"], v["p99"], v["max"], v["p50"] / bare] for k, v in rest.items()],
     )
@@ -521,6 +521,9 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=5.0, help="answers per second")
     parser.add_argument(
         "--rest-only", action="store_true", help="only the approval round trip at rest"
+    )
+    parser.add_argument(
+        "--samples", type=int, default=REST_SAMPLES, help="answers of each way at rest"
     )
     parser.add_argument(
         "--unnamed-app",

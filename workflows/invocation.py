@@ -64,7 +64,7 @@ with workflow.unsafe.imports_passed_through():
         ToolCallResult,
     )
     from adk_temporal.flow.requests import AnswerKind, answer_id, stamped
-    from adk_temporal.ids import app_task_queue
+    from adk_temporal.ids import app_task_queue, base_task_queue
     from adk_temporal.model_limits import model_queue
     from adk_temporal.notifications import Notice, notice_id
     from adk_temporal.workflows.details import render_details
@@ -286,9 +286,7 @@ class TemporalExecutor:
                 result = await workflow.execute_activity_method(
                     ModelStepActivity.run,
                     self._short(step),
-                    task_queue=model_queue(workflow.info().task_queue, group)
-                    if group
-                    else self._app_queue,
+                    task_queue=model_queue(self._base_queue(), group) if group else self._app_queue,
                     start_to_close_timeout=timedelta(seconds=self._inp.model_timeout_seconds),
                     heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
                     retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
@@ -312,15 +310,19 @@ class TemporalExecutor:
         if isinstance(result, OverBudgetStep):
             return result  # no model was called: nothing to learn or count
         self._notifier.learn(result.tree)
+        own = app_task_queue(self._base_queue(), self._inp.app_name)
         if (
             result.tree is not None
             and result.tree.own_queue
             and self._app_queue is None
+            and own != workflow.info().task_queue
             and _patched(self._inp.baseline, _APP_QUEUES)
         ):
             # The app's workers poll its own queue: its steps go there, where no worker
-            # of another app on a shared queue can take them.
-            self._app_queue = app_task_queue(workflow.info().task_queue, self._inp.app_name)
+            # of another app on a shared queue can take them. A run started there keeps its
+            # steps on its own queue, where Temporal hands each straight back to the worker
+            # that scheduled it.
+            self._app_queue = own
             self._notifier.task_queue = self._app_queue
         if not isinstance(result, DelegateStep):
             self._steps_this_run += 1
@@ -334,15 +336,23 @@ class TemporalExecutor:
                 app was given it as its task queue), or the run was recorded before steps
                 could move.
         """
-        queue = app_task_queue(workflow.info().task_queue, app)
-        if self._app_queue == queue or not _patched(self._inp.baseline, _APP_QUEUES):
+        base = self._base_queue()
+        queue = app_task_queue(base, app)
+        if queue in (self._app_queue, workflow.info().task_queue) or not _patched(
+            self._inp.baseline, _APP_QUEUES
+        ):
             raise StepFailedError(
                 "UnknownAppError",
                 f"a worker of another app took a step of app {app!r}; start a worker for "
-                f"{app!r} (with App(name={app!r})) on task queue {workflow.info().task_queue!r}",
+                f"{app!r} (with App(name={app!r})) on task queue {base!r}",
             )
         self._app_queue = queue
         self._notifier.task_queue = queue
+
+    def _base_queue(self) -> str:
+        """The queue the run's queues are named after: the run's own, or the one its app's
+        own queue is beside when the run was started on that."""
+        return base_task_queue(workflow.info().task_queue, self._inp.app_name)
 
     async def tool_call(self, inp: ToolCallInput, *, summary: str) -> ToolCallResult:
         """Run ``adk_tool_call`` with the options the tool declared."""

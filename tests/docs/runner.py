@@ -28,6 +28,7 @@ from adk_temporal.codec import EncryptionCodec
 from adk_temporal.converter import adk_data_converter
 from adk_temporal.devserver import DevServer
 from adk_temporal.ids import DEFAULT_TASK_QUEUE
+from adk_temporal.visibility import task_queue_clause
 from adk_temporal.worker import AdkWorker, artifact_store, build_worker, session_store
 
 from ..commands import offline_env
@@ -150,7 +151,8 @@ class PageRun:
         """Stop the worker and terminate what the page left running on the default queue."""
         await self._stop_worker()
         if self._client is not None:
-            query = f'TaskQueue = "{DEFAULT_TASK_QUEUE}" AND ExecutionStatus = "Running"'
+            # The default queue and the apps' own queues beside it, where named apps' runs start.
+            query = f'{task_queue_clause(DEFAULT_TASK_QUEUE)} AND ExecutionStatus = "Running"'
             async for run in self._client.list_workflows(query):
                 await self._client.get_workflow_handle(run.id).terminate("the page ended")
         for name in [n for n, m in sys.modules.items() if _loaded_from(m, self.home)]:

@@ -1,4 +1,9 @@
-"""Two apps' workers on one server: no run is failed by a worker of the other app."""
+"""Two apps' workers on one server: no run is failed by a worker of the other app.
+
+Each test runs twice: with runs started on the apps' own queues (what a client does once it
+sees them polled) and on the shared queue (runs started before that, or by a client told
+not to), whose first model step moves the steps to the app's queue.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from temporalio.client import Client
 
 from adk_temporal.app import App
@@ -16,6 +22,7 @@ from adk_temporal.artifacts import VersionsRequest
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.errors import ArtifactNotFoundError
 from adk_temporal.examples.weather import build_weather_agent
+from adk_temporal.ids import app_task_queue
 from adk_temporal.sessions import SqliteSessionService
 from adk_temporal.worker import artifact_store, build_worker
 
@@ -51,14 +58,32 @@ async def _two_apps(
         yield stores
 
 
+async def _client(temporal_client: Client, queue: str, own_queues: bool) -> AdkClient:
+    """A client of ``queue`` that starts runs on the apps' own queues (once it sees both
+    polled) or, with ``own_queues`` false, on ``queue``."""
+    adk = AdkClient(temporal_client, task_queue=queue, own_queues=own_queues)
+    expected = {app: app_task_queue(queue, app) if own_queues else queue for app in APPS}
+    async with asyncio.timeout(60):
+        while {app: await adk.start_queue(app) for app in APPS} != expected:
+            await asyncio.sleep(0.5)
+    return adk
+
+
+async def _started_on(handle: InvocationHandle) -> str:
+    """The task queue of the run ``handle`` started."""
+    description = await handle.describe()
+    return description.task_queue
+
+
+@pytest.mark.parametrize("own_queues", [True, False], ids=["own-queues", "shared-queue"])
 async def test_forty_runs_of_two_apps_on_one_queue_all_complete(
-    temporal_client: Client, tmp_path: Path
+    temporal_client: Client, tmp_path: Path, own_queues: bool
 ) -> None:
     """Two apps' workers polling one task queue: 20 runs of each, interleaved, all complete,
     and each app's sessions are only in its own store (its steps ran on its workers)."""
     queue = f"shared-{uuid.uuid4().hex[:8]}"
-    adk = AdkClient(temporal_client, task_queue=queue)
     async with _two_apps(temporal_client, tmp_path, queue) as stores:
+        adk = await _client(temporal_client, queue, own_queues)
         handles: list[tuple[str, str, InvocationHandle]] = []
         for i in range(20):
             for app in APPS:
@@ -67,6 +92,10 @@ async def test_forty_runs_of_two_apps_on_one_queue_all_complete(
                 handles.append((app, session, handle))
         results = await asyncio.gather(*(h.result() for _, _, h in handles))
         assert [r.status for r in results] == ["completed"] * 40
+        for app, _, handle in handles:
+            assert await _started_on(handle) == (
+                app_task_queue(queue, app) if own_queues else queue
+            )
         for app, session, _ in handles:
             other = next(a for a in APPS if a != app)
             mine = [s.id for s in await stores[app].list(app, USER)]
@@ -74,14 +103,15 @@ async def test_forty_runs_of_two_apps_on_one_queue_all_complete(
             assert await stores[other].list(app, USER) == []
 
 
+@pytest.mark.parametrize("own_queues", [True, False], ids=["own-queues", "shared-queue"])
 async def test_an_approval_on_a_shared_queue_runs_its_tool_on_the_apps_worker(
-    temporal_client: Client, tmp_path: Path
+    temporal_client: Client, tmp_path: Path, own_queues: bool
 ) -> None:
     """On a shared queue, a paid report paused for approval and handed over to a new run
     (continue-as-new) runs its tool, once approved, on its own app's worker."""
     queue = f"shared-{uuid.uuid4().hex[:8]}"
-    adk = AdkClient(temporal_client, task_queue=queue)
     async with _two_apps(temporal_client, tmp_path, queue):
+        adk = await _client(temporal_client, queue, own_queues)
         handles = [
             await adk.start(
                 app,

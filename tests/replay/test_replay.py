@@ -379,6 +379,7 @@ ALL_SCENARIOS = {
     "long_running_restart",
     "token_budget_pause",
     "app_queue_approve",
+    "own_queue_approve",
     "compaction",
 }
 
@@ -453,7 +454,9 @@ async def test_record_missing_histories(
     if _missing(["compaction"]):
         await _record_compaction(run_worker, temporal_client)
     if _missing(["app_queue_approve"]):
-        await _record_app_queue(temporal_client)
+        await _record_app_queue(temporal_client, "app_queue_approve", own_queues=False)
+    if _missing(["own_queue_approve"]):
+        await _record_app_queue(temporal_client, "own_queue_approve", own_queues=True)
     if _missing(["crash_recovered"]):
         await _record_crash(temporal_client, dev_server, tmp_path)
     for path in _committed():
@@ -495,17 +498,21 @@ async def _record_compaction(run_worker: WorkerFactory, client: Client) -> None:
     await _save_runs(client, "compaction", handle.workflow_id)
 
 
-async def _record_app_queue(client: Client) -> None:
-    """A named app's run (patched ``app-task-queues``): its steps move to the app's own
-    queue; an approval through the CLI channel with a principal."""
+async def _record_app_queue(client: Client, name: str, own_queues: bool) -> None:
+    """A named app's run and an approval through the CLI channel with a principal: started
+    on the shared queue (patched ``app-task-queues``), its steps move to the app's own
+    queue; started on the app's own queue (``own_queues``), they stay on it."""
     sessions = InMemorySessionService()
     queue = f"replay-{uuid.uuid4().hex[:8]}"
     app = App(agents=[build_weather_agent("scripted:weather")], name=APP_NAME)
     worker = build_worker(
         client, app, task_queue=queue, session_service=sessions, artifact_service=None
     )
-    adk = AdkClient(client, task_queue=queue)
+    adk = AdkClient(client, task_queue=queue, own_queues=own_queues)
     async with worker:
+        async with asyncio.timeout(60):
+            while own_queues and await adk.start_queue(APP_NAME) == queue:
+                await asyncio.sleep(0.5)
         handle = await _ask(
             adk, f"replay-app-queue-{uuid.uuid4().hex[:6]}", "Buy a report for Oslo"
         )
@@ -513,7 +520,7 @@ async def _record_app_queue(client: Client) -> None:
         [request] = await handle.pending()
         await handle.confirm(request.id, True, answered_by="alice", channel="cli")
         await handle.result()
-    await _save_runs(client, "app_queue_approve", handle.workflow_id)
+    await _save_runs(client, name, handle.workflow_id)
 
 
 async def _record_token_budget(run_worker: WorkerFactory, client: Client) -> None:

@@ -141,7 +141,16 @@ LAYERS: list[set[str]] = [
     {"agents", "output", "app", "following", "continuation"},
     {"steps"},
     {"runner", "workflows", "activities"},
-    {"plugin", "client", "visibility", "render", "terminal", "codec_server"},
+    {
+        "plugin",
+        "client",
+        "delivery",
+        "start_queues",
+        "visibility",
+        "render",
+        "terminal",
+        "codec_server",
+    },
     {"worker", "demo", "examples", "testing", "web"},
     {"cli"},
 ]
