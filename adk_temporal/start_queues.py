@@ -13,8 +13,8 @@ app is named, so it asks Temporal who polls the own queue, at most once per
 from __future__ import annotations
 
 import asyncio
-import time
 from datetime import UTC, datetime, timedelta
+from time import monotonic
 
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import PollerInfo, TaskQueue
@@ -72,7 +72,7 @@ class StartQueues:
         if not self._own_queues:
             return self._task_queue
         seen = self._seen.get(app_name)
-        if seen is not None and seen[1] > time.monotonic():
+        if seen is not None and seen[1] > monotonic():
             return seen[0]
         # Many starts at once ask Temporal once.
         looking = self._looking.get(app_name)
@@ -86,7 +86,7 @@ class StartQueues:
         own = app_task_queue(self._task_queue, app_name)
         queue = own if await self._polled(own) else self._task_queue
         trusted = SEEN_SECONDS if queue == own else UNSEEN_SECONDS
-        self._seen[app_name] = (queue, time.monotonic() + trusted)
+        self._seen[app_name] = (queue, monotonic() + trusted)
         return queue
 
     async def _polled(self, task_queue: str) -> bool:

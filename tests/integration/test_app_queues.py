@@ -126,6 +126,11 @@ async def test_an_approval_on_a_shared_queue_runs_its_tool_on_the_apps_worker(
         ]
         for handle in handles:
             await handle.wait_for_status("awaiting_confirmation", timeout=60)
+        # Listed by the shared queue's name wherever they started (visibility lags a little).
+        async with asyncio.timeout(30):
+            while set(await adk.waiting(task_queue=queue)) != {h.workflow_id for h in handles}:
+                await asyncio.sleep(0.2)
+        for handle in handles:
             [request] = await handle.pending()
             await handle.confirm(request.id, True)
         results = await asyncio.gather(*(h.result() for h in handles))
