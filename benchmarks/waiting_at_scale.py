@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import subprocess
 import sys
 import time
@@ -73,6 +74,8 @@ RECORD_ENV = "WAITING_RECORD"
 STARTS_IN_FLIGHT = 50
 REST_SAMPLES = 30
 PAGE = 50
+_SETTLE_SECONDS = 0.2
+"""The pause after a run at rest finished, before the next answer."""
 _WAITING = f"AdkApp = '{APP}' AND AdkStatus = 'awaiting_confirmation'"
 
 
@@ -277,7 +280,10 @@ class Bench:
 async def at_rest(bench: Bench, n: int) -> dict[str, Any]:
     """``n`` approval round trips of each way, with nothing else running, one at a time and
     interleaved, so each way of answering and the bare workflow see the same machine:
-    update, signal and HTTP against the bare signal."""
+    update, signal and HTTP against the bare signal. Each run is let finish, and the
+    server settle, before the next answer, so no answer is measured while the last run's
+    tail (its final model step and append, the server's work on its close) still works;
+    the ways take turns in a shuffled order each round, so none always follows another."""
     sessions, _ = await bench.start_runs("rest", 3 * n)
     bare = [f"rest{i}" for i in range(n)]
     await bench.start_bare(bare)
@@ -301,12 +307,18 @@ async def at_rest(bench: Bench, n: int) -> dict[str, Any]:
         "HTTP → tool": (sessions[2 * n :], by_http, bench.record),
     }
     seconds: dict[str, list[float]] = {name: [] for name in ways}
+    turns = random.Random(0)
     for i in range(n):
-        for name, (keys, answer, record) in ways.items():
+        order = list(ways.items())
+        turns.shuffle(order)
+        for name, (keys, answer, record) in order:
             sent = time.time()
             await answer(keys[i])
             first = await _wait_records(record, {keys[i]})
             seconds[name].append(first[keys[i]] - sent)
+            run = f"bare-{keys[i]}" if record == bench.bare_record else wid.format(keys[i])
+            await bench.client.get_workflow_handle(run).result()
+            await asyncio.sleep(_SETTLE_SECONDS)
     return {name: _ms(values) for name, values in seconds.items()}
 
 

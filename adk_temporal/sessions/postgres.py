@@ -11,8 +11,8 @@ order (session row, then the app's state row, then the user's) so they cannot de
 * The app and user state rows are locked only by a write that changes them, so appends to
   different sessions of one app do not queue behind each other unless they share a scope
   they both write.
-* Reads run in one ``REPEATABLE READ`` snapshot (or are one statement), so a session's
-  events and its state always agree.
+* Each read is one statement, so one snapshot: a session's events and its state always
+  agree, and a read is one round trip to the server.
 
 JSON is stored as ``TEXT``, byte for byte what the other backends store: ``JSONB`` would
 refuse values the others accept (``NaN``, ``"\\u0000"``) and turn a float such as ``1e300``
@@ -86,9 +86,9 @@ SCHEMA_VERSION = 1
 
 _Connection = psycopg.AsyncConnection[TupleRow]
 
-# "statement": one autocommitted statement; "write": a read-committed transaction ordered by
-# row locks; "snapshot": a read-only repeatable-read transaction for multi-statement reads.
-_Mode = Literal["statement", "write", "snapshot"]
+# "statement": one autocommitted statement (a read that must see one snapshot is written as
+# one statement); "write": a read-committed transaction ordered by row locks.
+_Mode = Literal["statement", "write"]
 
 # Any fixed key works; it only has to be the same in every process creating the schema.
 _SCHEMA_LOCK_KEY = 0x61646B5F73657373
@@ -179,14 +179,21 @@ def _channel(key: SessionKey) -> str:
 
 # The shared scopes come in the same statement, so the merged state is one snapshot even
 # outside a transaction.
-_SESSION_COLUMNS = """s.pk, s.session_id, s.state, s.update_time,
+_SESSION_FIELDS = """s.pk, s.session_id, s.state, s.update_time,
     (SELECT a.state FROM adk_app_states a WHERE a.app_name = s.app_name),
     (SELECT u.state FROM adk_user_states u
-     WHERE u.app_name = s.app_name AND u.user_id = s.user_id)
-    FROM adk_sessions s"""
+     WHERE u.app_name = s.app_name AND u.user_id = s.user_id)"""
+_SESSION_COLUMNS = f"{_SESSION_FIELDS} FROM adk_sessions s"
+_SESSION_KEY = "s.app_name = %s AND s.user_id = %s AND s.session_id = %s"
 
-_SESSION_ROW = (
-    f"SELECT {_SESSION_COLUMNS} WHERE s.app_name = %s AND s.user_id = %s AND s.session_id = %s"
+_SESSION_ROW = f"SELECT {_SESSION_COLUMNS} WHERE {_SESSION_KEY}"
+
+# One statement, so one snapshot: the events and the states it returns belong together,
+# in one round trip to the server rather than a transaction's five.
+_SESSION_WITH_EVENTS = (
+    f"SELECT {_SESSION_FIELDS}, ARRAY(SELECT e.event_json FROM adk_events e "
+    "WHERE e.session_pk = s.pk AND e.sequence > %s ORDER BY e.sequence) "
+    f"FROM adk_sessions s WHERE {_SESSION_KEY}"
 )
 
 # An upsert that changes nothing still locks the row, and creates it when missing: a plain
@@ -296,7 +303,7 @@ class PostgresSessionService(SqlLedger, SessionService):
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
         check_after_sequence(after_sequence)
-        async with self._connection("snapshot") as conn:
+        async with self._connection("statement") as conn:
             return await _read_session(conn, key, after_sequence=after_sequence)
 
     async def get_state(self, key: SessionKey) -> dict[str, Any]:
@@ -384,16 +391,20 @@ class PostgresSessionService(SqlLedger, SessionService):
     async def staged_events(self, key: SessionKey, ids: Sequence[str]) -> dict[str, Event]:
         """Read staged events (see :meth:`StagingArea.staged_events`)."""
         check_identity(key)
-        async with self._connection("snapshot") as conn:
-            row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
-            if row is None:
-                raise session_not_found_error(key)
+        async with self._connection("statement") as conn:
+            # One statement: a session without such events is one row of NULLs, no session
+            # no row.
             cursor = await conn.execute(
-                "SELECT event_id, event_json FROM adk_staged_events "
-                "WHERE session_pk = %s AND event_id = ANY(%s)",
-                (row[0], list(ids)),
+                "SELECT st.event_id, st.event_json FROM adk_sessions s "
+                "LEFT JOIN adk_staged_events st "
+                "ON st.session_pk = s.pk AND st.event_id = ANY(%s) "
+                f"WHERE {_SESSION_KEY}",
+                (list(ids), *key),
             )
-            found = await cursor.fetchall()
+            rows = await cursor.fetchall()
+        if not rows:
+            raise session_not_found_error(key)
+        found = [(event_id, data) for event_id, data in rows if event_id is not None]
         return {event_id: Event.model_validate_json(data) for event_id, data in found}
 
     async def append_events(
@@ -504,10 +515,6 @@ class PostgresSessionService(SqlLedger, SessionService):
                 yield conn
                 return
             async with conn.transaction():
-                if mode == "snapshot":
-                    # The several SELECTs of one read see a single snapshot, so the events
-                    # returned and the state returned belong together.
-                    await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 yield conn
 
     async def _open(self) -> AsyncConnectionPool[_Connection]:
@@ -655,15 +662,11 @@ def _merged_row_state(row: TupleRow) -> dict[str, Any]:
 
 
 async def _read_session(conn: _Connection, key: SessionKey, *, after_sequence: int) -> Session:
-    row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
+    cursor = await conn.execute(_SESSION_WITH_EVENTS, (after_sequence, *key))
+    row = await cursor.fetchone()
     if row is None:
         raise session_not_found_error(key)
-    cursor = await conn.execute(
-        "SELECT event_json FROM adk_events WHERE session_pk = %s AND sequence > %s "
-        "ORDER BY sequence",
-        (row[0], after_sequence),
-    )
-    events = [Event.model_validate_json(event_json) for (event_json,) in await cursor.fetchall()]
+    events = [Event.model_validate_json(event_json) for event_json in row[6]]
     app_name, user_id, session_id = key
     return Session(
         id=session_id,
