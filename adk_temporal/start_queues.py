@@ -24,7 +24,14 @@ from temporalio.service import RPCError
 
 from .ids import app_task_queue
 
-__all__ = ["POLLED_WITHIN", "SEEN_SECONDS", "UNSEEN_SECONDS", "StartQueues", "workflow_pollers"]
+__all__ = [
+    "POLLED_WITHIN",
+    "SEEN_SECONDS",
+    "STARTS_HERE_MARK",
+    "UNSEEN_SECONDS",
+    "StartQueues",
+    "workflow_pollers",
+]
 
 SEEN_SECONDS = 30.0
 """How long the client trusts that an app's own queue is polled."""
@@ -32,6 +39,11 @@ SEEN_SECONDS = 30.0
 UNSEEN_SECONDS = 5.0
 """How long the client trusts that it is not: shorter, so that runs started while the app's
 workers come up move to its queue soon after they poll."""
+
+STARTS_HERE_MARK = " adk-starts-here"
+"""In the identity of an app's own-queue worker that takes runs started on that queue. Only
+such pollers count: earlier workers polled the queue too, but a run started there would
+have had its steps sent on to a queue beside it that nobody polls."""
 
 POLLED_WITHIN = timedelta(minutes=2)
 """A poller counts as a running worker when it polled this recently: a live worker's long
@@ -90,15 +102,18 @@ class StartQueues:
         return queue
 
     async def _polled(self, task_queue: str) -> bool:
-        """Whether a worker polled ``task_queue`` for workflow tasks within
-        :data:`POLLED_WITHIN`; ``False`` when Temporal cannot say (the shared queue is then
-        the safe start: its first step finds the app's worker wherever it polls)."""
+        """Whether a worker that takes runs started there (:data:`STARTS_HERE_MARK`) polled
+        ``task_queue`` for workflow tasks within :data:`POLLED_WITHIN`; ``False`` when
+        Temporal cannot say (the shared queue is then the safe start: its first step finds
+        the app's worker wherever it polls)."""
         try:
             pollers = await workflow_pollers(self._client, task_queue)
         except RPCError:
             return False
         since = datetime.now(UTC) - POLLED_WITHIN
         return any(
-            p.HasField("last_access_time") and p.last_access_time.ToDatetime(UTC) >= since
+            STARTS_HERE_MARK in p.identity
+            and p.HasField("last_access_time")
+            and p.last_access_time.ToDatetime(UTC) >= since
             for p in pollers
         )

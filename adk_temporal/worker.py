@@ -26,6 +26,7 @@ from .ids import app_task_queue
 from .model_limits import ModelLimit, model_queue
 from .plugin import AdkPlugin
 from .sessions import SessionService, SqliteSessionService
+from .start_queues import STARTS_HERE_MARK
 
 __all__ = [
     "APPS_MARK",
@@ -42,9 +43,12 @@ APPS_MARK = " adk-apps="
 """Marks the apps a worker serves in its identity, which Temporal shows for each poller."""
 
 
-def worker_identity(app: App) -> str:
-    """``pid@host`` as Temporal's default, plus the served app's name when it has one."""
+def worker_identity(app: App, *, starts_here: bool = False) -> str:
+    """``pid@host`` as Temporal's default, plus the served app's name when it has one;
+    ``starts_here`` marks the worker of the app's own queue as taking runs started there."""
     base = f"{os.getpid()}@{socket.gethostname()}"
+    if starts_here:
+        base += STARTS_HERE_MARK
     return f"{base}{APPS_MARK}{app.name}" if app.name else base
 
 
@@ -120,19 +124,19 @@ def build_worker(
         compaction=app.events_compaction_config,
     )
 
-    def polling(queue: str) -> Worker:
+    def polling(queue: str, own: bool = False) -> Worker:
         return Worker(
             client,
             task_queue=queue,
             plugins=[plugin],
-            identity=worker_identity(app),
+            identity=worker_identity(app, starts_here=own),
             max_cached_workflows=max_cached_workflows,
             sticky_queue_schedule_to_start_timeout=sticky_timeout,
         )
 
     # The own queue's worker is whole: the client starts the app's runs there once it sees
     # the queue polled, and the app's notification children run there too.
-    own = [polling(app_task_queue(task_queue, app.name))] if app.name else []
+    own = [polling(app_task_queue(task_queue, app.name), own=True)] if app.name else []
     limited: dict[str, ModelLimit] = {}
     for limit in app.model_limits:
         limited.setdefault(limit.group, limit)

@@ -15,8 +15,9 @@ one worker process with a bounded sticky cache (``--cache``). Printed:
   ratio), and that each approved tool ran exactly once (lost, duplicates).
 
 Run: ``python benchmarks/waiting_at_scale.py --runs 1000`` (writes
-results/waiting_at_scale.json); ``--rest-only`` measures only the round trip at rest
-(results/approval_round_trip.json). The worker is this script run with ``--serve``.
+results/waiting_at_scale_1000.json; at the default 10,000, results/waiting_at_scale.json);
+``--rest-only`` measures only the round trip at rest (results/approval_round_trip.json).
+The worker is this script run with ``--serve``.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ RECORD_ENV = "WAITING_RECORD"
 """The file the approved tool appends one line to each time it runs."""
 STARTS_IN_FLIGHT = 50
 REST_SAMPLES = 30
+DEFAULT_RUNS = 10_000
 PAGE = 50
 _SETTLE_SECONDS = 0.2
 """The pause after a run at rest finished, before the next answer."""
@@ -528,7 +530,7 @@ def _report(options: argparse.Namespace, figures: dict[str, Any]) -> None:
 def main() -> None:
     """Parse the flags; run the benchmark, or serve as its worker with ``--serve``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=DEFAULT_RUNS)
     parser.add_argument("--cache", type=int, default=200, help="max_cached_workflows")
     parser.add_argument("--rate", type=float, default=5.0, help="answers per second")
     parser.add_argument(
@@ -561,6 +563,8 @@ def main() -> None:
     figures = asyncio.run(run(options))
     _report(options, figures)
     name = "approval_round_trip" if options.rest_only else "waiting_at_scale"
+    if not options.rest_only and options.runs != DEFAULT_RUNS:
+        name += f"_{options.runs}"  # the 10,000-run figures stay beside it
     if options.unnamed_app:
         name += "_unnamed_app"
     write_results(name, {"runs": options.runs, "cache": options.cache, **figures})

@@ -17,7 +17,13 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from adk_temporal import start_queues
-from adk_temporal.start_queues import POLLED_WITHIN, SEEN_SECONDS, UNSEEN_SECONDS, StartQueues
+from adk_temporal.start_queues import (
+    POLLED_WITHIN,
+    SEEN_SECONDS,
+    STARTS_HERE_MARK,
+    UNSEEN_SECONDS,
+    StartQueues,
+)
 
 
 class Service:
@@ -27,6 +33,7 @@ class Service:
         self.polled: dict[str, datetime] = {}
         self.asked: list[str] = []
         self.failing = False
+        self.identity = f"1@host{STARTS_HERE_MARK} adk-apps=a"
 
     async def describe_task_queue(
         self, request: DescribeTaskQueueRequest, **_: Any
@@ -42,7 +49,7 @@ class Service:
         stamp = Timestamp()
         stamp.FromDatetime(seen)
         return DescribeTaskQueueResponse(
-            pollers=[PollerInfo(identity="w@host", last_access_time=stamp)]
+            pollers=[PollerInfo(identity=self.identity, last_access_time=stamp)]
         )
 
 
@@ -100,6 +107,17 @@ async def test_unpolled_stale_or_unreadable_queues_start_runs_on_the_shared_queu
     assert await queues.of("stale") == "q"
     service.failing = True
     assert await queues.of("broken") == "q"
+
+
+async def test_a_worker_of_an_earlier_release_on_the_own_queue_does_not_count(
+    clock: Clock,
+) -> None:
+    """A poller without the mark would send a run started on its queue one queue further
+    (``…/apps/a/apps/a``): the run starts on the shared queue instead."""
+    service = Service()
+    service.polled["q/apps/a"] = datetime.now(UTC)
+    service.identity = "1@host adk-apps=a"
+    assert await _queues(service).of("a") == "q"
 
 
 async def test_what_was_seen_is_trusted_for_a_while(clock: Clock) -> None:
