@@ -66,11 +66,12 @@ async def deliver_answer(
     """
     if check is not None and vet is None:
         await check()
+    vetting = min(vet_after, wait) if vet is not None else 0.0
     update = asyncio.ensure_future(send(True))
     try:
-        if vet is not None and await _vetted(update, vet, min(vet_after, wait)):
+        if vet is not None and await _vetted(update, vet, vetting):
             return "applied"
-        async with asyncio.timeout(wait - (min(vet_after, wait) if vet is not None else 0)):
+        async with asyncio.timeout(wait - vetting):
             await asyncio.shield(update)
         return "applied"
     # Cancelled by the timeout, the update call reports its own error type.
@@ -100,19 +101,24 @@ async def _vetted(update: asyncio.Future[None], vet: Check, after: float) -> boo
     Returns ``False`` when the answer passed ``vet`` and its update is still on its way;
     raises a worker's refusal, or ``vet``'s.
     """
-    done, _ = await asyncio.wait({update}, timeout=after)
-    if done and not isinstance(update.exception(), RPCError):
+    await asyncio.wait({update}, timeout=after)
+    if _answered_by_worker(update):
         update.result()  # a worker's refusal is raised as it is
         return True
     try:
         await vet()
     except Exception:
-        if not update.done():
-            await asyncio.wait({update}, timeout=_TRAILING_REPLY_SECONDS)
-        if update.done() and not isinstance(update.exception(), RPCError):
+        await asyncio.wait({update}, timeout=_TRAILING_REPLY_SECONDS)
+        if _answered_by_worker(update):
             update.result()
             return True
         raise
     if update.done():
         update.result()  # the run is there and the request open, yet Temporal refused
     return False
+
+
+def _answered_by_worker(update: asyncio.Future[None]) -> bool:
+    """Whether ``update`` is done with a worker's answer (applied or refused), not with
+    Temporal's refusal to take it (not found, closed)."""
+    return update.done() and not isinstance(update.exception(), RPCError)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from google.cloud import storage
+from google.genai import types
 
 from adk_temporal.artifacts import (
     ArtifactService,
@@ -24,6 +25,7 @@ from adk_temporal.artifacts import (
     GcsArtifactService,
     InMemoryArtifactService,
 )
+from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
 from adk_temporal.sessions import (
     InMemorySessionService,
     PostgresSessionService,
@@ -33,6 +35,61 @@ from adk_temporal.sessions import (
 from adk_temporal.testing.fake_gcs import FakeGcsServer
 
 ARTIFACT_BACKENDS = ("memory", "file", "gcs")
+
+RICH_BLOB = bytes(range(256)) * 3
+"""The inline bytes of :func:`rich_event`."""
+
+
+def rich_event() -> Event:
+    """An event with every field set, and a changeable object in each that can hold one:
+    calls, bytes, nested arguments and responses, confirmations, input requests, usage."""
+    return Event(
+        id="e-rich",
+        invocation_id="e-42",
+        author="report_agent",
+        branch="root.report",
+        isolation_scope="scope-1",
+        timestamp=1_700_000_000.25,
+        long_running_tool_ids=["adk-confirm-1"],
+        content=types.Content(
+            role="model",
+            parts=[
+                types.Part(text="Let me check."),
+                types.Part(
+                    function_call=types.FunctionCall(
+                        id="call-1",
+                        name="buy_report",
+                        args={"city": "Hangzhou", "pages": [1, {"n": 2}], "rush": None},
+                    )
+                ),
+                types.Part(
+                    function_response=types.FunctionResponse(
+                        id="call-0", name="get_weather", response={"temp": {"c": [21.5]}}
+                    )
+                ),
+                types.Part(inline_data=types.Blob(mime_type="image/png", data=RICH_BLOB)),
+            ],
+        ),
+        actions=EventActions(
+            state_delta={"user:plan": "pro", "nested": {"x": [1, {"y": None}]}},
+            artifact_delta={"report.txt": 3},
+            requested_tool_confirmations={
+                "call-1": ToolConfirmation(hint="Approve $5?", payload={"amount": [5]})
+            },
+            requested_inputs={
+                "adk-input-1": InputRequest(
+                    interrupt_id="adk-input-1",
+                    function_call_id="call-2",
+                    input_schema={"type": "object", "required": ["x"]},
+                )
+            },
+            skip_summarization=True,
+            transfer_to_agent="billing",
+        ),
+        usage_metadata=types.GenerateContentResponseUsageMetadata(total_token_count=15),
+        error_code="E1",
+        error_message="partial",
+    )
 
 
 class StepClock:

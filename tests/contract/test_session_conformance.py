@@ -27,7 +27,7 @@ from adk_temporal.errors import (
     SessionExistsError,
     SessionNotFoundError,
 )
-from adk_temporal.events import Event, EventActions, ToolConfirmation
+from adk_temporal.events import Event, EventActions
 from adk_temporal.ids import SessionKey
 from adk_temporal.sessions import (
     InMemorySessionService,
@@ -38,7 +38,7 @@ from adk_temporal.sessions import (
 from adk_temporal.sessions.partials import PARTIAL_TTL_SECONDS
 from adk_temporal.testing.postgres import PostgresNotInstalledError, PostgresServer
 
-from .conftest import StepClock
+from .conftest import RICH_BLOB, StepClock, rich_event
 
 APP = "weather_app"
 USER = "alice"
@@ -608,47 +608,7 @@ async def test_event_json_round_trips_calls_bytes_and_confirmations(
 ) -> None:
     """An event with function calls, inline bytes and requested confirmations reads back equal."""
     await service.create(SessionKey(APP, USER, "s-1"))
-    event = Event(
-        id="e-rich",
-        invocation_id="e-42",
-        author="report_agent",
-        branch="root.report",
-        isolation_scope="scope-1",
-        timestamp=1_700_000_000.25,
-        long_running_tool_ids=["adk-confirm-1"],
-        content=types.Content(
-            role="model",
-            parts=[
-                types.Part(text="Let me check."),
-                types.Part(
-                    function_call=types.FunctionCall(
-                        id="call-1",
-                        name="buy_report",
-                        args={"city": "Hangzhou", "pages": [1, 2], "rush": None},
-                    )
-                ),
-                types.Part(
-                    function_response=types.FunctionResponse(
-                        id="call-0", name="get_weather", response={"temp_c": 21.5}
-                    )
-                ),
-                types.Part(
-                    inline_data=types.Blob(mime_type="image/png", data=bytes(range(256)) * 3)
-                ),
-            ],
-        ),
-        actions=EventActions(
-            state_delta={"user:plan": "pro", "nested": {"x": [1, {"y": None}]}},
-            artifact_delta={"report.txt": 3},
-            requested_tool_confirmations={
-                "call-1": ToolConfirmation(hint="Approve $5?", payload={"amount": 5})
-            },
-            skip_summarization=True,
-            transfer_to_agent="billing",
-        ),
-        error_code="E1",
-        error_message="partial",
-    )
+    event = rich_event()
 
     (returned,) = await service.append_events(SessionKey(APP, USER, "s-1"), [event])
 
@@ -657,7 +617,7 @@ async def test_event_json_round_trips_calls_bytes_and_confirmations(
     assert returned == event
     blob = stored.parts()[3].inline_data
     assert blob is not None
-    assert blob.data == bytes(range(256)) * 3
+    assert blob.data == RICH_BLOB
 
 
 # --- concurrency ------------------------------------------------------------------------------

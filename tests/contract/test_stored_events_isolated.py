@@ -16,56 +16,28 @@ from typing import Any
 from google.genai import types
 from pydantic import BaseModel
 
-from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
+from adk_temporal.events import Event
 from adk_temporal.ids import SessionKey
 from adk_temporal.sessions import (
     SessionService,
 )
 from adk_temporal.sessions.rules import prepare_events
 
+from .conftest import rich_event
+
 KEY = SessionKey("isolation_app", "alice", "s-1")
 
 
-def _rich_event() -> Event:
-    """An event with a changeable object in every field that can hold one."""
-    return Event(
-        id="e-rich",
-        invocation_id="e-1",
-        author="agent",
-        long_running_tool_ids=["adk-confirm-1"],
-        content=types.Content(
-            role="model",
-            parts=[
-                types.Part(text="Let me check."),
-                types.Part(
-                    function_call=types.FunctionCall(
-                        id="call-1", name="buy", args={"city": "Oslo", "pages": [1, {"n": 2}]}
-                    )
-                ),
-                types.Part(
-                    function_response=types.FunctionResponse(
-                        id="call-0", name="weather", response={"temp": {"c": [21.5]}}
-                    )
-                ),
-                types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG")),
-            ],
-        ),
-        actions=EventActions(
-            state_delta={"plan": {"tier": ["pro"]}, "temp:scratch": {"x": 1}},
-            artifact_delta={"report.txt": 3},
-            requested_tool_confirmations={
-                "call-1": ToolConfirmation(hint="Buy?", payload={"amount": [5]})
-            },
-            requested_inputs={
-                "adk-input-1": InputRequest(
-                    interrupt_id="adk-input-1",
-                    function_call_id="call-2",
-                    input_schema={"type": "object", "required": ["x"]},
-                )
-            },
-        ),
-        usage_metadata=types.GenerateContentResponseUsageMetadata(total_token_count=15),
-    )
+def _handed_in() -> Event:
+    """The rich event as a caller hands it in: no time yet, and a ``temp:`` key the store
+    leaves out."""
+    event = rich_event().model_copy(update={"timestamp": 0.0})
+    event.actions.state_delta["temp:scratch"] = {"x": 1}
+    return event
+
+
+STORED_DELTA = {"user:plan": "pro", "nested": {"x": [1, {"y": None}]}}
+"""The rich event's state delta as the store keeps it."""
 
 
 def _changeable(value: Any) -> Iterator[object]:
@@ -86,7 +58,7 @@ def _changeable(value: Any) -> Iterator[object]:
 
 def test_a_prepared_event_shares_no_changeable_object_with_the_callers() -> None:
     """The copy is whole: not one model, dict or list of the input is reachable from it."""
-    event = _rich_event()
+    event = _handed_in()
     before = event.model_dump()
 
     (prepared,) = prepare_events([event], now=5.0)
@@ -96,7 +68,7 @@ def test_a_prepared_event_shares_no_changeable_object_with_the_callers() -> None
     assert prepared.model_dump(exclude={"timestamp", "actions"}) == event.model_dump(
         exclude={"timestamp", "actions"}
     )
-    assert prepared.actions.state_delta == {"plan": {"tier": ["pro"]}}
+    assert prepared.actions.state_delta == STORED_DELTA
     assert prepared.actions.model_dump(exclude={"state_delta"}) == event.actions.model_dump(
         exclude={"state_delta"}
     )
@@ -120,7 +92,7 @@ def _vandalise(event: Event) -> None:
     blob.inline_data.data = b"GIF8"
     content.parts.append(types.Part(text="added"))
     actions = event.actions
-    actions.state_delta["plan"]["tier"].append("free")
+    actions.state_delta["nested"]["x"][1]["y"] = "changed"
     actions.artifact_delta["report.txt"] = 9
     confirmation = actions.requested_tool_confirmations["call-1"]
     confirmation.payload["amount"].append(6)
@@ -139,7 +111,7 @@ async def test_changing_the_appended_or_returned_events_leaves_the_store_as_it_w
     """Every nested object of the input, of append's result and of a read is changed; the
     store reads back what was appended."""
     await service.create(KEY)
-    event = _rich_event()
+    event = _handed_in()
     returned = await service.append_events(KEY, [event])
     expected = (await service.get(KEY)).events[0].model_dump()
 
@@ -149,6 +121,6 @@ async def test_changing_the_appended_or_returned_events_leaves_the_store_as_it_w
 
     (stored,) = (await service.get(KEY)).events
     assert stored.model_dump() == expected
-    assert stored.actions.state_delta == {"plan": {"tier": ["pro"]}}
+    assert stored.actions.state_delta == STORED_DELTA
     assert stored.content is not None and stored.content.parts is not None
     assert len(stored.content.parts) == 4
