@@ -71,7 +71,7 @@ ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
 cancelled."""
 
 
-BASELINE = 1
+BASELINE = 2
 """The baseline the runs this release starts are on (``InvocationInput.baseline``)."""
 
 
@@ -97,8 +97,9 @@ class InvocationInput(RunConfig):
     baseline: int = 0
     """What the run has from its start, set by the client that starts it: at 1, every
     behaviour change released until then without a patch marker, and ids drawn from the run
-    id, which step inputs carry short (:mod:`adk_temporal.workflows.short_ids`). 0: a run
-    started by an earlier client, which asks ``workflow.patched`` and draws random ids."""
+    id, which step inputs carry short (:mod:`adk_temporal.workflows.short_ids`); at 2, also
+    an answer's status and memo published after the steps it resumes. 0: a run started by
+    an earlier client, which asks ``workflow.patched`` and draws random ids."""
 
 
 class Published(BaseModel):

@@ -1,6 +1,6 @@
 """Ids a run draws from its run id, and the short form its steps' inputs carry them in.
 
-A run at baseline 1 (:data:`~adk_temporal.workflows.messages.BASELINE`) draws its ids from
+A run at baseline 1 or later (:data:`~adk_temporal.workflows.messages.BASELINE`) draws its ids from
 a seed its start event holds, the run id of the chain's first run (and, in a continued run,
 the run it continues): the n-th is ``uuid5(seed, n)``, the invocation it starts ``e-`` plus
 the 0th. A reset run replays from the copied start event, so it draws the same ids. In a

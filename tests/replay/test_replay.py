@@ -21,6 +21,7 @@ from datetime import timedelta
 from http.server import HTTPServer
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from google.genai import types
@@ -34,6 +35,7 @@ from temporalio.client import (
 from temporalio.common import RetryPolicy
 from temporalio.worker import Replayer
 
+from adk_temporal import client as client_module
 from adk_temporal.agents import Agent, BaseAgent
 from adk_temporal.app import App
 from adk_temporal.background_http import BackgroundServer
@@ -116,6 +118,14 @@ async def _approve(adk: AdkClient, sid: str) -> InvocationHandle:
 
 async def _reject(adk: AdkClient, sid: str) -> InvocationHandle:
     return await _answer_confirmation(await _ask(adk, sid, "Buy a weather report for Rome"), False)
+
+
+async def _approve_at_baseline_1(adk: AdkClient, sid: str) -> InvocationHandle:
+    """Started by a client of the release before (baseline 1), answered on this one: the
+    answer takes the held publishing through ``workflow.patched``."""
+    with mock.patch.object(client_module, "BASELINE", 1):
+        handle = await _ask(adk, sid, "Buy a weather report for Oslo")
+    return await _answer_confirmation(handle, True)
 
 
 async def _resume_input(adk: AdkClient, sid: str) -> InvocationHandle:
@@ -252,6 +262,11 @@ SCENARIOS: dict[str, Scenario] = {
     "baseline_staged_parallel": _parallel,
     "baseline_continue_as_new": _continue_as_new,
     "baseline_cancelled_while_waiting": _cancelled,
+    # Baseline 2: an answer's upserts wait for the task after the one that resumes the run.
+    "baseline2_approve": _approve,
+    "baseline2_refused_answers": _refused_answers,
+    "baseline2_resume_input": _resume_input,
+    "baseline1_approved_after_upgrade": _approve_at_baseline_1,
 }
 
 
