@@ -266,6 +266,7 @@ SCENARIOS: dict[str, Scenario] = {
     "baseline2_approve": _approve,
     "baseline2_refused_answers": _refused_answers,
     "baseline2_resume_input": _resume_input,
+    "baseline2_continue_as_new": _continue_as_new,
     "baseline1_approved_after_upgrade": _approve_at_baseline_1,
 }
 
