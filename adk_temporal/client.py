@@ -34,6 +34,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from .artifacts import ArtifactService
 from .budgets import Budgets
+from .buffered_signals import once_signals_show
 from .converter import adk_data_converter
 from .errors import (
     SessionBusyError,
@@ -688,16 +689,20 @@ class AdkClient:
         Args:
             workflow_id: The run's workflow id.
             request_id: The request about to be answered.
-            described: Temporal's description of the run, read just before. When it shows no
-                workflow task pending, nothing is held and the history is not read: a signal
-                leaves a task pending until a worker completes one started after it.
+            described: Temporal's description of the run, read just before (else read
+                here). When it shows no workflow task pending, nothing is held and the
+                history is not read: a signal leaves a task pending until a worker completes
+                one started after it. When a task is running, the history is read once it
+                ends (:func:`~adk_temporal.buffered_signals.once_signals_show`): Temporal
+                writes the signals that came meanwhile only then, so a hung worker's task
+                holds the answer up to the task's timeout (10 s by default).
 
         Raises:
             AnswerPendingError: :meth:`held_answers` has an answer to ``request_id``.
         """
-        if described is not None and not described.raw_description.HasField(
-            "pending_workflow_task"
-        ):
+        handle = self.client.get_workflow_handle(workflow_id)
+        described = await once_signals_show(handle, described or await handle.describe())
+        if not described.raw_description.HasField("pending_workflow_task"):
             return
         for answer in await self.held_answers(workflow_id):
             if answer_id(answer) != request_id:

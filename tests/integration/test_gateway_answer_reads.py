@@ -3,15 +3,20 @@
 With a worker running, the checked update goes first and the worker checks it: the gateway
 reads nothing of the run (one call to Temporal, as a bare signal). Without one, the run is
 read once the update goes untaken: the answer is left as a signal, and once it is held a
-second answer finds the history holding it and is refused.
+second answer finds the history holding it and is refused. A worker that hangs holding the
+run's task keeps the signal out of the history until the task times out: the second answer
+waits for that, and is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import uuid
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionDescription
 
 from adk_temporal.client import AdkClient, AnswerPendingError, InvocationHandle
@@ -110,3 +115,33 @@ async def test_once_an_answer_is_held_the_history_is_read_and_another_is_refused
         await gateway.confirm(ids, request_id, False, answered_by="token:test")
     assert adk.history_reads == reads + 1
     await adk.client.get_workflow_handle(gateway.handle(ids).workflow_id).terminate("test over")
+
+
+async def test_a_second_answer_waits_out_a_hung_workers_task_and_is_refused(
+    deployment: Deployment,
+) -> None:
+    """The worker stops (SIGSTOP) with the run idle and goes on taking its workflow tasks
+    without completing them: Temporal keeps the first answer's signal out of the history
+    until the task times out. The second answer waits for that and is refused; once the hung
+    worker is gone, a fresh one applies the first answer, charging once."""
+    adk = await _counting(deployment)
+    gateway = Gateway(adk=adk, answer_wait=1.0)
+    with worker_process(deployment) as hung:
+        ids, request_id = await _paused(gateway, "Oslo")
+        os.kill(hung.pid, signal.SIGSTOP)
+        first = await gateway.confirm(ids, request_id, True, answered_by="token:test")
+        with pytest.raises(AnswerPendingError, match="on its way"):
+            await gateway.confirm(ids, request_id, False, answered_by="token:test")
+    assert first.outcome == "accepted"
+    handle = adk.handle(gateway.handle(ids).workflow_id)
+    timed_out = [
+        event
+        async for event in adk.client.get_workflow_handle(handle.workflow_id).fetch_history_events()
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT
+    ]
+    assert timed_out, "the hung worker held no task: the test did not set up its case"
+    with worker_process(deployment):
+        async with asyncio.timeout(90):
+            await handle.result()
+    charged = [c for c in deployment.payments.charges() if ids.session_id in c["key"]]
+    assert len(charged) == 1

@@ -145,6 +145,7 @@ LAYERS: list[set[str]] = [
         "plugin",
         "client",
         "delivery",
+        "buffered_signals",
         "start_queues",
         "visibility",
         "render",
