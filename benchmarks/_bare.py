@@ -7,6 +7,11 @@ store, no search attributes, no events), so comparing against it isolates what t
 runtime adds. It runs either one turn per workflow run (like an ADK invocation) or every
 turn of a session in one run (like Temporal's official ADK plugin).
 
+Given ``status``, it also keeps the one piece of visibility an invocation must (the
+architecture's ``AdkStatus``): the caller starts it with the five ADK search attributes and
+it sets ``AdkStatus`` to ``completed`` before it returns, so a comparison against it shows
+what is left once that bookkeeping is counted on both sides.
+
 Kept apart from ``_common`` on purpose: the workflow sandbox re-imports this module for each
 run, so it imports nothing but temporalio.
 """
@@ -20,10 +25,12 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import activity, workflow
+from temporalio.common import SearchAttributeKey
 
 __all__ = [
     "BARE_ACTIVITIES",
     "MODEL_ACTIVITY",
+    "STATUS_KEY",
     "TOOL_ACTIVITY",
     "TOOL_RESULT_CHARS",
     "BareCall",
@@ -42,6 +49,9 @@ MODEL_ACTIVITY = "bare_model"
 
 TOOL_ACTIVITY = "bare_tool"
 """Activity type of the bare tool call."""
+
+STATUS_KEY = SearchAttributeKey.for_keyword("AdkStatus")
+"""The search attribute an invocation sets as it ends (``BareInput.status``)."""
 
 _TIMEOUT = timedelta(seconds=120)
 _TEXT = ("The quick brown fox jumps over the lazy dog. " * 23)[:TOOL_RESULT_CHARS]
@@ -85,6 +95,8 @@ class BareInput:
     turns: int
     tools: int
     first_turn: int = 1
+    status: bool = False
+    """Set ``AdkStatus`` to ``completed`` before returning, as an invocation does."""
 
 
 @activity.defn(name=MODEL_ACTIVITY)
@@ -128,6 +140,8 @@ class BareWorkflow:
             )
             made += len(reply.calls)
             await self._model(BareModelInput(turn=turn, tools=inp.tools, final=True))
+        if inp.status:
+            workflow.upsert_search_attributes([STATUS_KEY.value_set("completed")])
         return made
 
     async def _model(self, inp: BareModelInput) -> BareModelReply:

@@ -41,6 +41,7 @@ from google.genai import types
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import History, HistoryEvent
 from temporalio.client import Client
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.converter import PayloadCodec
 from temporalio.worker import Worker
 
@@ -53,6 +54,7 @@ from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry
 from adk_temporal.plugin import AdkPlugin, adk_data_converter
 from adk_temporal.sessions import SqliteSessionService
 from adk_temporal.tracing import Telemetry, configure_telemetry
+from adk_temporal.workflows.messages import ADK_AGENT, ADK_APP, ADK_SESSION, ADK_STATUS, ADK_USER
 
 __all__ = [
     "APP",
@@ -368,21 +370,43 @@ async def run_adk_turn(adk: AdkClient, session: str, turn: int, tools: int) -> T
 
 
 async def run_bare(
-    client: Client, task_queue: str, workflow_id: str, turns: int, tools: int, first_turn: int = 1
+    client: Client,
+    task_queue: str,
+    workflow_id: str,
+    turns: int,
+    tools: int,
+    first_turn: int = 1,
+    *,
+    status: bool = False,
 ) -> TurnRun:
-    """Run ``BareWorkflow`` for ``turns`` turns as one run of ``workflow_id``."""
+    """Run ``BareWorkflow`` for ``turns`` turns as one run of ``workflow_id``; ``status``:
+    with the search attributes an invocation starts with and sets as it ends."""
     start = time.perf_counter()
     async with asyncio.timeout(RESULT_TIMEOUT):
         handle = await client.start_workflow(
             BareWorkflow.run,
-            BareInput(turns=turns, tools=tools, first_turn=first_turn),
+            BareInput(turns=turns, tools=tools, first_turn=first_turn, status=status),
             id=workflow_id,
             task_queue=task_queue,
+            search_attributes=_invocation_attributes(workflow_id) if status else None,
         )
         await handle.result()
     seconds = time.perf_counter() - start
     assert handle.result_run_id is not None
     return TurnRun(workflow_id, handle.result_run_id, seconds)
+
+
+def _invocation_attributes(workflow_id: str) -> TypedSearchAttributes:
+    """The five search attributes ``AdkClient.start`` gives an invocation, for a bare run."""
+    return TypedSearchAttributes(
+        [
+            SearchAttributePair(ADK_APP, APP),
+            SearchAttributePair(ADK_USER, USER),
+            SearchAttributePair(ADK_SESSION, workflow_id),
+            SearchAttributePair(ADK_AGENT, "bare"),
+            SearchAttributePair(ADK_STATUS, "running"),
+        ]
+    )
 
 
 # ---------------------------------------------------------------------- history metrics
