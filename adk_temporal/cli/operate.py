@@ -15,6 +15,7 @@ from typing import Any
 import click
 from rich.markup import escape
 from rich.text import Text
+from temporalio.api.enums.v1 import PendingWorkflowTaskState
 from temporalio.api.failure.v1 import Failure
 from temporalio.client import (
     Client,
@@ -239,6 +240,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
             ],
             "refused_answers": refused,
             "last_error": last_error,
+            "workflow_task": _workflow_task(description),
         }
         if as_json:
             print_json(shown)
@@ -268,6 +270,25 @@ async def _last_error(
         except WorkflowFailureError as err:
             last_error = str(err.cause or err)
     return last_error
+
+
+def _workflow_task(description: WorkflowExecutionDescription) -> dict[str, Any] | None:
+    """The run's pending workflow task: ``scheduled`` or ``started``, its attempt, since when.
+
+    A task started long ago, or at an attempt over 1, is a worker that hung or died holding
+    it: Temporal writes the signals that came meanwhile only once the task ends.
+    """
+    raw = description.raw_description
+    if not raw.HasField("pending_workflow_task"):
+        return None
+    task = raw.pending_workflow_task
+    started = task.state == PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED
+    since = task.started_time if started else task.scheduled_time
+    return {
+        "state": "started" if started else "scheduled",
+        "attempt": task.attempt,
+        "since": since.ToDatetime(UTC).isoformat(),
+    }
 
 
 async def _held(
@@ -326,6 +347,16 @@ def _print_shown(
         console.print(escape(f"  waits    {kind} of {request.call}: {asks}  [{request.id}]"))
     for refusal in shown["refused_answers"]:
         console.print(f"  refused  {refusal}")
+    task = shown["workflow_task"]
+    if task is not None:
+        since = f"{datetime.fromisoformat(task['since']):%H:%M:%S} UTC"
+        held_by = (
+            f"started {since} and not completed: a worker holds it, and answers sent since "
+            "show once it ends"
+            if task["state"] == "started"
+            else f"scheduled {since}: waiting for a worker to pick it up"
+        )
+        console.print(f"  task     attempt {task['attempt']}, {held_by}")
     if shown["last_error"]:
         console.print(f"  error    {shown['last_error']}")
 

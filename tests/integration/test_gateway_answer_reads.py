@@ -11,7 +11,9 @@ waits for that, and is refused.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 import signal
 import uuid
 
@@ -27,6 +29,7 @@ from adk_temporal.ids import SessionKey
 from adk_temporal.web.gateway import Gateway
 from adk_temporal.workflows.messages import Published
 
+from ..commands import run_cli
 from .workers import Deployment, worker_process
 
 pytestmark = pytest.mark.integration
@@ -132,8 +135,14 @@ async def test_a_second_answer_waits_out_a_hung_workers_task_and_is_refused(
         first = await gateway.confirm(ids, request_id, True, answered_by="token:test")
         with pytest.raises(AnswerPendingError, match="on its way"):
             await gateway.confirm(ids, request_id, False, answered_by="token:test")
+        handle = adk.handle(gateway.handle(ids).workflow_id)
+        # The hung worker's tasks time out, so the one pending is a retry.
+        shown = await run_cli(deployment.address, "show", handle.workflow_id, "--json")
+        told = await run_cli(deployment.address, "show", handle.workflow_id)
     assert first.outcome == "accepted"
-    handle = adk.handle(gateway.handle(ids).workflow_id)
+    task = json.loads(shown.stdout)["workflow_task"]
+    assert task["state"] in ("scheduled", "started") and task["attempt"] >= 2, task
+    assert re.search(r"task     attempt \d+, (started|scheduled) ", told.stdout), told.stdout
     timed_out = [
         event
         async for event in adk.client.get_workflow_handle(handle.workflow_id).fetch_history_events()
