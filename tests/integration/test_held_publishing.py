@@ -13,7 +13,7 @@ import pytest
 from google.genai import types
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionDescription, WorkflowHandle
 
 from adk_temporal import client as client_module
 from adk_temporal.agents import Agent
@@ -106,6 +106,16 @@ async def test_the_answers_task_resumes_the_tool_and_the_next_publishes(
     assert Published.from_memo(await described.memo()).requests == []
 
 
+async def _published_status(
+    raw: WorkflowHandle[Any, Any], status: str
+) -> WorkflowExecutionDescription:
+    """The run's description once its ``AdkStatus`` is ``status``."""
+    async with asyncio.timeout(30):
+        while (described := await raw.describe()).typed_search_attributes.get(ADK_STATUS) != status:
+            await asyncio.sleep(0.1)
+    return described
+
+
 RELEASE = asyncio.Event()
 """Set by the test once it has seen the answer published while the tool still runs."""
 
@@ -144,16 +154,14 @@ async def test_a_long_tool_finds_the_answer_published_by_the_timer(
     async with run_worker([agent], models=models) as rt:
         handle = await rt.adk.start(APP, USER, f"s-{uuid.uuid4().hex[:8]}", "mover", "move it")
         await handle.wait_for_status("awaiting_confirmation", timeout=30)
+        raw = temporal_client.get_workflow_handle(handle.workflow_id)
+        # The worker answers the query before Temporal has the pause's task: wait until the
+        # pause is published, or the start's "running" would pass for the answer's.
+        await _published_status(raw, "awaiting_confirmation")
         [request] = await handle.pending()
         await handle.confirm(request.id, True, checked=False)
-        raw = temporal_client.get_workflow_handle(handle.workflow_id)
-        async with asyncio.timeout(30):
-            while True:
-                described = await raw.describe()
-                memo = Published.from_memo(await described.memo())
-                if described.typed_search_attributes.get(ADK_STATUS) == "running":
-                    break
-                await asyncio.sleep(0.1)
+        described = await _published_status(raw, "running")
+        memo = Published.from_memo(await described.memo())
         assert memo.requests == []
         RELEASE.set()
         assert (await handle.result()).status == "completed"
