@@ -443,10 +443,29 @@ class Gateway:
         # An answer Temporal already holds (sent while no worker ran) would be applied and
         # this one dropped unreported: refuse it, naming the request.
         check = partial(self.adk.refuse_if_held, handle.workflow_id, request_id)
-        if published is None:
-            return await deliver_answer(send, wait=self.answer_wait, check=check, vet=vet)
-        _require_open(handle.workflow_id, published, request_id, kind)
-        return await deliver_answer(send, wait=self.answer_wait, check=check)
+        try:
+            if published is None:
+                return await deliver_answer(send, wait=self.answer_wait, check=check, vet=vet)
+            _require_open(handle.workflow_id, published, request_id, kind)
+            return await deliver_answer(send, wait=self.answer_wait, check=check)
+        except RPCError as err:
+            await self._refuse_if_closed(handle, err)
+            raise
+
+    async def _refuse_if_closed(self, handle: InvocationHandle, err: RPCError) -> None:
+        """Raise 409 ``run_closed`` when Temporal refused an answer because the run closed
+        while it was being sent (its memo still listed the request: an answer's run
+        publishes in the task after it)."""
+        if err.status != RPCStatusCode.NOT_FOUND:
+            return
+        description, _ = await self.described(handle)
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            raise ApiError(
+                409,
+                "run_closed",
+                f"{handle.workflow_id} is {run_status(description)}: it closed before the "
+                "answer reached it",
+            ) from err
 
     async def settled(self, ids: SessionKey, request_id: str) -> None:
         """Wait (a few seconds at most) until an applied answer's request is no longer

@@ -26,6 +26,7 @@ from adk_temporal.devserver import DevServer
 from adk_temporal.errors import UnknownRequestIdError
 from adk_temporal.flow.messages import ConfirmInput, ResumeInput
 from adk_temporal.ids import SessionKey
+from adk_temporal.web.errors import ApiError
 from adk_temporal.web.gateway import Gateway
 from adk_temporal.workflows.messages import Published
 
@@ -154,3 +155,30 @@ async def test_a_second_answer_waits_out_a_hung_workers_task_and_is_refused(
             await handle.result()
     charged = [c for c in deployment.payments.charges() if ids.session_id in c["key"]]
     assert len(charged) == 1
+
+
+async def test_an_answer_the_run_closed_under_is_refused_as_run_closed(
+    deployment: Deployment,
+) -> None:
+    """An answer checked against what the run published just before it closed (its memo
+    lists the request until the task after the answer): Temporal refuses the update as the
+    run completed, and the gateway says 409 ``run_closed``, not 404."""
+    adk = await _counting(deployment)
+    gateway = Gateway(adk=adk, answer_wait=5.0)
+    with worker_process(deployment):
+        ids, request_id = await _paused(gateway, "Accra")
+        handle = gateway.handle(ids)
+        _, published = await gateway.described(handle)
+        assert (await gateway.confirm(ids, request_id, True)).outcome == "applied"
+        async with asyncio.timeout(60):
+            await handle.result()
+        with pytest.raises(ApiError) as refused:
+            await gateway._answer(
+                handle,
+                request_id,
+                "confirmation",
+                lambda checked: handle.confirm(request_id, False, checked=checked),
+                published,
+            )
+    assert (refused.value.status, refused.value.type) == (409, "run_closed")
+    assert "completed" in str(refused.value)
