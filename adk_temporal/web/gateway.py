@@ -346,14 +346,7 @@ class Gateway:
                 (Temporal would accept the request for a closed run and do nothing).
         """
         handle = self.handle(ids)
-        description, _ = await self.described(handle)
-        if description.status != WorkflowExecutionStatus.RUNNING:
-            raise ApiError(
-                409,
-                "run_closed",
-                f"{handle.workflow_id} is {run_status(description)}: only a running "
-                "invocation can be cancelled",
-            )
+        await self._require_running(handle, "only a running invocation can be cancelled")
         await handle.cancel()
         return CancelOutcome(workflow_id=handle.workflow_id, cancel_requested=True)
 
@@ -456,16 +449,16 @@ class Gateway:
         """Raise 409 ``run_closed`` when Temporal refused an answer because the run closed
         while it was being sent (its memo still listed the request: an answer's run
         publishes in the task after it)."""
-        if err.status != RPCStatusCode.NOT_FOUND:
-            return
+        if err.status == RPCStatusCode.NOT_FOUND:
+            await self._require_running(handle, "it closed before the answer reached it")
+
+    async def _require_running(self, handle: InvocationHandle, why: str) -> None:
+        """Raise 409 ``run_closed``, naming the run's state and ``why``, unless it runs."""
         description, _ = await self.described(handle)
         if description.status != WorkflowExecutionStatus.RUNNING:
             raise ApiError(
-                409,
-                "run_closed",
-                f"{handle.workflow_id} is {run_status(description)}: it closed before the "
-                "answer reached it",
-            ) from err
+                409, "run_closed", f"{handle.workflow_id} is {run_status(description)}: {why}"
+            )
 
     async def settled(self, ids: SessionKey, request_id: str) -> None:
         """Wait (a few seconds at most) until an applied answer's request is no longer
