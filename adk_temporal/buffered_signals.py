@@ -14,7 +14,7 @@ import asyncio
 from temporalio.api.enums.v1 import PendingWorkflowTaskState
 from temporalio.client import WorkflowExecutionDescription, WorkflowHandle
 
-__all__ = ["DEFAULT_TASK_TIMEOUT_SECONDS", "once_signals_show"]
+__all__ = ["DEFAULT_TASK_TIMEOUT_SECONDS", "TASK_STARTED", "once_signals_show"]
 
 DEFAULT_TASK_TIMEOUT_SECONDS = 10.0
 """Temporal's workflow task timeout when a run's description names none."""
@@ -24,7 +24,8 @@ _GRACE_SECONDS = 2.0
 
 _POLL_SECONDS = 0.2
 
-_STARTED = PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED
+TASK_STARTED = PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED
+"""The state of a pending workflow task a worker took and has not completed."""
 
 
 async def once_signals_show(
@@ -37,7 +38,7 @@ async def once_signals_show(
     the task out and written what it held.
     """
     task = described.raw_description.pending_workflow_task
-    if task.state != _STARTED:
+    if task.state != TASK_STARTED:
         return described
     started = task.started_time
     config = described.raw_description.execution_config
@@ -53,7 +54,7 @@ async def once_signals_show(
                 await asyncio.sleep(_POLL_SECONDS)
                 latest = await handle.describe()
                 now = latest.raw_description.pending_workflow_task
-                if now.state != _STARTED or now.started_time != started:
+                if now.state != TASK_STARTED or now.started_time != started:
                     return latest
     except TimeoutError:
         return latest

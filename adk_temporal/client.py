@@ -701,7 +701,9 @@ class AdkClient:
             AnswerPendingError: :meth:`held_answers` has an answer to ``request_id``.
         """
         handle = self.client.get_workflow_handle(workflow_id)
-        described = await once_signals_show(handle, described or await handle.describe())
+        if described is None:
+            described = await handle.describe()
+        described = await once_signals_show(handle, described)
         if not described.raw_description.HasField("pending_workflow_task"):
             return
         for answer in await self.held_answers(workflow_id):

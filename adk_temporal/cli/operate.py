@@ -15,7 +15,6 @@ from typing import Any
 import click
 from rich.markup import escape
 from rich.text import Text
-from temporalio.api.enums.v1 import PendingWorkflowTaskState
 from temporalio.api.failure.v1 import Failure
 from temporalio.client import (
     Client,
@@ -26,6 +25,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
+from ..buffered_signals import TASK_STARTED
 from ..client import AdkClient
 from ..flow.messages import ConfirmInput, InvocationStatus
 from ..ids import id_problem
@@ -282,7 +282,7 @@ def _workflow_task(description: WorkflowExecutionDescription) -> dict[str, Any] 
     if not raw.HasField("pending_workflow_task"):
         return None
     task = raw.pending_workflow_task
-    started = task.state == PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED
+    started = task.state == TASK_STARTED
     since = task.started_time if started else task.scheduled_time
     return {
         "state": "started" if started else "scheduled",
