@@ -8,10 +8,9 @@ not to), whose first model step moves the steps to the app's queue.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from datetime import timedelta
 from pathlib import Path
 
@@ -133,7 +132,7 @@ async def test_an_approval_on_a_shared_queue_runs_its_tool_on_the_apps_worker(
         # done: on a loaded machine that can take a while.
         wanted = {h.workflow_id for h in handles}
         listed: set[str] = set()
-        with contextlib.suppress(TimeoutError):
+        with suppress(TimeoutError):
             async with asyncio.timeout(90):
                 while (listed := set(await adk.waiting(task_queue=queue))) != wanted:
                     await asyncio.sleep(0.2)
