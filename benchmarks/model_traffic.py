@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
-    FAST_POLL,
+    SERVER_CONFIG,
     SERVER_NOTE,
     connect,
     finish,
@@ -98,7 +98,7 @@ def traffic_server(root: Path) -> Iterator[DevServer]:
     server = DevServer(
         db_filename=root / "temporal.db",
         headless=True,
-        dynamic_config={**FAST_POLL, **ONE_PARTITION},
+        dynamic_config={**SERVER_CONFIG, **ONE_PARTITION},
         log_path=root / "server.log",
     )
     with server:

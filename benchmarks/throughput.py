@@ -25,7 +25,10 @@ worker process of its own (rounds of the two alternate too):
   project, whose editable install has no ``.pyc`` files).
 
 Worker start-up (spawn until it prints "ready": imports, connecting, starting the worker) is
-timed over several fresh starts of each mode. Figures are medians over rounds with their
+timed over several fresh starts of each mode. Last, one batch of each kind (the smallest
+concurrency, on the first mode's worker) is counted on the server (``_server_work.py``): its
+persistence requests, visibility requests and frontend RPCs per invocation, the work that
+decides throughput here, without the rounds' noise. Figures are medians over rounds with their
 min–max; ratios ours/bare are of the medians, with the spread of the per-round ratios.
 
 Run: ``python benchmarks/throughput.py [--concurrency 20,50,200] [--rounds 5]
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -60,6 +64,7 @@ from _common import (
     spread_cell,
     write_results,
 )
+from _server_work import Key, per_invocation, totals
 from temporalio.client import Client
 
 from adk_temporal.client import AdkClient
@@ -134,6 +139,35 @@ async def warm_up(client: Client, worker: WorkerProcess, concurrent: int, name: 
         await burst(worker, concurrent, start)
 
 
+async def server_work(
+    metrics_port: int, client: Client, worker: WorkerProcess, invocations: int
+) -> dict[str, dict[Key, float]]:
+    """Per kind, the server's work per invocation over one batch of ``invocations`` at once."""
+    start = starters(client, worker, "server-work")
+    return {
+        kind: await per_invocation(
+            metrics_port, invocations, functools.partial(burst, worker, invocations, start[kind])
+        )
+        for kind in KINDS
+    }
+
+
+def print_server_work(work: dict[str, dict[Key, float]], invocations: int) -> dict[str, Any]:
+    """The server-work table (per kind, and ours over each bare); returns the sums per kind."""
+    sums = {kind: totals(counts) for kind, counts in work.items()}
+    rows: list[list[Any]] = [[kind, *sums[kind].values()] for kind in KINDS]
+    for base in ("bare", "bare_status"):
+        rows.append(
+            [f"ours/{base}", *(sums["ours"][key] / sums[base][key] for key in sums["ours"])]
+        )
+    print_table(
+        f"Server work per invocation ({invocations} at once, counted with the server's metrics)",
+        ["", *sums["ours"]],
+        rows,
+    )
+    return sums
+
+
 async def main(concurrency: list[int], rounds: int, modes: list[str], starts: int) -> None:
     # raw[mode][concurrency][kind] = one dict of FIGURES per round
     raw: dict[str, dict[int, dict[str, list[dict[str, float]]]]] = {
@@ -174,6 +208,9 @@ async def main(concurrency: list[int], rounds: int, modes: list[str], starts: in
                         for kind in KINDS[::order]:
                             raw[mode][c][kind].append(await burst(workers[mode], c, start[kind]))
                 print(f"concurrency {c} done", flush=True)
+            work = await server_work(
+                server.metrics_port, client, workers[modes[0]], min(concurrency)
+            )
 
     print(f"server: {SERVER_NOTE}")
     print(
@@ -229,6 +266,11 @@ async def main(concurrency: list[int], rounds: int, modes: list[str], starts: in
                 / figures["bare"]["cpu_ms_per_step"]["median"],
                 "target": "info",
             }
+    sums = print_server_work(work, min(concurrency))
+    targets["server_persistence_requests_ours_over_bare"] = {
+        "value": sums["ours"]["persistence_requests"] / sums["bare"]["persistence_requests"],
+        "target": "info",
+    }
     print_table(
         "Ratios of the medians, and targets",
         ["figure", "value", "wanted", "met"],
@@ -270,6 +312,11 @@ async def main(concurrency: list[int], rounds: int, modes: list[str], starts: in
             "raw": raw,
             "summary": summary,
             "targets": targets,
+            "server_work": {
+                "invocations": min(concurrency),
+                "totals": sums,
+                "counts": {k: {"/".join(key): v for key, v in n.items()} for k, n in work.items()},
+            },
         },
     )
 
