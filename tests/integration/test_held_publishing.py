@@ -70,11 +70,27 @@ def _types(task: list[HistoryEvent]) -> set[EventType.ValueType]:
     return {e.event_type for e in task}
 
 
+async def _published_status(
+    raw: WorkflowHandle[Any, Any], status: str
+) -> WorkflowExecutionDescription:
+    """The run's description once its ``AdkStatus`` is ``status``."""
+    async with asyncio.timeout(30):
+        while (described := await raw.describe()).typed_search_attributes.get(ADK_STATUS) != status:
+            await asyncio.sleep(0.1)
+    return described
+
+
 async def _paused(rt: Runtime) -> tuple[InvocationHandle, str]:
     handle = await rt.adk.start(
         APP_NAME, USER, f"s-{uuid.uuid4().hex[:8]}", "weather_agent", "Buy a report for Oslo"
     )
     await handle.wait_for_status("awaiting_confirmation", timeout=30)
+    # The worker answers the query before Temporal has recorded the pause's task. Answered
+    # that early, a run under load recorded no pause at all (no upsert before the tool's
+    # task, whose status and memo then had nothing new to publish): wait for the pause.
+    await _published_status(
+        rt.adk.client.get_workflow_handle(handle.workflow_id), "awaiting_confirmation"
+    )
     [request] = await handle.pending()
     return handle, request.id
 
@@ -104,16 +120,6 @@ async def test_the_answers_task_resumes_the_tool_and_the_next_publishes(
     assert EventType.EVENT_TYPE_MARKER_RECORDED not in {e.event_type for e in events}
     assert described.typed_search_attributes.get(ADK_STATUS) == "completed"
     assert Published.from_memo(await described.memo()).requests == []
-
-
-async def _published_status(
-    raw: WorkflowHandle[Any, Any], status: str
-) -> WorkflowExecutionDescription:
-    """The run's description once its ``AdkStatus`` is ``status``."""
-    async with asyncio.timeout(30):
-        while (described := await raw.describe()).typed_search_attributes.get(ADK_STATUS) != status:
-            await asyncio.sleep(0.1)
-    return described
 
 
 RELEASE = asyncio.Event()
