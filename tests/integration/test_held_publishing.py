@@ -84,10 +84,9 @@ async def _paused(rt: Runtime) -> tuple[InvocationHandle, str]:
     handle = await rt.adk.start(
         APP_NAME, USER, f"s-{uuid.uuid4().hex[:8]}", "weather_agent", "Buy a report for Oslo"
     )
-    await handle.wait_for_status("awaiting_confirmation", timeout=30)
-    # The worker answers the query before Temporal has recorded the pause's task. Answered
-    # that early, a run under load recorded no pause at all (no upsert before the tool's
-    # task, whose status and memo then had nothing new to publish): wait for the pause.
+    # Temporal's status, not the worker's query: the worker answers the query before Temporal
+    # has recorded the pause's task, and a run answered that early under load recorded no
+    # pause at all (the tool's task then had no new status or memo to publish).
     await _published_status(
         rt.adk.client.get_workflow_handle(handle.workflow_id), "awaiting_confirmation"
     )
@@ -159,10 +158,9 @@ async def test_a_long_tool_finds_the_answer_published_by_the_timer(
     agent, models = _long_tool_agent()
     async with run_worker([agent], models=models) as rt:
         handle = await rt.adk.start(APP, USER, f"s-{uuid.uuid4().hex[:8]}", "mover", "move it")
-        await handle.wait_for_status("awaiting_confirmation", timeout=30)
         raw = temporal_client.get_workflow_handle(handle.workflow_id)
-        # The worker answers the query before Temporal has the pause's task: wait until the
-        # pause is published, or the start's "running" would pass for the answer's.
+        # Temporal's status, not the worker's query (see _paused), or the start's "running"
+        # would pass for the answer's.
         await _published_status(raw, "awaiting_confirmation")
         [request] = await handle.pending()
         await handle.confirm(request.id, True, checked=False)
