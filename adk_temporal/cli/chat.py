@@ -162,7 +162,7 @@ async def _follow(handle: InvocationHandle) -> InvocationStatus | None:
 
 
 def _worker_turn(
-    adk: AdkClient, key: SessionKey, agent: str, seen: Callable[[InvocationHandle], Awaitable[None]]
+    adk: AdkClient, key: SessionKey, agent: str, seen: Callable[[str], Awaitable[None]]
 ) -> Turn:
     """A turn run by the task queue's workers, followed through their session store;
     ``seen`` then warns if this client's store had none of its events."""
@@ -173,7 +173,7 @@ def _worker_turn(
         if status is None:
             return False
         _report(status)
-        await seen(handle)
+        await seen(status.invocation_id)
         return True
 
     return turn
@@ -204,8 +204,8 @@ async def _chat_worker(
     client = await connect(address, namespace)
     adk = AdkClient(client, task_queue=task_queue, session_service=sessions)
 
-    async def seen(handle: InvocationHandle) -> None:
-        await warn_if_stored_elsewhere(handle, key, sessions, *stores)
+    async def seen(invocation_id: str) -> None:
+        await warn_if_stored_elsewhere(invocation_id, key, sessions, *stores)
 
     return await _converse(_worker_turn(adk, key, agent, seen))
 

@@ -155,9 +155,9 @@ def run(
             handle = await start_invocation(adk, key, agent, message, config)
             if no_wait:
                 return _print_started(handle, as_json)
-            code = await _follow(handle, address, namespace, task_queue, as_json, streamed)
+            code, ran = await _follow(handle, address, namespace, task_queue, as_json, streamed)
             if sessions is not None:
-                await warn_if_stored_elsewhere(handle, key, sessions, postgres_dsn, data_dir)
+                await warn_if_stored_elsewhere(ran, key, sessions, postgres_dsn, data_dir)
             return code
         finally:
             if sessions is not None:
@@ -176,20 +176,23 @@ def _print_started(handle: InvocationHandle, as_json: bool) -> int:
 
 
 async def warn_if_stored_elsewhere(
-    handle: InvocationHandle,
+    invocation_id: str,
     key: SessionKey,
     sessions: SessionService,
     postgres_dsn: str | None,
     data_dir: Path,
 ) -> None:
     """Warn when the invocation ran but this client's store has none of its events: the
-    worker writes to another store (every invocation stores at least its user message)."""
-    status = await settled_status(handle)
+    worker writes to another store (every invocation stores at least its user message).
+
+    Takes the id from the status already read: asking the closed run again is a query a
+    worker must replay it for, which can time out on a busy worker after the run is done.
+    """
     try:
         session = await sessions.get(key)
     except SessionNotFoundError:
         session = None
-    if session is not None and any(e.invocation_id == status.invocation_id for e in session.events):
+    if session is not None and any(e.invocation_id == invocation_id for e in session.events):
         return
     mine = "the PostgreSQL database of --postgres-dsn" if postgres_dsn else str(data_dir)
     err_console.print(
@@ -335,8 +338,9 @@ async def _follow(
     task_queue: str,
     as_json: bool,
     streamed: bool,
-) -> int:
-    """Print the invocation's events until it stops; return the exit status."""
+) -> tuple[int, str]:
+    """Print the invocation's events until it stops; return the exit status and the
+    invocation's id."""
     if not as_json:
         console.print(Text.assemble(("started ", "bold"), handle.workflow_id))
     events: list[Event] = []
@@ -382,5 +386,5 @@ async def _follow(
     else:
         console.print(Text(_completed(status), style="bold green"))
     if waiting:
-        return EXIT_PAUSED
-    return EXIT_FAILED if status.status == "failed" else 0
+        return EXIT_PAUSED, status.invocation_id
+    return EXIT_FAILED if status.status == "failed" else 0, status.invocation_id
