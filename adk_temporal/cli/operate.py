@@ -1,8 +1,9 @@
 """``list``, ``show``, ``cancel``: finding runs, reading one, stopping one.
 
 ``list`` and ``show`` read what Temporal serves itself — visibility, search attributes, the
-memo a run publishes, pending activities — so they work while no worker runs; ``show`` adds
-the step count when a worker answers the ``adk_status`` query in time.
+memo a run publishes, pending activities, a completed run's result — so they work while no
+worker runs; for a running invocation ``show`` adds the step count when a worker answers the
+``adk_status`` query in time.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 from ..buffered_signals import TASK_STARTED
-from ..client import AdkClient
+from ..client import AdkClient, InvocationHandle
 from ..flow.messages import ConfirmInput, InvocationStatus
 from ..ids import id_problem
 from ..visibility import (
@@ -216,12 +217,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
         published = await published_or_fail(adk, workflow_id)
         description = await handle.describe()
         last_error = await _last_error(client, workflow_id, description)
-        status: InvocationStatus | None = None
-        try:
-            async with asyncio.timeout(_STATUS_QUERY_SECONDS):
-                status = await handle.status()
-        except (RPCError, TimeoutError):
-            pass  # no worker: everything above came from Temporal itself
+        status = await _status(handle, description, published)
         refused = status.ignored_signals if status else published.refused
         held = await _held(adk, workflow_id, description, published)
         shown: dict[str, Any] = {
@@ -249,6 +245,34 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
         return 0
 
     run_command(body())
+
+
+async def _status(
+    handle: InvocationHandle, description: WorkflowExecutionDescription, published: Published
+) -> InvocationStatus | None:
+    """Where the run stands; ``None`` when it runs and no worker answers in time.
+
+    A completed run's result says it, from Temporal alone: a query would need a worker to
+    replay the closed run, which on a busy machine outlasts the wait, and the same ``show``
+    would print steps one time and ``?`` the next.
+    """
+    if description.status == WorkflowExecutionStatus.COMPLETED:
+        result = await handle.result()
+        return InvocationStatus(
+            status=result.status,
+            invocation_id=result.invocation_id,
+            agent=description.typed_search_attributes.get(ADK_AGENT) or "",
+            step=result.steps,
+            final_text=result.final_text,
+            error=result.error,
+            ignored_signals=published.refused,
+            usage=result.usage,
+        )
+    try:
+        async with asyncio.timeout(_STATUS_QUERY_SECONDS):
+            return await handle.status()
+    except (RPCError, TimeoutError):
+        return None  # no worker: everything else came from Temporal itself
 
 
 async def _last_error(

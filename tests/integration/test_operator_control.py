@@ -338,10 +338,15 @@ async def test_list_and_show_work_without_a_worker(
     run_worker: WorkerFactory, dev_server: DevServer
 ) -> None:
     """`list` finds completed and waiting runs; `show` gives status, open requests and
-    steps when a worker answers, and still works when none does."""
+    steps when a worker answers, and still works when none does: a completed run's steps
+    and tokens come from its result then."""
     agents, models = _app(buy, item="desk")
+    models.register("scripted:done", lambda n: ScriptedModel(name=n, script=["done"]))
+    agents.append(Agent("quick", "scripted:done"))
     session_id = _session()
     async with run_worker(agents, models=models) as rt:
+        done = await rt.adk.start(APP, USER, _session(), "quick", "go")
+        assert (await done.result()).status == "completed"
         handle = await rt.adk.start(APP, USER, session_id, "ops", "go")
         await handle.wait_for_status("awaiting_confirmation", timeout=30)
         shown = json.loads((await _cli(dev_server, "show", handle.workflow_id, "--json")).stdout)
@@ -350,6 +355,11 @@ async def test_list_and_show_work_without_a_worker(
         assert [r["call"] for r in shown["open_requests"]] == ["buy(item='desk')"]
     offline = json.loads((await _cli(dev_server, "show", handle.workflow_id, "--json")).stdout)
     assert offline["steps"] is None and offline["open_requests"] == shown["open_requests"]
+    closed = await _cli(dev_server, "show", done.workflow_id, "--json")
+    assert closed.returncode == 0, closed.stderr
+    assert json.loads(closed.stdout)["status"] == "completed"
+    assert json.loads(closed.stdout)["steps"] == 1
+    assert "tokens" in (await _cli(dev_server, "show", done.workflow_id)).stdout
     text = await _cli(dev_server, "list", "--app", APP, "--user", USER)
     assert f"{handle.workflow_id}  awaiting_confirmation  ops" in text.stdout
     missing = await _cli(dev_server, "show", "adk/ops/u-1/nope")
