@@ -5,7 +5,9 @@ each, so two steps: the call, then the answer) and waits for all of them. Rounds
 the bare workflow (same activity schedule, no-op activities, one run per invocation) and of
 the bare workflow keeping an invocation's search attributes (``bare_status``: the five set at
 start, ``AdkStatus`` upserted as it ends) alternate; the target is against plain bare, and
-the ratio to ``bare_status`` shows what is left beside that visibility work. Per round:
+the ratio to ``bare_status`` shows what is left beside that visibility work. A fourth kind,
+``bare_again``, is the bare workflow once more under other ids: ``bare_again/bare`` is the
+measurement's own noise, the spread a ratio of two identical workloads shows. Per round:
 invocations per second, wall time, the worker's CPU time per invocation and per step (the
 worker is a child process, ``_common.py`` as a script, its CPU read from ``/proc`` so the
 client is not counted), and the median and max latency.
@@ -74,9 +76,12 @@ from adk_temporal.client import AdkClient
 TOOLS = 1
 STEPS_PER_INVOCATION = 2
 MODES = ("cached", "uncached")
-KINDS = ("ours", "bare", "bare_status")
+KINDS = ("ours", "bare", "bare_status", "bare_again")
 """``bare_status``: the bare workflow with the search attributes an invocation starts with and
-its ``AdkStatus`` upsert as it ends (``_bare.py``), the visibility work it cannot skip."""
+its ``AdkStatus`` upsert as it ends (``_bare.py``), the visibility work it cannot skip;
+``bare_again``: bare itself, a control."""
+COMPARED = (("ours", "bare"), ("ours", "bare_status"), ("bare_again", "bare"))
+"""The ratios printed: the target's, the one beside the visibility work, and the control's."""
 
 # Temporal's official ADK plugin on this machine (ENVIRONMENT.md): 20 concurrent one-turn
 # sessions in 2.07 s, against 1.97 s for a bare workflow.
@@ -131,6 +136,9 @@ def starters(client: Client, worker: WorkerProcess, prefix: str) -> dict[str, St
         "bare_status": lambda i: run_bare(
             client, worker.task_queue, f"bare-status/{prefix}-s{i}", 1, TOOLS, status=True
         ),
+        "bare_again": lambda i: run_bare(
+            client, worker.task_queue, f"bare-again/{prefix}-s{i}", 1, TOOLS
+        ),
     }
 
 
@@ -158,10 +166,8 @@ def print_server_work(work: dict[str, dict[Key, float]], invocations: int) -> di
     """The server-work table (per kind, and ours over each bare); returns the sums per kind."""
     sums = {kind: totals(counts) for kind, counts in work.items()}
     rows: list[list[Any]] = [[kind, *sums[kind].values()] for kind in KINDS]
-    for base in ("bare", "bare_status"):
-        rows.append(
-            [f"ours/{base}", *(sums["ours"][key] / sums[base][key] for key in sums["ours"])]
-        )
+    for kind, base in COMPARED:
+        rows.append([f"{kind}/{base}", *(sums[kind][key] / sums[base][key] for key in sums[kind])])
     print_table(
         f"Server work per invocation ({invocations} at once, counted with the server's metrics)",
         ["", *sums["ours"]],
@@ -234,14 +240,14 @@ async def main(concurrency: list[int], rounds: int, modes: list[str], starts: in
                 rows.append(
                     [c, kind, *(spread_cell([r[key] for r in runs[kind]]) for key in FIGURES)]
                 )
-            for base in ("bare", "bare_status"):
+            for kind, base in COMPARED:
                 rows.append(
                     [
                         c,
-                        f"ours/{base}",
+                        f"{kind}/{base}",
                         *(
                             spread_cell(
-                                ratios([r[key] for r in runs["ours"]], [r[key] for r in runs[base]])
+                                ratios([r[key] for r in runs[kind]], [r[key] for r in runs[base]])
                             )
                             for key in FIGURES
                         ),
@@ -263,6 +269,10 @@ async def main(concurrency: list[int], rounds: int, modes: list[str], starts: in
             targets[f"throughput_ours_over_bare_status_{mode}_c{c}"] = {
                 "value": ours_rate / figures["bare_status"]["invocations_per_second"]["median"],
                 "target": "info",
+            }
+            targets[f"throughput_bare_again_over_bare_{mode}_c{c}"] = {
+                "value": figures["bare_again"]["invocations_per_second"]["median"] / bare_rate,
+                "target": "control",
             }
             targets[f"cpu_per_step_ours_over_bare_{mode}_c{c}"] = {
                 "value": figures["ours"]["cpu_ms_per_step"]["median"]
