@@ -163,7 +163,8 @@ async def server_work(
 
 
 def print_server_work(work: dict[str, dict[Key, float]], invocations: int) -> dict[str, Any]:
-    """The server-work table (per kind, and ours over each bare); returns the sums per kind."""
+    """The server-work table (per kind, and the ratios of :data:`COMPARED`); returns the sums
+    per kind."""
     sums = {kind: totals(counts) for kind, counts in work.items()}
     rows: list[list[Any]] = [[kind, *sums[kind].values()] for kind in KINDS]
     for kind, base in COMPARED:

@@ -254,7 +254,8 @@ async def _status(
 
     A completed run's result says it, from Temporal alone: a query would need a worker to
     replay the closed run, which on a busy machine outlasts the wait, and the same ``show``
-    would print steps one time and ``?`` the next.
+    would print steps one time and ``?`` the next. Its refused answers are then the memo's,
+    the latest :data:`~adk_temporal.workflows.messages.REFUSED_IN_MEMO`.
     """
     if description.status == WorkflowExecutionStatus.COMPLETED:
         result = await handle.result()

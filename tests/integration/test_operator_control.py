@@ -357,9 +357,12 @@ async def test_list_and_show_work_without_a_worker(
     assert offline["steps"] is None and offline["open_requests"] == shown["open_requests"]
     closed = await _cli(dev_server, "show", done.workflow_id, "--json")
     assert closed.returncode == 0, closed.stderr
+    result = await done.result()
     assert json.loads(closed.stdout)["status"] == "completed"
-    assert json.loads(closed.stdout)["steps"] == 1
-    assert "tokens" in (await _cli(dev_server, "show", done.workflow_id)).stdout
+    assert json.loads(closed.stdout)["steps"] == result.steps == 1
+    assert json.loads(closed.stdout)["usage"] == result.usage.model_dump()
+    told = (await _cli(dev_server, "show", done.workflow_id)).stdout
+    assert "steps    1" in told and "tokens" in told, told
     text = await _cli(dev_server, "list", "--app", APP, "--user", USER)
     assert f"{handle.workflow_id}  awaiting_confirmation  ops" in text.stdout
     missing = await _cli(dev_server, "show", "adk/ops/u-1/nope")
