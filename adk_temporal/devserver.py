@@ -9,7 +9,6 @@ This module starts a process and polls a port; it never imports temporalio.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import signal
 import socket
@@ -21,12 +20,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
+from .ports import free_port
+
 __all__ = [
     "ADK_SEARCH_ATTRIBUTES",
     "DevServer",
     "DevServerError",
     "find_temporal_binary",
-    "free_port",
 ]
 
 ADK_SEARCH_ATTRIBUTES: Mapping[str, str] = {
@@ -41,41 +41,6 @@ ADK_SEARCH_ATTRIBUTES: Mapping[str, str] = {
 
 class DevServerError(RuntimeError):
     """The dev server binary is missing, failed to start, or did not become ready."""
-
-
-_PICKED_FROM = 15000
-"""The lowest port :func:`free_port` picks."""
-
-
-def _ephemeral_ports() -> range:
-    """The ports the kernel hands to outgoing connections (Linux; the IANA range elsewhere)."""
-    try:
-        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
-        return range(int(low), int(high) + 1)
-    except (OSError, ValueError):
-        return range(49152, 65536)
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port on ``host`` that was free when checked.
-
-    Picked below the ephemeral range when there is room: a port the kernel chose (``bind``
-    to port 0) can be handed to some process's outgoing connection before the server that
-    was meant to listen on it binds it, and on a busy test machine that happens.
-    """
-    ephemeral = _ephemeral_ports()
-    if ephemeral.start - _PICKED_FROM >= 1000:
-        for _ in range(20):
-            port = random.randrange(_PICKED_FROM, ephemeral.start)
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-                try:
-                    sock.bind((host, port))
-                except OSError:
-                    continue
-                return port
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
 
 
 def find_temporal_binary() -> str:

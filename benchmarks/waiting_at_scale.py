@@ -57,8 +57,8 @@ from adk_temporal.agents import Agent
 from adk_temporal.app import App
 from adk_temporal.client import AdkClient
 from adk_temporal.context import ToolContext
-from adk_temporal.devserver import free_port
 from adk_temporal.models import ModelRegistry
+from adk_temporal.ports import free_port
 from adk_temporal.sessions import PostgresSessionService
 from adk_temporal.testing.postgres import PostgresServer
 from adk_temporal.web.auth import ALL_APPS, TokenBook

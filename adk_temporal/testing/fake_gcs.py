@@ -26,8 +26,8 @@ from pathlib import Path
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import storage
 
-from adk_temporal.devserver import free_port
 from adk_temporal.extras import needs_extra
+from adk_temporal.ports import free_port
 
 __all__ = ["FakeGcsServer", "fake_gcs_server_binary"]
 

@@ -34,7 +34,7 @@ import uuid
 from pathlib import Path
 from typing import TypedDict
 
-from adk_temporal.devserver import free_port
+from adk_temporal.ports import free_port
 
 __all__ = ["PostgresNotInstalledError", "PostgresServer", "postgres_bin_dir"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adk_temporal.devserver import free_port
+from adk_temporal.ports import free_port
 
 from .. import web_app
 from .workers import REPO, Deployment

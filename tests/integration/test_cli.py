@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from adk_temporal.devserver import DevServer, find_temporal_binary, free_port
+from adk_temporal.devserver import DevServer, find_temporal_binary
 from adk_temporal.flow.messages import InvocationResult
+from adk_temporal.ports import free_port
 
 from ..commands import ExamplesWorker, adk_command, offline_env, run_adk
 

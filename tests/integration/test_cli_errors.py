@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from adk_temporal.devserver import DevServer, free_port
+from adk_temporal.devserver import DevServer
+from adk_temporal.ports import free_port
 
 from ..commands import adk_command, offline_env, run_adk
 

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from adk_temporal.devserver import free_port
+from adk_temporal.ports import free_port
 
 from ..commands import adk_command, offline_env
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from adk_temporal.devserver import DevServer, DevServerError, free_port
+from adk_temporal.devserver import DevServer, DevServerError
+from adk_temporal.ports import free_port
 
 
 @pytest.fixture

@@ -32,9 +32,10 @@ from adk_temporal.app import App
 from adk_temporal.client import AdkClient
 from adk_temporal.codec import KEY_FILE_ENV, EncryptionCodec
 from adk_temporal.converter import adk_data_converter
-from adk_temporal.devserver import DevServer, find_temporal_binary, free_port
+from adk_temporal.devserver import DevServer, find_temporal_binary
 from adk_temporal.examples.weather import APP_NAME, _forecast, build_weather_agent
 from adk_temporal.flow.messages import InvocationResult
+from adk_temporal.ports import free_port
 from adk_temporal.worker import artifact_store, build_worker, session_store
 
 from ..commands import adk_command, new_key_file, offline_env

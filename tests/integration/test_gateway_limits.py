@@ -21,9 +21,10 @@ from urllib.parse import urlencode
 import pytest
 from google.genai import types
 
-from adk_temporal.devserver import DevServer, free_port
+from adk_temporal.devserver import DevServer
 from adk_temporal.events import Event
 from adk_temporal.ids import SessionKey
+from adk_temporal.ports import free_port
 from adk_temporal.sessions import SqliteSessionService
 
 from .gateway import LINK_SECRET, OTHER_TOKEN, SECRET_ENV, TOKEN, Gateway, Reply

@@ -24,10 +24,11 @@ from temporalio.exceptions import ApplicationError
 
 from adk_temporal.artifacts import FileArtifactService, VersionsRequest
 from adk_temporal.client import AdkClient, InvocationHandle
-from adk_temporal.devserver import DevServer, find_temporal_binary, free_port
+from adk_temporal.devserver import DevServer, find_temporal_binary
 from adk_temporal.errors import InvalidAnswerError, InvalidIdError
 from adk_temporal.events import Event
 from adk_temporal.ids import SessionKey
+from adk_temporal.ports import free_port
 from adk_temporal.sessions import SqliteSessionService
 
 from ..commands import adk_command, offline_env

@@ -15,10 +15,10 @@ from temporalio.client import WorkflowFailureError
 from temporalio.common import RetryPolicy
 
 from adk_temporal.agents import Agent
-from adk_temporal.devserver import free_port
 from adk_temporal.ids import SessionKey
 from adk_temporal.mcp import IDEMPOTENCY_META_KEY, McpToolset, close_connections
 from adk_temporal.models import ModelRegistry
+from adk_temporal.ports import free_port
 
 from ..mcp_servers import HttpToolServer, calls, raw_stdio_toolset, stdio_toolset
 from ..multi_agents import RecordingModel
