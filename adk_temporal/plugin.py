@@ -130,6 +130,7 @@ class AdkPlugin(SimplePlugin):
             ],
             workflows=[InvocationWorkflow, NotifyWorkflow],
             workflow_runner=_runner,
+            run_context=services.models.in_use,
         )
 
     def model_step_plugin(self) -> SimplePlugin:
@@ -138,4 +139,5 @@ class AdkPlugin(SimplePlugin):
             "adk_temporal.ModelSteps",
             data_converter=adk_data_converter,
             activities=[ModelStepActivity(self.services).run],
+            run_context=self.services.models.in_use,
         )

@@ -8,7 +8,8 @@ that string crosses the Temporal boundary. Each worker resolves it through its o
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Protocol, runtime_checkable
 
 from adk_temporal.errors import UnknownModelError
@@ -117,11 +118,16 @@ class ModelRegistry:
     first match builds the model. Registering a name or pattern again replaces its factory
     and keeps its place in the order.
     Matching is case-sensitive.
+
+    Workers hold the registry while they run (:meth:`in_use`); when the last one stops, the
+    models it built are closed (those with an ``aclose`` coroutine method, such as
+    :class:`GeminiModel` with its HTTP pools) and forgotten, so a later worker builds new ones.
     """
 
     def __init__(self) -> None:
         self._factories: dict[str, ModelFactory] = {}
         self._models: dict[str, Model] = {}
+        self._holders = 0
 
     def register(self, pattern: str, factory: ModelFactory) -> None:
         """Register ``factory`` for an exact name or a pattern such as ``gemini-*``.
@@ -165,6 +171,30 @@ class ModelRegistry:
         model = factory(name)
         self._models[name] = model
         return model
+
+    @asynccontextmanager
+    async def in_use(self) -> AsyncIterator[None]:
+        """Hold the registry's models open for a worker's run; the last holder closes them.
+
+        Closing them when the worker stops, on its own event loop, leaves nothing for a
+        client's ``__del__`` to schedule later on whatever loop the garbage collector happens
+        to run under (a workflow's, while it is being evicted).
+        """
+        self._holders += 1
+        try:
+            yield
+        finally:
+            self._holders -= 1
+            if not self._holders:
+                await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close every cached model that can be closed and forget them all."""
+        models, self._models = list(self._models.values()), {}
+        for model in models:
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close()
 
 
 def default_registry() -> ModelRegistry:

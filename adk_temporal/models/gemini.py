@@ -98,6 +98,7 @@ class GeminiModel:
                     "not both; configure the client's HttpOptions instead"
                 )
             self._client = client
+            self._owns_client = False
             return
         http_options = types.HttpOptions(
             base_url=base_url,
@@ -106,11 +107,18 @@ class GeminiModel:
             retry_options=types.HttpRetryOptions(attempts=1),
         )
         self._client = genai.Client(api_key=api_key, http_options=http_options)
+        self._owns_client = True
 
     @property
     def name(self) -> str:
         """The model name sent to the API."""
         return self._name
+
+    async def aclose(self) -> None:
+        """Close the HTTP pools of the client built here; a client passed in is the caller's."""
+        if self._owns_client:
+            self._client.close()
+            await self._client.aio.aclose()
 
     def __repr__(self) -> str:
         # Deliberately omits the client: its repr could expose the API key in logs.

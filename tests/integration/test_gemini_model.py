@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import socket
 import threading
@@ -13,10 +15,13 @@ import pytest
 from google import genai
 from google.genai import types
 
+from adk_temporal.agents import Agent
 from adk_temporal.errors import ModelRequestError, ModelUnavailableError
 from adk_temporal.models import GeminiModel, LlmRequest, LlmResponse
 from adk_temporal.testing.fake_gemini import FakeGeminiServer
 from adk_temporal.tools import FunctionTool
+
+from .conftest import WorkerFactory, gemini_models
 
 API_KEY = "AIza-test-secret-key-0123456789"
 MODEL = "gemini-2.5-flash"
@@ -451,3 +456,70 @@ async def test_error_event_mid_stream_is_typed(
             received.append(item)
     assert [r.text() for r in received] == ["Sun"]
     assert caught.value.status == 503
+
+
+@pytest.mark.parametrize("close_first", [True, False], ids=["closed", "left-open"])
+async def test_a_closed_model_leaves_its_client_nothing_to_close_when_collected(
+    server: FakeGeminiServer, close_first: bool
+) -> None:
+    """Closed, the client's pools are shut and its ``__del__`` schedules no ``aclose`` task
+    on whatever loop collects it; left open (the control), it does."""
+    holder = [GeminiModel(MODEL, api_key=API_KEY, base_url=server.base_url)]
+    server.enqueue_text("hello")
+    assert (await holder[0].generate(request())).content is not None
+    if close_first:
+        await holder[0].aclose()
+    # Earlier tests' garbage is collected (and closed) first, so only this model counts.
+    await asyncio.gather(*_tasks_made_dropping([]))
+    scheduled = _tasks_made_dropping(holder)
+    await asyncio.gather(*scheduled)
+    assert bool(scheduled) is not close_first
+
+
+def _tasks_made_dropping(holder: list[Any]) -> set[asyncio.Task[Any]]:
+    """The tasks created on the running loop by dropping ``holder``'s models and collecting."""
+    before = asyncio.all_tasks()
+    holder.clear()
+    gc.collect()
+    return asyncio.all_tasks() - before
+
+
+async def test_closing_a_model_leaves_a_client_passed_in_open(server: FakeGeminiServer) -> None:
+    client = genai.Client(
+        api_key=API_KEY,
+        http_options=types.HttpOptions(
+            base_url=server.base_url, retry_options=types.HttpRetryOptions(attempts=1)
+        ),
+    )
+    model = GeminiModel(MODEL, client=client)
+    server.enqueue_text("one")
+    await model.generate(request())
+    await model.aclose()
+    server.enqueue_text("two")
+    reply = await GeminiModel(MODEL, client=client).generate(request())
+    assert reply.content is not None and reply.content.parts
+    assert reply.content.parts[0].text == "two"
+    await client.aio.aclose()
+
+
+async def test_workers_sharing_models_close_them_when_the_last_one_stops(
+    run_worker: WorkerFactory, server: FakeGeminiServer
+) -> None:
+    """Two workers share one registry: the first to stop leaves the model serving the
+    other's runs; the last to stop closes it, and the registry builds a new one next."""
+    models = gemini_models(server)
+    model = models.resolve(MODEL)
+    server.answer_by_default("fine")
+    agent = Agent("assistant", MODEL, "Answer.")
+    async with run_worker([agent], models=models) as staying:
+        async with run_worker([agent], models=models) as leaving:
+            first = await leaving.adk.start("models", "u", "s-1", "assistant", "hi")
+            assert (await first.result()).final_text == "fine"
+        assert models.resolve(MODEL) is model
+        second = await staying.adk.start("models", "u", "s-2", "assistant", "hi")
+        assert (await second.result()).final_text == "fine"
+    assert models.resolve(MODEL) is not model
+    await asyncio.gather(*_tasks_made_dropping([]))
+    holder = [model]
+    del model
+    assert not _tasks_made_dropping(holder)
