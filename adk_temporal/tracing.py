@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -156,13 +157,50 @@ class Telemetry:
     _closers: list[Any] = field(default_factory=list)
 
     async def aclose(self) -> None:
-        """Flush and stop the exporters (spans and metrics still buffered are sent)."""
+        """Flush and stop the exporters: what is still buffered is sent, waiting at most the
+        ``flush_seconds`` :func:`configure_telemetry` was given."""
         for close in reversed(self._closers):
             await close()
 
 
+FLUSH_SECONDS = 3.0
+"""How long closing telemetry waits for what is still buffered. A collector that is down
+would otherwise hold every CLI command's exit through the exporters' retries (10 s each)."""
+
+
+async def _ended_within(seconds: float, shutdown: Callable[[], object]) -> bool:
+    """Run ``shutdown`` on a daemon thread; True when it ended within ``seconds``.
+
+    A daemon thread, not ``asyncio.to_thread``: the default executor is joined when the
+    loop closes, and an export stuck on a silent collector would hold the exit after all.
+    """
+    loop = asyncio.get_running_loop()
+    ended: asyncio.Future[None] = loop.create_future()
+
+    def settle() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    def run() -> None:
+        try:
+            shutdown()
+        finally:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(settle)
+
+    threading.Thread(target=run, name="adk-telemetry-flush", daemon=True).start()
+    try:
+        await asyncio.wait_for(asyncio.shield(ended), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
 async def configure_telemetry(
-    otlp_endpoint: str | None = None, *, service_name: str = "adk-temporal"
+    otlp_endpoint: str | None = None,
+    *,
+    service_name: str = "adk-temporal",
+    flush_seconds: float = FLUSH_SECONDS,
 ) -> Telemetry | None:
     """Turn on tracing and metrics when a collector is configured; ``None`` when none is.
 
@@ -174,6 +212,8 @@ async def configure_telemetry(
         otlp_endpoint: The collector's base URL (``http://host:4318``); the standard
             ``OTEL_EXPORTER_OTLP_ENDPOINT`` is used when ``None``.
         service_name: ``service.name`` unless ``OTEL_SERVICE_NAME`` says otherwise.
+        flush_seconds: The longest :meth:`Telemetry.aclose` waits for buffered spans and
+            metrics to be sent; what a collector has not taken by then is dropped.
 
     Raises:
         MissingExtraError: A collector is configured but the OpenTelemetry SDK is not installed
@@ -214,9 +254,10 @@ async def configure_telemetry(
         await sdk_metrics.__aexit__(None, None, None)
 
     async def flush() -> None:
-        # Exporting what is buffered may wait on an unreachable collector's retries.
-        await asyncio.to_thread(tracer_provider.shutdown)
-        await asyncio.to_thread(meter_provider.shutdown)
+        await asyncio.gather(
+            _ended_within(flush_seconds, tracer_provider.shutdown),
+            _ended_within(flush_seconds, meter_provider.shutdown),
+        )
 
     return Telemetry(
         interceptors=[TracingInterceptor()],
