@@ -50,10 +50,11 @@ def _mark(port: int) -> bool:
     directory = marks_directory()
     mark = directory / str(port)
     try:
-        directory.mkdir(exist_ok=True)
-        os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        return True
+        directory.mkdir(mode=0o700, exist_ok=True)
+        mark_fd = os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except FileExistsError:
+        if not directory.is_dir():
+            return True
         try:
             if time.time() - mark.stat().st_mtime >= HELD_FOR_SECONDS:
                 mark.unlink(missing_ok=True)
@@ -61,8 +62,10 @@ def _mark(port: int) -> bool:
             pass
         return False
     except OSError:
-        # A temporary directory we cannot write leaves only the bind check; that still works.
+        # Where no mark can be written, the bind check is all there is; it still works.
         return True
+    os.close(mark_fd)
+    return True
 
 
 def _bindable(host: str, port: int) -> bool:

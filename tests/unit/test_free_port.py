@@ -92,11 +92,14 @@ def test_a_stale_mark_is_removed_and_its_port_is_picked_later(
 
 
 @linux_only
-def test_an_unwritable_marks_directory_leaves_the_bind_check(
-    monkeypatch: pytest.MonkeyPatch, own_marks: Path
+@pytest.mark.parametrize("where", ["inside-a-file", "is-a-file"])
+def test_where_no_mark_can_be_written_the_bind_check_decides(
+    monkeypatch: pytest.MonkeyPatch, own_marks: Path, where: str
 ) -> None:
-    blocker = own_marks / "not-a-directory"
+    blocker = own_marks / "a-file"
     blocker.touch()
-    monkeypatch.setattr(ports, "marks_directory", lambda: blocker / "marks")
-    _picks(monkeypatch, 20003)
+    marks = blocker / "marks" if where == "inside-a-file" else blocker
+    monkeypatch.setattr(ports, "marks_directory", lambda: marks)
+    _picks(monkeypatch, 20003, 20003)
+    assert free_port() == 20003
     assert free_port() == 20003
