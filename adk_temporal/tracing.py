@@ -16,6 +16,8 @@ approval; the interceptor's spans are visible as soon as each step ran.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -168,32 +170,25 @@ FLUSH_SECONDS = 3.0
 would otherwise hold every CLI command's exit through the exporters' retries (10 s each)."""
 
 
-async def _ended_within(seconds: float, shutdown: Callable[[], object]) -> bool:
-    """Run ``shutdown`` on a daemon thread; True when it ended within ``seconds``.
+async def _shut_down_within(seconds: float, shutdown: Callable[[], object]) -> None:
+    """Run ``shutdown`` on a daemon thread, waiting for it at most ``seconds``.
 
-    A daemon thread, not ``asyncio.to_thread``: the default executor is joined when the
-    loop closes, and an export stuck on a silent collector would hold the exit after all.
+    A daemon thread, not an executor's: executors' threads are joined when the loop closes
+    and when the interpreter exits, so an export stuck on a silent collector would hold the
+    exit after all.
     """
-    loop = asyncio.get_running_loop()
-    ended: asyncio.Future[None] = loop.create_future()
-
-    def settle() -> None:
-        if not ended.done():
-            ended.set_result(None)
+    ended: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def run() -> None:
         try:
             shutdown()
         finally:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(settle)
+            ended.set_result(None)
 
     threading.Thread(target=run, name="adk-telemetry-flush", daemon=True).start()
-    try:
-        await asyncio.wait_for(asyncio.shield(ended), seconds)
-    except TimeoutError:
-        return False
-    return True
+    # Shielded: a timeout must not cancel ``ended``, which the thread still sets.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(ended)), seconds)
 
 
 async def configure_telemetry(
@@ -255,8 +250,8 @@ async def configure_telemetry(
 
     async def flush() -> None:
         await asyncio.gather(
-            _ended_within(flush_seconds, tracer_provider.shutdown),
-            _ended_within(flush_seconds, meter_provider.shutdown),
+            _shut_down_within(flush_seconds, tracer_provider.shutdown),
+            _shut_down_within(flush_seconds, meter_provider.shutdown),
         )
 
     return Telemetry(
