@@ -648,14 +648,14 @@ class InvocationWorkflow:
 
     @workflow.query(name=PENDING_QUERY)
     def pending(self) -> list[PendingRequest]:
-        """The open, unanswered requests."""
-        return self._book.unanswered()
+        """The open, unanswered requests whose events are stored."""
+        return self._book.unanswered(listed_only=True)
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> InvocationStatus:
         """The invocation's status."""
         assert self._flow is not None, "queries are served after the run started"
-        return self._flow.snapshot()
+        return self._flow.snapshot(listed_only=True)
 
     # ------------------------------------------------------------ publishing
 

@@ -289,21 +289,26 @@ class InvocationFlow:
     @property
     def status(self) -> AdkStatus:
         """Completed or failed once ended; else what it waits for, or running."""
+        return self._status(listed_only=False)
+
+    def _status(self, *, listed_only: bool) -> AdkStatus:
         if self._ended_as is not None:
             return self._ended_as
-        waiting = self.book.waiting_for()
+        waiting = self.book.waiting_for(listed_only=listed_only)
         if waiting == "confirmation":
             return "awaiting_confirmation"
         return "awaiting_input" if waiting == "input" else "running"
 
-    def snapshot(self) -> InvocationStatus:
-        """Where the invocation stands, as ``adk_status`` reports it."""
+    def snapshot(self, *, listed_only: bool = False) -> InvocationStatus:
+        """Where the invocation stands; ``listed_only``: as ``adk_status`` reports it, waiting
+        only on requests whose events are stored, so a caller that sees the pause finds its
+        request in the session."""
         return InvocationStatus(
-            status=self.status,
+            status=self._status(listed_only=listed_only),
             invocation_id=self.invocation_id,
             agent=self.agent,
             step=self.step,
-            pending=len(self.book.unanswered()),
+            pending=len(self.book.unanswered(listed_only=listed_only)),
             final_text=self.final_text,
             error=self.error,
             ignored_signals=self.book.report(),
@@ -668,6 +673,7 @@ class InvocationFlow:
             if response is not None:
                 events, waiting = self._open_requests(frame, response.actions, by_id)
                 await self._append(frame, [*pending, *events])
+                self.book.stored(waiting)
                 pending = []
                 if self._may_hand_over(frame):
                     await self._hand_over(frame, frame.agent, by_id, ended=ended)
@@ -833,7 +839,7 @@ class InvocationFlow:
         listed, request = budget_request(
             over, request_id, agent=frame.agent, branch=frame.branch, now=now
         )
-        self.book.open(listed, request)
+        self.book.open(listed, request, stored=False)
         event = build_input_request_event(
             [request],
             event_id=self._exec.new_id(),
@@ -844,6 +850,7 @@ class InvocationFlow:
             timestamp=now,
         )
         await self._append(frame, [*pending, event])
+        self.book.stored([request_id])
         pending.clear()
         answers = await self._wait_for_answers(frame, [request_id])
         assert answers.reply is not None
@@ -1086,7 +1093,7 @@ class InvocationFlow:
                 )
             )
         for pending, input_request in opened:
-            self.book.open(pending, input_request)
+            self.book.open(pending, input_request, stored=False)
         return events, [p.id for p, _ in opened]
 
     @staticmethod

@@ -245,14 +245,27 @@ class RequestBook:
         self._refusals: deque[Refusal] = deque(maxlen=self._budgets.refusal_records)
         self._forgotten = 0
         self._expired: dict[str, float] = {}
+        self._unstored: set[str] = set()
 
     def parse(self, kind: AnswerKind, raw: Any) -> Answer | Refusal:
         """:func:`parse_answer` with this book's budgets."""
         return parse_answer(kind, raw, self._budgets)
 
-    def open(self, pending: PendingRequest, input_request: InputRequest | None = None) -> None:
-        """Register a request; an answer buffered for its id is applied at once."""
+    def open(
+        self,
+        pending: PendingRequest,
+        input_request: InputRequest | None = None,
+        *,
+        stored: bool = True,
+    ) -> None:
+        """Register a request; an answer buffered for its id is applied at once.
+
+        ``stored=False``: the request's events are still on their way to the session, and
+        it is not listed (:meth:`unanswered` with ``listed_only``) until :meth:`stored`.
+        """
         self._open[pending.id] = _Open(pending, input_request)
+        if not stored:
+            self._unstored.add(pending.id)
         self._answered.pop(pending.id, None)
         self._expired.pop(pending.id, None)
         early = self._early.pop(pending.id, None)
@@ -425,6 +438,7 @@ class RequestBook:
         taken: list[Taken] = []
         for request_id in ids:
             entry = self._open.pop(request_id)
+            self._unstored.discard(request_id)
             assert entry.answer is not None
             self._remember_answered(request_id)
             taken.append(Taken(entry.pending, entry.answer, entry.expired))
@@ -435,9 +449,18 @@ class RequestBook:
         while len(self._answered) > _ANSWERED_KEPT:
             del self._answered[next(iter(self._answered))]
 
-    def unanswered(self) -> list[PendingRequest]:
-        """The open requests still waiting for an answer, in the order they were opened."""
-        return [e.pending for e in self._open.values() if e.answer is None]
+    def stored(self, ids: Iterable[str]) -> None:
+        """The events of requests ``ids`` are in the session now: list them."""
+        self._unstored.difference_update(ids)
+
+    def unanswered(self, *, listed_only: bool = False) -> list[PendingRequest]:
+        """The open requests still waiting for an answer, in the order they were opened;
+        ``listed_only``: only those whose events are stored, as queries list them."""
+        return [
+            e.pending
+            for e in self._open.values()
+            if e.answer is None and not (listed_only and e.pending.id in self._unstored)
+        ]
 
     def opened(self) -> list[PendingRequest]:
         """Every open request, answered or not, in the order they were opened."""
@@ -451,9 +474,10 @@ class RequestBook:
         """The ids of :meth:`unanswered`."""
         return [p.id for p in self.unanswered()]
 
-    def waiting_for(self) -> Literal["confirmation", "input"] | None:
-        """What the invocation waits for: confirmation before input; ``None`` if nothing."""
-        kinds = {p.kind for p in self.unanswered()}
+    def waiting_for(self, *, listed_only: bool = False) -> Literal["confirmation", "input"] | None:
+        """What the invocation waits for: confirmation before input; ``None`` if nothing.
+        ``listed_only``: counting only the requests :meth:`unanswered` lists so."""
+        kinds = {p.kind for p in self.unanswered(listed_only=listed_only)}
         if "confirmation" in kinds:
             return "confirmation"
         return "input" if kinds else None

@@ -75,7 +75,7 @@ WorkerFactory = Callable[..., AbstractAsyncContextManager[Runtime]]
 @pytest.fixture
 def run_worker(temporal_client: Client, tmp_path: Path) -> WorkerFactory:
     """Start a worker for ``agents`` on a fresh task queue (or ``task_queue``) with SQLite
-    sessions and files under the test's temporary directory."""
+    sessions (or ``sessions``) and files under the test's temporary directory."""
 
     @asynccontextmanager
     async def factory(
@@ -83,9 +83,10 @@ def run_worker(temporal_client: Client, tmp_path: Path) -> WorkerFactory:
         *,
         max_cached_workflows: int = 0,
         task_queue: str | None = None,
+        sessions: SqliteSessionService | None = None,
         **plugin_kwargs: Any,
     ) -> AsyncIterator[Runtime]:
-        sessions = SqliteSessionService(tmp_path / "sessions.db")
+        sessions = sessions or SqliteSessionService(tmp_path / "sessions.db")
         artifacts = FileArtifactService(tmp_path / "artifacts")
         # A test that restarts "the" worker passes the queue of the first one.
         task_queue = task_queue or f"tq-{uuid.uuid4().hex[:12]}"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,10 +23,11 @@ from adk_temporal.errors import (
     SessionBusyError,
     UnknownRequestIdError,
 )
-from adk_temporal.events import Event
+from adk_temporal.events import REQUEST_CONFIRMATION_FUNCTION_NAME, Event
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, ScriptedCall, ScriptedModel, ScriptedRule
+from adk_temporal.sessions import SqliteSessionService
 
 from .conftest import Runtime, WorkerFactory
 
@@ -319,3 +322,53 @@ async def test_history_per_step_does_not_grow_with_the_conversation(
     # may differ only by a few bytes of ids and counters.
     for later, earlier in zip(tenth, second, strict=True):
         assert later <= earlier + 16
+
+
+class _HeldRequests(SqliteSessionService):
+    """SQLite sessions whose append of a confirmation request waits until released."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.holding = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def append_events(
+        self, key: SessionKey, events: Sequence[Event], *, unstage: Sequence[str] = ()
+    ) -> list[Event]:
+        if any(
+            call.name == REQUEST_CONFIRMATION_FUNCTION_NAME
+            for event in events
+            for call in event.function_calls()
+        ):
+            self.holding.set()
+            await self.release.wait()
+        return await super().append_events(key, events, unstage=unstage)
+
+
+async def test_a_pause_is_reported_only_once_its_request_is_in_the_session(
+    run_worker: WorkerFactory, tmp_path: Path
+) -> None:
+    """While the request's events are being stored, the run is still running and lists no
+    request; once they are, it waits for approval and the listed id is the stored one's."""
+    sessions = _HeldRequests(tmp_path / "held.db")
+    session_id = _session()
+    async with run_worker([_agent()], sessions=sessions) as rt:
+        handle = await rt.adk.start(
+            APP_NAME, USER, session_id, "weather_agent", "Buy a weather report for Lima"
+        )
+        async with asyncio.timeout(60):
+            await sessions.holding.wait()
+        during = await handle.status()
+        assert (during.status, during.pending, await handle.pending()) == ("running", 0, [])
+        sessions.release.set()
+        await _pause(handle, "awaiting_confirmation")
+        [request] = await handle.pending()
+        stored = [
+            call.id
+            for event in await _events(rt, session_id)
+            for call in event.function_calls()
+            if call.name == REQUEST_CONFIRMATION_FUNCTION_NAME
+        ]
+        assert stored == [request.id]
+        await handle.confirm(request.id, True)
+        assert (await handle.result()).status == "completed"
