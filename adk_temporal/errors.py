@@ -39,6 +39,7 @@ AdkError
 │   ├── StagedResponseNotFoundError (LookupError: a staged tool response is gone)
 │   ├── ModelRequestError (a 4xx from the model API)
 │   ├── UnknownAgentError (LookupError)
+│   ├── AppNotServedError (LookupError: a run asked of an in-process runner of another app)
 │   ├── UnmatchedFunctionResponseError (LookupError: a response answers no call in history)
 │   ├── UnknownModelError (LookupError)
 │   ├── InstructionKeyError (KeyError: an instruction template names a state key or
@@ -75,6 +76,7 @@ __all__ = [
     "AdkError",
     "AdkRequestError",
     "AdkRunError",
+    "AppNotServedError",
     "ArtifactNotFoundError",
     "ArtifactServiceNotConfiguredError",
     "BudgetExceededError",
@@ -251,6 +253,10 @@ class InvalidToolArgumentsError(AdkRequestError, ValueError):
 
 class UnknownAgentError(AdkRequestError, LookupError):
     """No agent with the given name is registered."""
+
+
+class AppNotServedError(AdkRequestError, LookupError):
+    """A run was asked of an in-process runner that serves another, named app."""
 
 
 class UnknownAppError(AdkRunError, LookupError):

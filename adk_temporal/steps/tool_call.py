@@ -156,7 +156,8 @@ async def _stage(
     actions: EventActions,
 ) -> ToolCallResult:
     """Stage the response in the session store; only its id and the deltas travel back."""
-    default = services.request_timeout_seconds
+    timeout = services.app.request_timeout
+    default = timeout.total_seconds() if timeout is not None else None
     for confirmation in actions.requested_tool_confirmations.values():
         if confirmation.timeout_seconds is None:
             confirmation.timeout_seconds = default

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient
 from adk_temporal.codec import KEY_FILE_ENV, EncryptionCodec
 from adk_temporal.converter import adk_data_converter
@@ -225,8 +225,7 @@ async def _invoke(deployment: Deployment, session_id: str, markers: Markers) -> 
         adk.client,
         App(agents=[build_weather_agent("scripted:weather")]),
         task_queue=task_queue,
-        session_service=sessions,
-        artifact_service=artifact_store(deployment.data_dir),
+        stores=Stores(sessions, artifact_store(deployment.data_dir)),
         max_cached_workflows=0,
     )
     # AdkPlugin configures the worker from the client's converter: the codec carries over.

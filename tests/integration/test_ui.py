@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import pytest
 
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
@@ -74,8 +74,7 @@ async def paused_run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
             adk.client,
             App(agents=[build_weather_agent("scripted:weather")]),
             task_queue=task_queue,
-            session_service=sessions,
-            artifact_service=artifact_store(root / "data"),
+            stores=Stores(sessions, artifact_store(root / "data")),
         )
         async with worker, async_playwright() as playwright:
             handle = await adk.start(
