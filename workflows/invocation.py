@@ -32,6 +32,7 @@ from temporalio.workflow import (
 # so the sandbox does not re-import google.genai/pydantic for every workflow run (and
 # because google.genai's httpx import trips the sandbox's urllib restriction).
 with workflow.unsafe.imports_passed_through():
+    from adk_temporal.activities.short_ids import StepInput
     from adk_temporal.activities.steps import (
         AppendEventsActivity,
         CompactionActivity,
@@ -86,7 +87,7 @@ with workflow.unsafe.imports_passed_through():
         InvocationInput,
     )
     from adk_temporal.workflows.notify import NotifyInput, NotifyWorkflow, notify_workflow_id
-    from adk_temporal.workflows.short_ids import RunIds, StepInput, whole_result
+    from adk_temporal.workflows.short_ids import RunIds, whole_result
 
 __all__ = ["InvocationWorkflow", "TemporalExecutor"]
 

@@ -143,7 +143,10 @@ LAYERS: list[set[str]] = [
     {"context", "flow", "notifications", "instructions", "rewind", "audit", "compaction"},
     {"agents", "output", "app", "following", "continuation"},
     {"steps"},
-    {"runner", "workflows", "activities"},
+    # The workflow schedules the activities: arrows between the two engine folders run one
+    # way, from workflows down to activities (the short-id form lives on the activity side).
+    {"runner", "activities"},
+    {"workflows"},
     {
         "plugin",
         "client",

@@ -10,6 +10,12 @@ from typing import Any
 
 from google.genai import types
 
+from adk_temporal.activities.short_ids import (
+    drawn_id,
+    restored,
+    run_invocation_id,
+    short_result,
+)
 from adk_temporal.compaction import EventsCompactionConfig
 from adk_temporal.converter import AdkPayloadConverter
 from adk_temporal.events import Event
@@ -28,14 +34,7 @@ from adk_temporal.flow.messages import (
 from adk_temporal.run_config import RunConfig
 from adk_temporal.workflows import invocation as invocation_workflow
 from adk_temporal.workflows.messages import BASELINE
-from adk_temporal.workflows.short_ids import (
-    RunIds,
-    drawn_id,
-    restored,
-    run_invocation_id,
-    short_result,
-    whole_result,
-)
+from adk_temporal.workflows.short_ids import RunIds, whole_result
 
 RUN = "01a237a5-092d-7d54-a55c-d06f4edb1fae"
 AT = 1796229892.398038
