@@ -33,6 +33,7 @@ from adk_temporal.flow.messages import (
     ModelStepInput,
     PendingEvent,
     StagedResponse,
+    StagedResult,
     ToolCallInput,
     ToolCallResult,
     stage_id,
@@ -90,7 +91,11 @@ def short_result(
     Only a workflow that shortened what it sent (its own invocation id left out) reads a
     short result back; one of an earlier release gets the whole id.
     """
-    if sent.ref.invocation_id or result.staged != stage_id(whole.ref.invocation_id, whole.call.id):
+    if (
+        sent.ref.invocation_id
+        or not isinstance(result, StagedResult)
+        or result.staged != stage_id(whole.ref.invocation_id, whole.call.id)
+    ):
         return result
     return result.model_copy(update={"staged": STAGED_MARK + whole.call.id})
 

@@ -57,7 +57,6 @@ AdkError
     ├── VersionConflictError
     ├── ModelUnavailableError (429, 5xx, transport; retryable)
     ├── OutputSchemaError (ValueError: a final answer does not match the output_schema)
-    ├── TokenBudgetExceededError (an invocation used more tokens than its budget)
     ├── UnknownAppError (LookupError: a step reached a worker of another app; retryable)
     ├── MemoryServiceNotConfiguredError
     ├── ArtifactServiceNotConfiguredError
@@ -68,9 +67,14 @@ AdkError
     │       does not parse, two tools under one model name, a refusal; never retried)
     └── StepFailedError (a model, tool or append step failed for good)
 ```
+
+An invocation that ends failed for one of the runtime's own reasons, rather than an
+exception's, stores an error event whose ``error_code`` is an :class:`InvocationErrorCode`.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 __all__ = [
     "AdkError",
@@ -91,6 +95,7 @@ __all__ = [
     "InvalidResumeInputError",
     "InvalidSessionRequestError",
     "InvalidToolArgumentsError",
+    "InvocationErrorCode",
     "InvocationNotFoundError",
     "MemoryServiceNotConfiguredError",
     "ModelRequestError",
@@ -103,7 +108,6 @@ __all__ = [
     "SessionNotFoundError",
     "StagedResponseNotFoundError",
     "StepFailedError",
-    "TokenBudgetExceededError",
     "ToolError",
     "UnencodableValueError",
     "UnknownAgentError",
@@ -361,10 +365,6 @@ class OutputSchemaError(AdkRunError, ValueError):
         self.problems = problems
 
 
-class TokenBudgetExceededError(AdkRunError):
-    """An invocation used more model tokens than its budget allows; it ended there."""
-
-
 class MemoryServiceNotConfiguredError(AdkRunError):
     """``search_memory`` was called but the runtime was given no memory service."""
 
@@ -396,3 +396,17 @@ class StepFailedError(AdkRunError):
         super().__init__(message)
         self.kind = kind
         self.message = message
+
+
+class InvocationErrorCode(StrEnum):
+    """The ``error_code`` of the error event an invocation ends with for the runtime's own
+    reasons (an exception's ends it with the exception's class name instead)."""
+
+    STEP_LIMIT_EXCEEDED = "StepLimitExceeded"
+    """The invocation made ``max_steps`` model steps without an answer."""
+    TOKEN_BUDGET_EXCEEDED = "TokenBudgetExceeded"
+    """The invocation's own ``token_budget`` was spent (the step that went over is kept)."""
+    TOKEN_BUDGET_REFUSED = "TokenBudgetRefused"
+    """A cumulative budget was reached and its request answered ``{"allow": 0}``."""
+    CANCELLED = "Cancelled"
+    """The invocation was cancelled (Temporal's cancellation, or the runner's)."""

@@ -24,6 +24,7 @@ from adk_temporal.flow.messages import (
     ModelStepInput,
     PendingEvent,
     StagedResponse,
+    StagedResult,
     ToolCallInput,
     ToolCallResult,
     stage_id,
@@ -125,7 +126,7 @@ class RunIds:
 
 def whole_result(result: ToolCallResult, invocation_id: str) -> ToolCallResult:
     """The workflow's side: a tool step's result with its staged id whole again."""
-    if result.staged is None or not result.staged.startswith(STAGED_MARK):
+    if not isinstance(result, StagedResult) or not result.staged.startswith(STAGED_MARK):
         return result
     call_id = result.staged.removeprefix(STAGED_MARK)
     return result.model_copy(update={"staged": stage_id(invocation_id, call_id)})
