@@ -65,7 +65,7 @@ class App:
         token_budgets: Cumulative token budgets per session, user and app; a step that
             would start over one pauses the invocation to ask for more.
         events_compaction_config: When the app's sessions are compacted, summarising older
-            events for the model (``None``: never; see ``docs/compaction.md``).
+            events for the model (``None``: never; see ``docs/guides/compaction.md``).
     """
 
     agents: Sequence[BaseAgent]

@@ -120,7 +120,7 @@ async def _frames_text(page: Page) -> str:
 async def test_waiting_runs_query_lists_the_paused_invocation(
     paused_run: PausedRun, tmp_path: Path
 ) -> None:
-    """The saved view docs/console.md gives (invocations waiting for an answer, no
+    """The saved view docs/guides/console.md gives (invocations waiting for an answer, no
     auxiliary runs) shows the run in the UI's list."""
     page = await _new_page(paused_run)
     try:
