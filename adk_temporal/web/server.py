@@ -81,7 +81,9 @@ async def _refusal(request: Request, exc: Exception) -> Response:
     # Console pages refuse as pages; their event stream's script reads JSON like the API.
     if path.startswith("/console") and not path.endswith("/events"):
         return error_page(err)
-    return JSONResponse(err.document().model_dump(), status_code=err.status, headers=err.headers)
+    return JSONResponse(
+        err.document().model_dump(exclude_none=True), status_code=err.status, headers=err.headers
+    )
 
 
 def _version() -> str:

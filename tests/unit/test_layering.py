@@ -150,8 +150,7 @@ LAYERS: list[set[str]] = [
     {
         "plugin",
         "client",
-        "delivery",
-        "buffered_signals",
+        "answers",
         "start_queues",
         "visibility",
         "render",
