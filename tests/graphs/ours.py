@@ -1,0 +1,53 @@
+"""Running a scenario on adk-temporal, recorded as the ADK side records it."""
+
+from __future__ import annotations
+
+import types as pytypes
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import adk_temporal.workflow as ours
+from adk_temporal.ids import SessionKey
+from adk_temporal.runner import Runner
+from adk_temporal.sessions import InMemorySessionService, SessionService
+
+from .record import event_record, normal
+from .scenarios import SCENARIOS, Scenario
+
+__all__ = ["KEY", "build", "names", "recorded", "run_in_process"]
+
+KEY = SessionKey("app", "u", "s-graph")
+"""The session every scenario runs in (one store per run)."""
+
+
+def names() -> Any:
+    """Our names, as the scenarios use them."""
+    return pytypes.SimpleNamespace(**{n: getattr(ours, n) for n in ours.__all__})
+
+
+def build(scenario: str) -> Scenario:
+    """The scenario built with our names."""
+    return SCENARIOS[scenario](names())
+
+
+async def recorded(sessions: SessionService, error: str | None) -> dict[str, Any]:
+    """What the session holds after the run, as the ADK side records it."""
+    session = await sessions.get(KEY)
+    return {
+        "events": [event_record(e) for e in session.events],
+        "state": normal(session.state),
+        "error": error,
+    }
+
+
+async def run_in_process(
+    scenario: str, answer: Callable[[Any, str], Awaitable[None]] | None = None
+) -> dict[str, Any]:
+    """Run ``scenario`` on the in-process runner; its record."""
+    built = build(scenario)
+    sessions = InMemorySessionService()
+    runner = Runner([built.workflow], session_service=sessions)
+    [message] = built.messages
+    assert isinstance(message, str)
+    result = await runner.run(KEY.app_name, KEY.user_id, KEY.session_id, built.workflow.name, message)
+    return await recorded(sessions, result.error if result.status == "failed" else None)
