@@ -22,6 +22,7 @@ from .activities.steps import (
     AppendEventsActivity,
     CompactionActivity,
     ModelStepActivity,
+    NodeStepActivity,
     ToolCallActivity,
 )
 from .agents import BaseAgent
@@ -124,6 +125,7 @@ class AdkPlugin(SimplePlugin):
             activities=[
                 ModelStepActivity(services).run,
                 ToolCallActivity(services).run,
+                NodeStepActivity(services).run,
                 AppendEventsActivity(services).run,
                 CompactionActivity(services).run,
                 NotifyActivity(notifications).run,

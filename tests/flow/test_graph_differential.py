@@ -7,24 +7,11 @@ import pytest
 
 from tests.graphs.adk_env import run_on_adk
 from tests.graphs.compare import assert_same_run
-from tests.graphs.ours import build, run_in_process
-
-IN_PROCESS = [
-    "chain",
-    "fan_out_join",
-    "routes",
-    "loop",
-    "nested",
-    "dynamic",
-    "retry",
-    "retry_unlisted",
-    "timeout",
-    "max_concurrency",
-    "two_terminals",
-]
+from tests.graphs.ours import IN_BOTH, build, run_in_process
 
 
-@pytest.mark.parametrize("scenario", IN_PROCESS)
+
+@pytest.mark.parametrize("scenario", IN_BOTH)
 async def test_graph_runs_as_on_adk(scenario: str) -> None:
     """A graph whose code only changes its imports stores what google-adk stores."""
     adk = run_on_adk(scenario)

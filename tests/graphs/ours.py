@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import types as pytypes
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import adk_temporal.workflow as ours
@@ -14,7 +13,22 @@ from adk_temporal.sessions import InMemorySessionService, SessionService
 from .record import event_record, normal
 from .scenarios import SCENARIOS, Scenario
 
-__all__ = ["KEY", "build", "names", "recorded", "run_in_process"]
+__all__ = ["IN_BOTH", "KEY", "build", "names", "recorded", "run_in_process"]
+
+IN_BOTH = [
+    "chain",
+    "fan_out_join",
+    "routes",
+    "loop",
+    "nested",
+    "dynamic",
+    "retry",
+    "retry_unlisted",
+    "timeout",
+    "max_concurrency",
+    "two_terminals",
+]
+"""The scenarios both engines run from one message to the end."""
 
 KEY = SessionKey("app", "u", "s-graph")
 """The session every scenario runs in (one store per run)."""
@@ -40,9 +54,7 @@ async def recorded(sessions: SessionService, error: str | None) -> dict[str, Any
     }
 
 
-async def run_in_process(
-    scenario: str, answer: Callable[[Any, str], Awaitable[None]] | None = None
-) -> dict[str, Any]:
+async def run_in_process(scenario: str) -> dict[str, Any]:
     """Run ``scenario`` on the in-process runner; its record."""
     built = build(scenario)
     sessions = InMemorySessionService()
