@@ -6,6 +6,7 @@ from __future__ import annotations
 from temporalio import activity
 
 from adk_temporal.flow.compacting import CompactionInput, CompactionResult
+from adk_temporal.flow.graph_messages import NodeStepInput, NodeStepResult
 from adk_temporal.flow.messages import (
     AppendEventsInput,
     ModelStepInput,
@@ -14,7 +15,6 @@ from adk_temporal.flow.messages import (
     ToolCallResult,
 )
 from adk_temporal.steps import StepServices, append_events, model_step, tool_call
-from adk_temporal.flow.graph_messages import NodeStepInput, NodeStepResult
 from adk_temporal.steps.compaction import compact_events
 from adk_temporal.steps.node_step import node_step
 from adk_temporal.workflows.short_ids import StepInput, restored, short_result

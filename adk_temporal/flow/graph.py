@@ -32,6 +32,8 @@ from .graph_messages import (
 )
 from .graph_spec import DEFAULT_ROUTE, GraphSpec, NodeSpec
 from .messages import AppendEventsInput, InvocationRef
+from .pauses import open_pause, take_answers
+from .requests import RequestBook
 from .node_retry import retry_delay, should_retry
 
 __all__ = ["GraphHost", "GraphOutcome", "GraphRun"]
@@ -42,11 +44,13 @@ _CONFIGURATION_NAMES = ["WorkflowConfigurationError", "ValueError", "Exception",
 
 @dataclass
 class GraphHost:
-    """What a graph run shares with its invocation: the engine, identity and ``temp:`` state."""
+    """What a graph run shares with its invocation: the engine, identity, ``temp:`` state,
+    and the book its pauses' requests are answered in."""
 
     executor: Executor
     ref: InvocationRef
     temp_state: dict[str, Any]
+    book: RequestBook
 
 
 @dataclass
@@ -291,8 +295,18 @@ class GraphRun:
         """Run a node's step until it succeeds or fails for good under its ``RetryConfig``;
         the wait between attempts is the engine's timer."""
         attempt = 1
+        answers: dict[str, Any] = {}
         while True:
-            result = await self._step(spec, path, branch, output_for, node_input, attempt)
+            result = await self._step(spec, path, branch, output_for, node_input, attempt, answers)
+            if isinstance(result, NodeRan) and result.requests:
+                # ADK: a node that reruns on resume does so once any answer is in, with
+                # the answers so far; another waits for all, the answer its output.
+                taken = await self._pause(spec, branch, result)
+                if not spec.rerun_on_resume:
+                    value = next(iter(taken.values())) if len(taken) == 1 else taken
+                    return GraphOutcome(output=InlineValue(kind="inline", value=value))
+                answers.update(taken)
+                continue
             if isinstance(result, NodeRan):
                 self._host.temp_state.update(result.temp_delta)
                 return GraphOutcome(output=result.output, route=result.route)
@@ -302,6 +316,27 @@ class GraphRun:
             if delay > 0:
                 await self._exec.wait_until(lambda: False, timeout=delay)
             attempt += 1
+
+    async def _pause(self, spec: NodeSpec, branch: str, result: NodeRan) -> dict[str, Any]:
+        """Open the node's requests, wait until its rule is met (any answer for a node
+        that reruns, all for one that does not), store the answers as the user's function
+        responses, and return them as ADK hands them over (``{"result": x}`` unwrapped)."""
+        book, host = self._host.book, self._host
+        ids = open_pause(book, result.requests, self._names[-1], branch, self._exec.now())
+        self._exec.status_changed()
+
+        def ready() -> bool:
+            done = [book.answered([i]) for i in ids]
+            return any(done) if spec.rerun_on_resume else all(done)
+
+        await self._exec.wait_until(ready)
+        ref = host.ref.model_copy(update={"branch": branch})
+        event, taken = take_answers(book, ids, ref, self._exec)
+        await self._exec.append_events(
+            AppendEventsInput(ref=ref, events=[event]), summary=f"{spec.name} · answer"
+        )
+        self._exec.status_changed()
+        return taken
 
     def _draw(self) -> float:
         """A uniform number in [0, 1) from the engine's replayed ids."""
@@ -315,6 +350,7 @@ class GraphRun:
         output_for: list[str],
         node_input: NodeValue,
         attempt: int,
+        answers: dict[str, Any],
     ) -> NodeStepResult:
         inp = NodeStepInput(
             ref=self._host.ref.model_copy(update={"branch": branch}),
@@ -327,6 +363,7 @@ class GraphRun:
             attempt=attempt,
             output_for=output_for,
             temp_state=dict(self._host.temp_state),
+            resume_inputs=answers,
         )
         summary = f"{self._names[-1]} · {spec.name}"
         if spec.timeout is None:
@@ -339,10 +376,15 @@ class GraphRun:
         message = f"Node '{spec.name}' timed out after {spec.timeout} seconds."
         await self._error_event(inp.author, path, branch, "NodeTimeoutError", message)
         return NodeFailed(
-            kind="failed", error_type="NodeTimeoutError", error_names=_TIMEOUT_NAMES, message=message
+            kind="failed",
+            error_type="NodeTimeoutError",
+            error_names=_TIMEOUT_NAMES,
+            message=message,
         )
 
-    async def _error_event(self, author: str, path: str, branch: str, code: str, message: str) -> None:
+    async def _error_event(
+        self, author: str, path: str, branch: str, code: str, message: str
+    ) -> None:
         event = Event(
             id=self._exec.new_id(),
             invocation_id=self._host.ref.invocation_id,

@@ -33,6 +33,7 @@ INLINE_VALUE_BYTES = 1024
 """The largest node output (JSON bytes) that crosses history as it is; a larger one
 crosses as the id of its stored output event."""
 
+
 class InlineValue(BaseModel):
     """A value carried as it is (``None`` included)."""
 

@@ -462,14 +462,14 @@ class InvocationFlow:
 
         return await enter(frame, 0)
 
-    async def _graph(
-        self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]
-    ) -> _Outcome:
+    async def _graph(self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]) -> _Outcome:
         """Run a graph workflow (ADK 2) from the invocation's message to its output."""
         assert spec.graph is not None
         await self._append(frame, pending)
-        host = GraphHost(self._exec, self._ref(frame), self._temp_state)
-        run = GraphRun(host, spec.graph, names=[spec.name], path=f"{spec.name}@1", branch=frame.branch)
+        host = GraphHost(self._exec, self._ref(frame), self._temp_state, self.book)
+        run = GraphRun(
+            host, spec.graph, names=[spec.name], path=f"{spec.name}@1", branch=frame.branch
+        )
         outcome = await run.run(MessageValue(kind="message"))
         if outcome.error is not None:
             return _Outcome(error=f"{outcome.error.error_type}: {outcome.error.message}")

@@ -31,8 +31,9 @@ from ..flow.graph_messages import (
     StoredValue,
 )
 from ..workflow import Context, RequestInput, Workflow
+from ..workflow._build import build_node
 from ..workflow._execute import NodeRun, run_node_code
-from ..workflow._nodes import BaseNode, build_node
+from ..workflow._nodes import BaseNode
 from .heartbeat import Heartbeat, heartbeating
 from .ref import SessionRef
 from .services import StepServices, user_content
@@ -89,7 +90,9 @@ class _Run:
         assert isinstance(value, StoredValue)
         return loaded.stored.ids[value.event_id].output
 
-    async def run_child(self, parent: Context, node_like: Any, node_input: Any, run_id: str | None) -> Any:
+    async def run_child(
+        self, parent: Context, node_like: Any, node_input: Any, run_id: str | None
+    ) -> Any:
         """``ctx.run_node``: the child's stored output if it finished before, else run it
         now and store its events at once (ADK's dynamic node scheduler)."""
         child = build_node(node_like)
@@ -101,7 +104,11 @@ class _Run:
         path = f"{parent.node_path}/{child.name}@{run_id}"
         loaded = await self.loaded()
         for event in loaded.stored.events:
-            if event.node_info is not None and event.node_info.path == path and event.output is not None:
+            if (
+                event.node_info is not None
+                and event.node_info.path == path
+                and event.output is not None
+            ):
                 return event.output
         ctx = self.context(child, path, parent.resume_inputs)
         run = await run_node_code(child, ctx, node_input)
@@ -211,7 +218,7 @@ async def node_step(
     loaded = await step.loaded()
     first = _event_id(inp.event_id, 0)
     if first in loaded.stored.ids:
-        stored = []
+        stored: list[Event] = []
         while (found := loaded.stored.ids.get(_event_id(inp.event_id, len(stored)))) is not None:
             stored.append(found)
         return _result(_replayed(stored), stored)

@@ -20,9 +20,10 @@ from ..errors import GraphValidationError, NodeTimeoutError, WorkflowConfigurati
 from ..flow.graph_spec import DEFAULT_ROUTE
 from ..flow.node_retry import RetryConfig
 from ._agent_nodes import AgentNode, ToolNode
+from ._build import node
 from ._context import Context
 from ._graph import Edge
-from ._nodes import START, BaseNode, FunctionNode, JoinNode, Node, node
+from ._nodes import START, BaseNode, FunctionNode, JoinNode, Node
 from ._request_input import RequestInput
 from ._workflow import Workflow
 

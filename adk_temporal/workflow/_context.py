@@ -94,7 +94,9 @@ class Context:
         self._route = value
         self.route_emitted = False
 
-    async def run_node(self, node: Any, node_input: Any = None, *, run_id: str | None = None) -> Any:
+    async def run_node(
+        self, node: Any, node_input: Any = None, *, run_id: str | None = None
+    ) -> Any:
         """Run ``node`` as a child of this node and return its output.
 
         A child that finished in an earlier run of this node (before a crash or a pause)

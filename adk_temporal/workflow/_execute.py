@@ -104,7 +104,9 @@ async def _items(node: BaseNode, ctx: Context, node_input: Any) -> AsyncIterator
         async for item in _function_items(node, ctx, node_input):
             yield item
     else:
-        raise WorkflowConfigurationError(f"node {node.name!r} ({type(node).__name__}) cannot run here")
+        raise WorkflowConfigurationError(
+            f"node {node.name!r} ({type(node).__name__}) cannot run here"
+        )
 
 
 async def _call_tool(tool: FunctionTool, node_input: Any) -> Any:

@@ -10,6 +10,7 @@ is the flow's (:mod:`adk_temporal.flow.graph`).
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,10 +18,10 @@ from typing import Any
 
 from ..errors import GraphValidationError, WorkflowConfigurationError
 from ..flow.graph_spec import DEFAULT_ROUTE, RouteValue
-from ._nodes import START, BaseNode, build_node
+from ._build import build_node
+from ._nodes import START, BaseNode
 
 __all__ = ["DEFAULT_ROUTE", "Edge", "Graph", "RouteValue"]
-
 
 
 @dataclass
@@ -95,7 +96,7 @@ def _flatten(element: Any) -> list[Any]:
 
 def _chain(chain: tuple[Any, ...], get: Any) -> list[Edge]:
     edges: list[Edge] = []
-    for source, target in zip(chain, chain[1:], strict=False):
+    for source, target in itertools.pairwise(chain):
         if not isinstance(target, dict):
             edges += [Edge(get(a), get(b)) for a in _flatten(source) for b in _flatten(target)]
             continue
@@ -134,8 +135,7 @@ def _validate(nodes: list[BaseNode], edges: list[Edge]) -> set[str]:
         )
     if START.name not in names:
         raise GraphValidationError(
-            f"Graph validation failed. START node (name: '{START.name}') not found in graph "
-            "nodes."
+            f"Graph validation failed. START node (name: '{START.name}') not found in graph nodes."
         )
     _check_edges(edges)
     _check_reach(edges, set(names))
@@ -161,7 +161,9 @@ def _check_edges(edges: list[Edge]) -> None:
         new = _routes(edge.route)
         known = seen.setdefault((a, b), set())
         if known and (None in known or None in new or not known.isdisjoint(new)):
-            raise GraphValidationError(f"Graph validation failed. Duplicate edge found: from={a}, to={b}")
+            raise GraphValidationError(
+                f"Graph validation failed. Duplicate edge found: from={a}, to={b}"
+            )
         known.update(new)
 
 
@@ -170,7 +172,9 @@ def _check_reach(edges: list[Edge], names: set[str]) -> None:
     for edge in edges:
         adjacent[edge.from_node.name].add(edge.to_node.name)
     if any(e.to_node.name == START.name for e in edges):
-        raise GraphValidationError("Graph validation failed. START node must not have incoming edges.")
+        raise GraphValidationError(
+            "Graph validation failed. START node must not have incoming edges."
+        )
     reached: set[str] = set()
     stack = [START.name]
     while stack:

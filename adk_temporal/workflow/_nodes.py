@@ -14,14 +14,12 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar, get_type_hints
+from typing import Any, get_type_hints
 
 from ..errors import WorkflowConfigurationError
 from ..flow.node_retry import RetryConfig
 
-__all__ = ["START", "BaseNode", "FunctionNode", "JoinNode", "Node", "build_node", "node"]
-
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["START", "BaseNode", "FunctionNode", "JoinNode", "Node"]
 
 
 class BaseNode:
@@ -53,7 +51,9 @@ class BaseNode:
         wait_for_output: bool = False,
     ) -> None:
         if not name.isidentifier():
-            raise WorkflowConfigurationError(f"Node name '{name}' must be a valid Python identifier.")
+            raise WorkflowConfigurationError(
+                f"Node name '{name}' must be a valid Python identifier."
+            )
         self.name = name
         self.description = description
         self.rerun_on_resume = rerun_on_resume
@@ -170,90 +170,3 @@ class Node(BaseNode):
             NotImplementedError: A subclass did not override it.
         """
         raise NotImplementedError("run_node_impl must be implemented.")
-
-
-def build_node(node_like: Any) -> BaseNode:
-    """``node_like`` as a node: a node as it is, ``"START"`` as :data:`START`, a function
-    as a :class:`FunctionNode`, an agent or a tool as the node that runs it.
-
-    Raises:
-        WorkflowConfigurationError: It is none of these.
-    """
-    from ..agents import BaseAgent
-    from ..tools import FunctionTool
-    from ._agent_nodes import AgentNode, ToolNode
-
-    if isinstance(node_like, str) and node_like == "START":
-        return START
-    if isinstance(node_like, BaseNode):
-        return node_like
-    if isinstance(node_like, BaseAgent):
-        return AgentNode(node_like)
-    if isinstance(node_like, FunctionTool):
-        return ToolNode(node_like)
-    if callable(node_like):
-        return FunctionNode(func=node_like)
-    raise WorkflowConfigurationError(
-        f"Invalid node type: {type(node_like)}. Node must be a BaseNode, a BaseAgent, a "
-        "BaseTool, or a callable."
-    )
-
-
-def node(
-    node_like: Any = None,
-    *,
-    name: str | None = None,
-    rerun_on_resume: bool | None = None,
-    retry_config: RetryConfig | None = None,
-    timeout: float | None = None,
-) -> Any:
-    """Make a node of a function (as a decorator, with or without arguments) or of any
-    node-like value, overriding what is given (ADK 2's ``node``).
-
-    Args:
-        node_like: The function, node, agent or tool (``None``: return a decorator).
-        name: Overrides the node's name.
-        rerun_on_resume: Overrides whether it reruns when its pause is answered.
-        retry_config: Overrides its retry configuration.
-        timeout: Overrides its timeout, in seconds.
-
-    Returns:
-        The node, or a decorator making one.
-    """
-    if node_like is None:
-        return lambda func: node(
-            func,
-            name=name,
-            rerun_on_resume=rerun_on_resume,
-            retry_config=retry_config,
-            timeout=timeout,
-        )
-    overrides: dict[str, Any] = {
-        key: value
-        for key, value in (
-            ("name", name),
-            ("rerun_on_resume", rerun_on_resume),
-            ("retry_config", retry_config),
-            ("timeout", timeout),
-        )
-        if value is not None
-    }
-    if callable(node_like) and not isinstance(node_like, BaseNode) and not _is_agent_or_tool(
-        node_like
-    ):
-        return FunctionNode(
-            func=node_like,
-            name=name,
-            rerun_on_resume=bool(rerun_on_resume),
-            retry_config=retry_config,
-            timeout=timeout,
-        )
-    built = build_node(node_like)
-    return built.with_options(**overrides) if overrides else built
-
-
-def _is_agent_or_tool(value: Any) -> bool:
-    from ..agents import BaseAgent
-    from ..tools import FunctionTool
-
-    return isinstance(value, BaseAgent | FunctionTool)

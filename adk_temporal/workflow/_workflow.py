@@ -91,7 +91,9 @@ class Workflow(BaseNode, BaseAgent):
                 EdgeSpec(
                     source=e.from_node.name,
                     target=e.to_node.name,
-                    routes=None if e.route is None else list(e.route)
+                    routes=None
+                    if e.route is None
+                    else list(e.route)
                     if isinstance(e.route, list)
                     else [e.route],
                 )

@@ -7,11 +7,10 @@ import pytest
 
 from tests.graphs.adk_env import run_on_adk
 from tests.graphs.compare import assert_same_run
-from tests.graphs.ours import IN_BOTH, build, run_in_process
+from tests.graphs.ours import IN_BOTH, PAUSING, build, run_in_process
 
 
-
-@pytest.mark.parametrize("scenario", IN_BOTH)
+@pytest.mark.parametrize("scenario", IN_BOTH + PAUSING)
 async def test_graph_runs_as_on_adk(scenario: str) -> None:
     """A graph whose code only changes its imports stores what google-adk stores."""
     adk = run_on_adk(scenario)

@@ -7,6 +7,7 @@ google-adk pins google-genai below 3, so it never joins our environment: a venv 
 
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 import sys
@@ -18,7 +19,8 @@ from typing import Any
 __all__ = ["ADK_VERSION", "adk_python", "run_on_adk"]
 
 ADK_VERSION = "2.13.0"
-_HOME = Path.home() / ".cache" / "adk-temporal" / f"google-adk-{ADK_VERSION}"
+_HOME = Path.home() / ".cache" / "adk-temporal" / f"graphs-google-adk-{ADK_VERSION}"
+"""This suite's own environment: other suites may build theirs beside it."""
 _WHEELS = Path("/work/ref")
 _SCRIPT = Path(__file__).resolve().parent / "adk_side.py"
 
@@ -33,9 +35,7 @@ def adk_python() -> Path:
     venv.EnvBuilder(with_pip=True, clear=True).create(_HOME)
     wheel = _WHEELS / f"google_adk-{ADK_VERSION}-py3-none-any.whl"
     target = str(wheel) if wheel.exists() else f"google-adk=={ADK_VERSION}"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", target], check=True, timeout=900
-    )
+    subprocess.run([str(python), "-m", "pip", "install", "-q", target], check=True, timeout=900)
     ready.write_text(ADK_VERSION)
     return python
 

@@ -16,12 +16,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import google.adk.workflow as adk_workflow  # noqa: E402
-from google.adk.events import RequestInput  # noqa: E402
-from google.adk.runners import InMemoryRunner  # noqa: E402
-from google.genai import types  # noqa: E402
-from record import event_record, normal  # noqa: E402
-from scenarios import SCENARIOS, Answer  # noqa: E402
+import google.adk.workflow as adk_workflow
+from google.adk.events import RequestInput
+from google.adk.runners import InMemoryRunner
+from google.genai import types
+from record import event_record, normal
+from scenarios import SCENARIOS, Answer
 
 
 def names() -> Any:

@@ -11,9 +11,9 @@ from adk_temporal.runner import Runner
 from adk_temporal.sessions import InMemorySessionService, SessionService
 
 from .record import event_record, normal
-from .scenarios import SCENARIOS, Scenario
+from .scenarios import SCENARIOS, Answer, Scenario
 
-__all__ = ["IN_BOTH", "KEY", "build", "names", "recorded", "run_in_process"]
+__all__ = ["IN_BOTH", "KEY", "PAUSING", "build", "names", "recorded", "run_in_process"]
 
 IN_BOTH = [
     "chain",
@@ -29,6 +29,10 @@ IN_BOTH = [
     "two_terminals",
 ]
 """The scenarios both engines run from one message to the end."""
+
+PAUSING = ["pause", "pause_rerun", "pause_in_branch"]
+"""The scenarios that pause and are answered (by a later message on ADK; by an answer to
+the waiting invocation here)."""
 
 KEY = SessionKey("app", "u", "s-graph")
 """The session every scenario runs in (one store per run)."""
@@ -59,7 +63,14 @@ async def run_in_process(scenario: str) -> dict[str, Any]:
     built = build(scenario)
     sessions = InMemorySessionService()
     runner = Runner([built.workflow], session_service=sessions)
-    [message] = built.messages
+    message, *answers = built.messages
     assert isinstance(message, str)
-    result = await runner.run(KEY.app_name, KEY.user_id, KEY.session_id, built.workflow.name, message)
+    run = await runner.start(
+        KEY.app_name, KEY.user_id, KEY.session_id, built.workflow.name, message
+    )
+    for answer in answers:
+        assert isinstance(answer, Answer)
+        await run.wait_for_status("awaiting_input")
+        await run.resume(answer.interrupt_id, answer.response)
+    result = await run.result()
     return await recorded(sessions, result.error if result.status == "failed" else None)

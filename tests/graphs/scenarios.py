@@ -114,7 +114,7 @@ def routes(w: Any) -> Scenario:
 
 def loop(w: Any) -> Scenario:
     def count(node_input: Any, ctx: Any) -> int:
-        n = ctx.state.get("n", 0) + 1
+        n = int(ctx.state.get("n", 0)) + 1
         ctx.state["n"] = n
         ctx.route = "again" if n < 3 else "done"
         return n
@@ -147,44 +147,48 @@ def dynamic(w: Any) -> Scenario:
     def double(node_input: int) -> int:
         return node_input * 2
 
-    @w.node(rerun_on_resume=True)
     async def parent(node_input: Any, ctx: Any) -> int:
-        first = await ctx.run_node(double, 3)
-        second = await ctx.run_node(double, first)
+        first = int(await ctx.run_node(double, 3))
+        second = int(await ctx.run_node(double, first))
         return first + second
 
-    return Scenario(w.Workflow(name="dyn", edges=[(w.START, parent)]))
+    rerunning = w.node(parent, rerun_on_resume=True)
+    return Scenario(w.Workflow(name="dyn", edges=[(w.START, rerunning)]))
 
 
 def retry(w: Any) -> Scenario:
-    config = w.RetryConfig(max_attempts=3, initial_delay=0.01, jitter=0.0, exceptions=["ValueError"])
+    config = w.RetryConfig(
+        max_attempts=3, initial_delay=0.01, jitter=0.0, exceptions=["ValueError"]
+    )
 
-    @w.node(retry_config=config)
     def flaky(node_input: Any, ctx: Any) -> str:
         if ctx.attempt_count < 3:
             raise ValueError(f"attempt {ctx.attempt_count} failed")
         return "third time lucky"
 
-    return Scenario(w.Workflow(name="retrying", edges=[(w.START, flaky)]))
+    retried = w.node(flaky, retry_config=config)
+    return Scenario(w.Workflow(name="retrying", edges=[(w.START, retried)]))
 
 
 def retry_unlisted(w: Any) -> Scenario:
-    config = w.RetryConfig(max_attempts=3, initial_delay=0.01, jitter=0.0, exceptions=["ValueError"])
+    config = w.RetryConfig(
+        max_attempts=3, initial_delay=0.01, jitter=0.0, exceptions=["ValueError"]
+    )
 
-    @w.node(retry_config=config)
     def broken(node_input: Any) -> str:
         raise KeyError("not retried")
 
-    return Scenario(w.Workflow(name="unlisted", edges=[(w.START, broken)]))
+    retried = w.node(broken, retry_config=config)
+    return Scenario(w.Workflow(name="unlisted", edges=[(w.START, retried)]))
 
 
 def timeout(w: Any) -> Scenario:
-    @w.node(timeout=0.5)
     async def slow(node_input: Any) -> str:
         await asyncio.sleep(60)
         return "late"
 
-    return Scenario(w.Workflow(name="timing", edges=[(w.START, slow)]))
+    timed = w.node(slow, timeout=0.5)
+    return Scenario(w.Workflow(name="timing", edges=[(w.START, timed)]))
 
 
 def max_concurrency(w: Any) -> Scenario:
@@ -224,6 +228,52 @@ def two_terminals(w: Any) -> Scenario:
     return Scenario(w.Workflow(name="twoends", edges=[(w.START, start, (end_a, end_b))]))
 
 
+def pause(w: Any) -> Scenario:
+    def ask(node_input: Any) -> Any:
+        return w.RequestInput(interrupt_id="q-name", message="Your name?", payload={"form": 1})
+
+    def greet(node_input: str) -> str:
+        return f"hello {node_input}"
+
+    graph = w.Workflow(name="asking", edges=[(w.START, ask, greet)])
+    return Scenario(graph, ["go", Answer("q-name", {"result": '"bob"'})])
+
+
+def pause_rerun(w: Any) -> Scenario:
+    def ask(node_input: Any, ctx: Any) -> Any:
+        if "q-age" in ctx.resume_inputs:
+            return {"age": ctx.resume_inputs["q-age"]}
+        return w.RequestInput(interrupt_id="q-age", message="Your age?")
+
+    def done(node_input: dict[str, Any], ctx: Any) -> str:
+        ctx.state["age"] = node_input["age"]
+        return "noted"
+
+    rerun = w.node(ask, rerun_on_resume=True)
+    graph = w.Workflow(name="rerunning", edges=[(w.START, rerun, done)])
+    return Scenario(graph, ["go", Answer("q-age", {"years": 7})])
+
+
+def pause_in_branch(w: Any) -> Scenario:
+    def split(node_input: Any) -> str:
+        return "s"
+
+    def approve(node_input: str) -> Any:
+        return w.RequestInput(interrupt_id="q-ok", message="Approve?")
+
+    def compute(node_input: str, ctx: Any) -> int:
+        ctx.state["computed"] = 42
+        return 42
+
+    def finish(node_input: dict[str, Any]) -> list[Any]:
+        return sorted(str(v) for v in node_input.values())
+
+    join = w.JoinNode(name="gate")
+    edges = [(w.START, split, (approve, compute), join, finish)]
+    graph = w.Workflow(name="branching", edges=edges)
+    return Scenario(graph, ["go", Answer("q-ok", {"result": True})])
+
+
 SCENARIOS: dict[str, Callable[[Any], Scenario]] = {
     "chain": chain,
     "fan_out_join": fan_out_join,
@@ -236,5 +286,8 @@ SCENARIOS: dict[str, Callable[[Any], Scenario]] = {
     "timeout": timeout,
     "max_concurrency": max_concurrency,
     "two_terminals": two_terminals,
+    "pause": pause,
+    "pause_rerun": pause_rerun,
+    "pause_in_branch": pause_in_branch,
 }
 """Every scenario by name."""

@@ -9,22 +9,29 @@ from temporalio.api.enums.v1 import EventType
 
 from tests.graphs.adk_env import run_on_adk
 from tests.graphs.compare import assert_same_run
-from tests.graphs.ours import IN_BOTH, KEY, build, recorded
+from tests.graphs.ours import IN_BOTH, KEY, PAUSING, build, recorded
+from tests.graphs.scenarios import Answer
 
 from .conftest import WorkerFactory
 
 
-@pytest.mark.parametrize("scenario", IN_BOTH)
+@pytest.mark.parametrize("scenario", IN_BOTH + PAUSING)
 async def test_graph_runs_on_temporal_as_on_adk(run_worker: WorkerFactory, scenario: str) -> None:
     """A graph run by a worker (every workflow task replayed) stores what google-adk
     stores."""
     adk = run_on_adk(scenario)
     built = build(scenario)
-    [message] = built.messages
+    message, *answers = built.messages
+    assert isinstance(message, str)
     async with run_worker([built.workflow]) as rt:
         handle = await rt.adk.start(
             KEY.app_name, KEY.user_id, KEY.session_id, built.workflow.name, message
         )
+        for answer in answers:
+            # The checked update path: the answer is validated by the waiting run.
+            assert isinstance(answer, Answer)
+            await handle.wait_for_status("awaiting_input")
+            await handle.resume(answer.interrupt_id, answer.response)
         result = await handle.result()
         ours = await recorded(rt.sessions, result.error if result.status == "failed" else None)
     assert_same_run(ours, adk, full_order=built.ordered_across_branches)
