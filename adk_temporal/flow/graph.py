@@ -32,9 +32,9 @@ from .graph_messages import (
 )
 from .graph_spec import DEFAULT_ROUTE, GraphSpec, NodeSpec
 from .messages import AppendEventsInput, InvocationRef
+from .node_retry import retry_delay, should_retry
 from .pauses import open_pause, take_answers
 from .requests import RequestBook
-from .node_retry import retry_delay, should_retry
 
 __all__ = ["GraphHost", "GraphOutcome", "GraphRun"]
 

@@ -7,7 +7,6 @@ google-adk pins google-genai below 3, so it never joins our environment: a venv 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import subprocess
 import sys
