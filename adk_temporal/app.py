@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from .agents import Agent
+from .agents import BaseAgent
 from .compaction import EventsCompactionConfig
 from .errors import AdkRequestError
 from .memory import MemoryService
@@ -57,7 +57,7 @@ class App:
             events for the model (``None``: never; see ``docs/compaction.md``).
     """
 
-    agents: Sequence[Agent]
+    agents: Sequence[BaseAgent]
     name: str | None = None
     models: ModelRegistry = field(default_factory=default_registry)
     memory_service: MemoryService | None = None
@@ -72,9 +72,9 @@ class App:
 def _as_app(value: object, spec: str) -> App:
     if isinstance(value, App):
         return value
-    if isinstance(value, Agent):
+    if isinstance(value, BaseAgent):
         return App(agents=[value])
-    if isinstance(value, Sequence) and value and all(isinstance(a, Agent) for a in value):
+    if isinstance(value, Sequence) and value and all(isinstance(a, BaseAgent) for a in value):
         return App(agents=list(value))
     if callable(value):
         return _as_app(value(), spec)
