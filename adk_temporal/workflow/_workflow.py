@@ -17,6 +17,7 @@ from ..flow.node_retry import RetryConfig
 from ._agent_nodes import AgentNode, ToolNode
 from ._graph import Graph
 from ._nodes import START, BaseNode, JoinNode
+from ._render import mermaid
 
 __all__ = ["Workflow"]
 
@@ -81,6 +82,10 @@ class Workflow(BaseNode, BaseAgent):
                 raise KeyError(name)
             current = current.graph.node(name)
         return current
+
+    def mermaid(self) -> str:
+        """The graph drawn as a Mermaid flowchart (routes on their edges)."""
+        return mermaid(self.spec())
 
     def spec(self) -> GraphSpec:
         """The graph as the flow schedules it."""
