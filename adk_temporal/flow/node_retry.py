@@ -36,7 +36,7 @@ class RetryConfig(BaseModel):
     max_delay: float | None = None
     backoff_factor: float | None = None
     jitter: float | None = None
-    exceptions: list[str] | None = None
+    exceptions: list[str | type[BaseException]] | None = None
 
     @field_validator("exceptions", mode="before")
     @classmethod

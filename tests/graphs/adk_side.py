@@ -14,14 +14,16 @@ import types as pytypes
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import google.adk.workflow as adk_workflow
-from google.adk.events import RequestInput
-from google.adk.runners import InMemoryRunner
+# google-adk is only in its own environment (tests.graphs.adk_env), never in ours.
+import google.adk.workflow as adk_workflow  # type: ignore[import-untyped,unused-ignore]
+from google.adk.events import RequestInput  # type: ignore[import-untyped,unused-ignore]
+from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped,unused-ignore]
 from google.genai import types
-from record import event_record, normal
-from scenarios import SCENARIOS, Answer
+
+from tests.graphs.record import event_record, normal
+from tests.graphs.scenarios import SCENARIOS, Answer
 
 
 def names() -> Any:
