@@ -181,18 +181,29 @@ class GraphRun:
             self._start_ready()
             if not loop.running:
                 return None
-            await asyncio.wait(list(loop.running.values()), return_when=asyncio.FIRST_COMPLETED)
-            error: NodeFailed | None = None
-            # In start order, never completion order: the same on every replay and engine.
-            for name in [n for n, t in loop.running.items() if t.done()]:
-                outcome = loop.running.pop(name).result()
-                if outcome.error is not None:
-                    error = error or outcome.error
-                else:
-                    self._completed(name, outcome)
+            try:
+                await asyncio.wait(list(loop.running.values()), return_when=asyncio.FIRST_COMPLETED)
+                error = self._handle_finished()
+            except BaseException:
+                # A step that failed for good, or the invocation cancelled: nothing runs on.
+                await self._stop()
+                raise
             if error is not None:
                 await self._stop()
                 return error
+
+    def _handle_finished(self) -> NodeFailed | None:
+        """Handle the finished nodes in start order, never completion order (the same on
+        every replay and engine); the first error among them."""
+        loop = self._loop
+        error: NodeFailed | None = None
+        for name in [n for n, t in loop.running.items() if t.done()]:
+            outcome = loop.running.pop(name).result()
+            if outcome.error is not None:
+                error = error or outcome.error
+            else:
+                self._completed(name, outcome)
+        return error
 
     async def _stop(self) -> None:
         """Cancel the nodes still running after another failed, and wait for them."""

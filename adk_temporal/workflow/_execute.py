@@ -105,7 +105,9 @@ async def _items(node: BaseNode, ctx: Context, node_input: Any) -> AsyncIterator
             yield item
     else:
         raise WorkflowConfigurationError(
-            f"node {node.name!r} ({type(node).__name__}) cannot run here"
+            f"node {node.name!r} is a {type(node).__name__}, which adk-temporal cannot run as "
+            "a graph node yet: call the agent from a function node's own invocation, or use "
+            "a function node"
         )
 
 
