@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from temporalio import activity
 
+from adk_temporal.activities.short_ids import StepInput, restored, short_result
 from adk_temporal.flow.compacting import CompactionInput, CompactionResult
 from adk_temporal.flow.graph_messages import NodeStepInput, NodeStepResult
 from adk_temporal.flow.messages import (
@@ -17,7 +18,6 @@ from adk_temporal.flow.messages import (
 from adk_temporal.steps import StepServices, append_events, model_step, tool_call
 from adk_temporal.steps.compaction import compact_events
 from adk_temporal.steps.node_step import node_step
-from adk_temporal.workflows.short_ids import StepInput, restored, short_result
 
 from .adapter import heartbeat, step_ref, translate_errors
 

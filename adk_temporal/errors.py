@@ -39,6 +39,7 @@ AdkError
 │   ├── StagedResponseNotFoundError (LookupError: a staged tool response is gone)
 │   ├── ModelRequestError (a 4xx from the model API)
 │   ├── UnknownAgentError (LookupError)
+│   ├── AppNotServedError (LookupError: a run asked of an in-process runner of another app)
 │   ├── UnmatchedFunctionResponseError (LookupError: a response answers no call in history)
 │   ├── UnknownModelError (LookupError)
 │   ├── InstructionKeyError (KeyError: an instruction template names a state key or
@@ -60,7 +61,6 @@ AdkError
     ├── VersionConflictError
     ├── ModelUnavailableError (429, 5xx, transport; retryable)
     ├── OutputSchemaError (ValueError: a final answer does not match the output_schema)
-    ├── TokenBudgetExceededError (an invocation used more tokens than its budget)
     ├── UnknownAppError (LookupError: a step reached a worker of another app; retryable)
     ├── MemoryServiceNotConfiguredError
     ├── ArtifactServiceNotConfiguredError
@@ -71,14 +71,20 @@ AdkError
     │       does not parse, two tools under one model name, a refusal; never retried)
     └── StepFailedError (a model, tool or append step failed for good)
 ```
+
+An invocation that ends failed for one of the runtime's own reasons, rather than an
+exception's, stores an error event whose ``error_code`` is an :class:`InvocationErrorCode`.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 __all__ = [
     "AdkError",
     "AdkRequestError",
     "AdkRunError",
+    "AppNotServedError",
     "ArtifactNotFoundError",
     "ArtifactServiceNotConfiguredError",
     "BudgetExceededError",
@@ -94,6 +100,7 @@ __all__ = [
     "InvalidResumeInputError",
     "InvalidSessionRequestError",
     "InvalidToolArgumentsError",
+    "InvocationErrorCode",
     "InvocationNotFoundError",
     "MemoryServiceNotConfiguredError",
     "ModelRequestError",
@@ -107,7 +114,6 @@ __all__ = [
     "SessionNotFoundError",
     "StagedResponseNotFoundError",
     "StepFailedError",
-    "TokenBudgetExceededError",
     "ToolError",
     "UnencodableValueError",
     "UnknownAgentError",
@@ -260,6 +266,10 @@ class UnknownAgentError(AdkRequestError, LookupError):
     """No agent with the given name is registered."""
 
 
+class AppNotServedError(AdkRequestError, LookupError):
+    """A run was asked of an in-process runner that serves another, named app."""
+
+
 class UnknownAppError(AdkRunError, LookupError):
     """A step of one app's invocation reached a worker that serves another app.
 
@@ -362,10 +372,6 @@ class OutputSchemaError(AdkRunError, ValueError):
         self.problems = problems
 
 
-class TokenBudgetExceededError(AdkRunError):
-    """An invocation used more model tokens than its budget allows; it ended there."""
-
-
 class MemoryServiceNotConfiguredError(AdkRunError):
     """``search_memory`` was called but the runtime was given no memory service."""
 
@@ -397,6 +403,20 @@ class StepFailedError(AdkRunError):
         super().__init__(message)
         self.kind = kind
         self.message = message
+
+
+class InvocationErrorCode(StrEnum):
+    """The ``error_code`` of the error event an invocation ends with for the runtime's own
+    reasons (an exception's ends it with the exception's class name instead)."""
+
+    STEP_LIMIT_EXCEEDED = "StepLimitExceeded"
+    """The invocation made ``max_steps`` model steps without an answer."""
+    TOKEN_BUDGET_EXCEEDED = "TokenBudgetExceeded"
+    """The invocation's own ``token_budget`` was spent (the step that went over is kept)."""
+    TOKEN_BUDGET_REFUSED = "TokenBudgetRefused"
+    """A cumulative budget was reached and its request answered ``{"allow": 0}``."""
+    CANCELLED = "Cancelled"
+    """The invocation was cancelled (Temporal's cancellation, or the runner's)."""
 
 
 class WorkflowConfigurationError(AdkRequestError, ValueError):

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from .errors import InvalidResumeInputError
 from .events import Event
-from .flow.messages import InvocationStatus, PendingRequest
+from .flow.messages import InvocationStatus, PendingConfirmation, PendingInput, PendingRequest
 from .runner import LocalInvocation
 
 __all__ = ["Answerable", "NoAnswerError", "answer_on_terminal", "answer_request"]
@@ -35,7 +35,7 @@ def _prompt(text: str, **kwargs: Any) -> Any:
         raise NoAnswerError(text) from err
 
 
-def _confirm(request: PendingRequest, console: Console) -> bool:
+def _confirm(request: PendingConfirmation, console: Console) -> bool:
     args = ", ".join(f"{k}={v!r}" for k, v in request.args.items())
     console.print(f"[bold yellow]approval needed[/] for {request.tool}({args}): {request.hint}")
     if request.payload is not None:
@@ -44,7 +44,7 @@ def _confirm(request: PendingRequest, console: Console) -> bool:
     return answer == "y"
 
 
-def _input(request: PendingRequest, console: Console) -> Any:
+def _input(request: PendingInput, console: Console) -> Any:
     console.print(f"[bold yellow]input needed[/] for {request.tool}: {request.message}")
     if request.input_schema is not None:
         console.print(f"  schema {json.dumps(request.input_schema)}")

@@ -35,6 +35,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient
 from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import SqliteSessionService
@@ -89,7 +90,7 @@ async def main(nodes: int) -> None:
     with scratch_dir() as tmp, dev_server(Path(tmp)) as server:
         client = await connect(server.address)
         sessions = SqliteSessionService(Path(tmp) / "s.db")
-        plugin = AdkPlugin(graphs, session_service=sessions)
+        plugin = AdkPlugin(App(graphs), stores=Stores(sessions))
         async with Worker(
             client,
             task_queue="bench-graph",

@@ -32,6 +32,7 @@ from temporalio.workflow import (
 # so the sandbox does not re-import google.genai/pydantic for every workflow run (and
 # because google.genai's httpx import trips the sandbox's urllib restriction).
 with workflow.unsafe.imports_passed_through():
+    from adk_temporal.activities.short_ids import StepInput
     from adk_temporal.activities.steps import (
         AppendEventsActivity,
         CompactionActivity,
@@ -41,10 +42,10 @@ with workflow.unsafe.imports_passed_through():
     )
     from adk_temporal.budgets import json_size
     from adk_temporal.errors import AdkRequestError, StepFailedError
-    from adk_temporal.flow import InvocationFlow, RequestBook
+    from adk_temporal.flow import InvocationFlow, RequestBook, gates
     from adk_temporal.flow.compacting import CompactionInput, CompactionResult
     from adk_temporal.flow.graph_messages import NodeStepInput, NodeStepResult
-    from adk_temporal.flow.invocation import FLOW_CHANGES, KEEP_CANCELLED_OUTCOMES
+    from adk_temporal.flow.invocation import FLOW_CHANGES
     from adk_temporal.flow.messages import (
         AdkStatus,
         AgentSpec,
@@ -88,38 +89,22 @@ with workflow.unsafe.imports_passed_through():
         InvocationInput,
     )
     from adk_temporal.workflows.notify import NotifyInput, NotifyWorkflow, notify_workflow_id
-    from adk_temporal.workflows.short_ids import RunIds, StepInput, whole_result
+    from adk_temporal.workflows.short_ids import RunIds, whole_result
 
 __all__ = ["InvocationWorkflow", "TemporalExecutor"]
 
 _APPEND_TIMEOUT = timedelta(seconds=60)
 
-_PUBLISH_REQUESTS = "publish-requests-in-memo"
-"""Behaviour change: open requests and refused answers are published in the memo."""
-
-_APP_QUEUES = "app-task-queues"
-"""Behaviour change: a named app's runs move their steps to the app's own task queue (where
-a step that reached another app's worker failed the run before). Runs recorded before it
-(every history under tests/replay/histories up to 2026-12-02) keep their steps on the
-invocation's queue; the old arm may go once no such run waits."""
-
-_NOTIFY = "notify-webhooks"
-"""Behaviour change: runs of an app with notifications start ``adk_notify`` children."""
-
-_SHORT_NOTIFY_IDS = "notify-short-ids"
-"""Behaviour change: ``adk_notify`` children get short ids (``adk-notify-<hash>``)."""
-
-_PUBLISH_AFTER_RESUMING = "publish-after-resuming"
-"""Behaviour change: the status and memo an accepted answer changes are published in the
-next workflow task (or after a second, whichever comes first), not in the task that resumes
-the run. Either upsert in that task held the resumed step back by about 4 ms on the dev
-server, a sixth of the whole answer-to-tool time; the step now starts first."""
-
-_BASELINE_1 = FLOW_CHANGES | {_PUBLISH_REQUESTS, _APP_QUEUES, _NOTIFY, _SHORT_NOTIFY_IDS}
+_BASELINE_1 = FLOW_CHANGES | {
+    gates.PUBLISH_REQUESTS,
+    gates.APP_QUEUES,
+    gates.NOTIFY,
+    gates.SHORT_NOTIFY_IDS,
+}
 
 _BASELINE_CHANGES: dict[int, frozenset[str]] = {
     1: _BASELINE_1,
-    2: _BASELINE_1 | {_PUBLISH_AFTER_RESUMING},
+    2: _BASELINE_1 | {gates.PUBLISH_AFTER_RESUMING},
 }
 """The behaviour changes a run of each baseline has from its start. A change made after a
 baseline stays out of it: runs of that baseline that started before the change replay
@@ -202,7 +187,9 @@ class _Notifier:
     def _wanted(self, event: NotifyEvent) -> bool:
         # The patch is asked only when the app notifies: other runs record no marker.
         plan = self._plan
-        return plan is not None and event in plan.events and _patched(self._inp.baseline, _NOTIFY)
+        return (
+            plan is not None and event in plan.events and _patched(self._inp.baseline, gates.NOTIFY)
+        )
 
     async def _start(
         self,
@@ -220,7 +207,7 @@ class _Notifier:
         # The long ids named the parent whole (over 100 characters in the UI's list); runs
         # recorded before short ids start their children with those (notified_pause.json):
         # keep the old arm until no such run waits.
-        if _patched(self._inp.baseline, _SHORT_NOTIFY_IDS):
+        if _patched(self._inp.baseline, gates.SHORT_NOTIFY_IDS):
             child_id = notify_workflow_id(info.workflow_id, self._invocation_id, event, first)
             summary = f"{what} · for {info.workflow_id}"
         else:
@@ -336,7 +323,7 @@ class TemporalExecutor:
             and result.tree.own_queue
             and self._app_queue is None
             and own != workflow.info().task_queue
-            and _patched(self._inp.baseline, _APP_QUEUES)
+            and _patched(self._inp.baseline, gates.APP_QUEUES)
         ):
             # The app's workers poll its own queue: its steps go there, where no worker
             # of another app on a shared queue can take them. A run started there keeps its
@@ -359,7 +346,7 @@ class TemporalExecutor:
         base = self._base_queue()
         queue = app_task_queue(base, app)
         if queue in (self._app_queue, workflow.info().task_queue) or not _patched(
-            self._inp.baseline, _APP_QUEUES
+            self._inp.baseline, gates.APP_QUEUES
         ):
             raise StepFailedError(
                 "UnknownAppError",
@@ -389,7 +376,7 @@ class TemporalExecutor:
         # after the cancellation was requested is stored (a charge made is recorded).
         cancellation = (
             ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
-            if _patched(self._inp.baseline, KEEP_CANCELLED_OUTCOMES)
+            if _patched(self._inp.baseline, gates.KEEP_CANCELLED_OUTCOMES)
             else ActivityCancellationType.TRY_CANCEL
         )
         try:
@@ -650,7 +637,7 @@ class InvocationWorkflow:
         if (
             outcome == "accepted"
             and self._flow is not None
-            and _patched(self._baseline, _PUBLISH_AFTER_RESUMING)
+            and _patched(self._baseline, gates.PUBLISH_AFTER_RESUMING)
         ):
             self._hold_publishing()
         if outcome != "accepted":
@@ -748,6 +735,6 @@ class InvocationWorkflow:
         }
         # The memo is what Temporal serves with no worker running: what the run waits for.
         # Runs recorded before it was published must replay without the upsert.
-        if memo != self._memo and _patched(self._baseline, _PUBLISH_REQUESTS):
+        if memo != self._memo and _patched(self._baseline, gates.PUBLISH_REQUESTS):
             workflow.upsert_memo(memo)
         self._memo = memo

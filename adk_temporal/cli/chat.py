@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..app import App
+from ..app import App, Stores
 from ..client import AdkClient, InvocationHandle
 from ..events import REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME, Event
 from ..flow.messages import InvocationStatus
@@ -182,13 +182,7 @@ def _worker_turn(
 async def _chat_local(
     app: App, sessions: SessionService, data_dir: Path, key: SessionKey, agent: str
 ) -> int:
-    runner = Runner(
-        app.agents,
-        session_service=sessions,
-        artifact_service=artifact_store(data_dir),
-        memory_service=app.memory_service,
-        models=app.models,
-    )
+    runner = Runner(app, stores=Stores(sessions, artifact_store(data_dir)))
     return await _converse(_local_turn(runner, key, agent))
 
 

@@ -19,7 +19,7 @@ from google.genai import types
 from ..events import REQUEST_INPUT_FUNCTION_NAME, Event, InputRequest
 from .executor import Executor
 from .graph_messages import NodeRequest
-from .messages import InvocationRef, PendingRequest, ResumeInput
+from .messages import InvocationRef, PendingInput, ResumeInput
 from .requests import RequestBook
 
 __all__ = ["open_pause", "take_answers", "unwrap_answer"]
@@ -31,7 +31,7 @@ def open_pause(
     """Open an input request per ``RequestInput`` (its event is stored); their ids."""
     for request in requests:
         rid = request.interrupt_id
-        pending = PendingRequest(
+        pending = PendingInput(
             kind="input",
             id=rid,
             function_call_id=rid,

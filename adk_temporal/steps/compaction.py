@@ -75,7 +75,7 @@ async def _count(services: StepServices, ref: SessionRef, event: Event) -> Token
     """The summary's tokens, counted towards the cumulative budgets under the event's id
     (once, however often the step is retried)."""
     usage = TokenUsage.of(event.usage_metadata)
-    if services.token_budgets.bounded() and event.usage_metadata is not None:
+    if services.app.token_budgets.bounded() and event.usage_metadata is not None:
         await services.sessions.record_tokens(ref.key, event.id, usage.total_tokens)
     return usage
 

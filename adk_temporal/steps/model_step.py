@@ -143,7 +143,7 @@ async def model_step(
     reply = await _step(services, inp, step_ref, attempt, heartbeat)
     if isinstance(reply, RouteStep | DelegateStep | OverBudgetStep):
         return reply
-    if reply.usage is not None and services.token_budgets.bounded():
+    if reply.usage is not None and services.app.token_budgets.bounded():
         # Under the step's event id: a retry that finds the reply stored counts it once.
         tokens = reply.usage.total_tokens
         await services.sessions.record_tokens(ref.key, inp.model_event_id, tokens)
@@ -210,7 +210,7 @@ async def _step(
     except ModelUnavailableError as err:
         # A provider may ask for hours; the worker's bound keeps the run moving.
         if err.retry_after is not None:
-            err.retry_after = min(err.retry_after, services.max_retry_after_seconds)
+            err.retry_after = min(err.retry_after, services.app.max_retry_after.total_seconds())
         raise
     return await _record_reply(step, response, taken)
 
@@ -224,7 +224,7 @@ async def _over_budget(
     once more is allowed. A retry of a step whose reply is stored goes on whatever was
     spent since: the model was called already.
     """
-    budgets = services.token_budgets
+    budgets = services.app.token_budgets
     for grant in inp.grants:
         await services.sessions.grant_tokens(ref.key, grant.scope, grant.id, grant.tokens)
     if not budgets.bounded() or inp.model_event_id in loaded.stored.ids:
@@ -238,8 +238,9 @@ async def _over_budget(
 
 def _tree(services: StepServices, ref: SessionRef) -> AgentSpec:
     tree = describe_tree(services.agents, ref.agent_name, services.notify)
-    if services.compaction is not None:
-        tree = tree.model_copy(update={"compaction": services.compaction})
+    compaction = services.app.events_compaction_config
+    if compaction is not None:
+        tree = tree.model_copy(update={"compaction": compaction})
     return tree.model_copy(update={"own_queue": True}) if services.app_name else tree
 
 

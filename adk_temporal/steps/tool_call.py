@@ -32,7 +32,7 @@ from ..errors import (
     UnencodableValueError,
 )
 from ..events import Event, EventActions
-from ..flow.messages import ToolCallInput, ToolCallResult, ToolOptions, stage_id
+from ..flow.messages import StagedResult, ToolCallInput, ToolOptions, stage_id
 from ..state import TEMP_PREFIX
 from ..tools import FunctionTool
 from ..tracing import record_tool_call, span
@@ -50,7 +50,7 @@ async def tool_call(
     *,
     attempt: int = 1,
     heartbeat: Heartbeat | None = None,
-) -> ToolCallResult:
+) -> StagedResult:
     """Run the call's handler (or its confirmation gate); stage the response, return deltas.
 
     Args:
@@ -154,9 +154,10 @@ async def _stage(
     agent: Agent,
     response: dict[str, Any],
     actions: EventActions,
-) -> ToolCallResult:
+) -> StagedResult:
     """Stage the response in the session store; only its id and the deltas travel back."""
-    default = services.request_timeout_seconds
+    timeout = services.app.request_timeout
+    default = timeout.total_seconds() if timeout is not None else None
     for confirmation in actions.requested_tool_confirmations.values():
         if confirmation.timeout_seconds is None:
             confirmation.timeout_seconds = default
@@ -194,7 +195,7 @@ async def _stage(
         timestamp=time.time(),
     )
     await services.sessions.stage_events(ref.key, [staged])
-    return ToolCallResult(staged=staged.id, actions=actions)
+    return StagedResult(staged=staged.id, actions=actions)
 
 
 def _problem(

@@ -21,7 +21,7 @@ from adk_temporal.confirmation import call_digest, check_reply_digest
 from adk_temporal.context import ToolContext
 from adk_temporal.errors import ConfirmationMismatchError, UnknownRequestIdError
 from adk_temporal.events import Event, ToolConfirmation
-from adk_temporal.flow.messages import PendingRequest
+from adk_temporal.flow.messages import PendingConfirmation, PendingRequest
 from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, ScriptedModel
 from adk_temporal.runner import LocalInvocation
@@ -309,6 +309,7 @@ async def test_ctx_f16_reentered_tool_asks_again_and_the_new_answer_resumes_it(
     assert result.status == "completed"
     assert second.id != first.id
     assert second.function_call_id == first.function_call_id
+    assert isinstance(second, PendingConfirmation)
     assert (second.hint, second.payload) == ("second approval", "again")
     assert [e.call_id for e in seen] == [first.function_call_id] * 3
     assert [e.confirmation for e in seen] == [
@@ -379,7 +380,8 @@ async def test_ctx_f8_parallel_agents_resume_only_their_own_requests(
         result = await handle.result()
         events = await _events(rt, session_id)
     assert result.status == "completed"
-    assert {p.agent: p.hint for p in requests} == {"left": "left?", "right": "right?"}
+    hints = {p.agent: p.hint for p in requests if isinstance(p, PendingConfirmation)}
+    assert hints == {"left": "left?", "right": "right?"}
     assert [e.confirmation for e in right_seen] == [
         None,
         ToolConfirmation(hint="right?", confirmed=True, payload="R"),
@@ -455,6 +457,7 @@ async def test_ctx_f10_a_call_that_asks_twice_makes_one_request_and_runs_once(
         result = await handle.result()
         events = await _events(rt, session_id)
     assert result.status == "completed"
+    assert isinstance(request, PendingConfirmation)
     assert (request.hint, request.payload) == ("again", "new")
     assert len(_request_calls(events)) == 1
     assert entries == [None, ToolConfirmation(hint="again", confirmed=True, payload="new")]
@@ -508,6 +511,7 @@ async def test_ctx_f12_recorded_reply_is_bound_to_its_request(run_local: LocalFa
     [stored_request] = _request_calls(events)
     [reply] = _responses(events, REQUEST)
     digest = call_digest("buy_report", {"target": "Oslo"})
+    assert isinstance(request, PendingConfirmation)
     assert request.call_digest == digest
     assert (stored_request.args or {})["callDigest"] == digest
     assert (reply.response or {})["callDigest"] == digest
@@ -529,6 +533,7 @@ async def test_ctx_f12_mismatched_reply_is_refused_and_the_call_is_not_resumed_b
         forged = call_digest("buy_report", {})
         with pytest.raises(ConfirmationMismatchError, match="approves a different call"):
             await handle.confirm(buy.id, True, call_digest=forged)
+        assert isinstance(send, PendingConfirmation)
         await handle.confirm(send.id, True, call_digest=send.call_digest)
         assert await handle.pending() == [buy]
         assert (await handle.status()).status == "awaiting_confirmation"
@@ -600,6 +605,7 @@ async def test_ctx_f13_recorded_replies_keep_their_wire_shape(run_local: LocalFa
     assert list(reply) == ["confirmed", "payload", "callDigest", "waitedSeconds", "answered"]
     assert reply.pop("waitedSeconds") >= 0
     assert {**reply.pop("answered"), "at": 0} == {"by": None, "channel": "in-process", "at": 0}
+    assert isinstance(approval, PendingConfirmation)
     assert reply == {"confirmed": True, "payload": {"n": 1}, "callDigest": approval.call_digest}
     value = dict(answered.response or {})
     assert list(value) == ["input", "waitedSeconds", "answered"]

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from adk_temporal.agents import Agent
+from adk_temporal.app import App, Stores
 from adk_temporal.errors import InvalidResumeInputError
 from adk_temporal.flow.graph_messages import INLINE_VALUE_BYTES
 from adk_temporal.ids import SessionKey
@@ -22,7 +23,7 @@ KEY = SessionKey("app", "u", "s-edges")
 
 def _runner(graph: Workflow | Agent, *others: Workflow) -> tuple[Runner, InMemorySessionService]:
     sessions = InMemorySessionService()
-    return Runner([graph, *others], session_service=sessions), sessions
+    return Runner(App([graph, *others]), stores=Stores(sessions)), sessions
 
 
 async def test_an_answer_breaking_the_schema_is_refused_and_the_pause_stays() -> None:

@@ -6,6 +6,7 @@ import types as pytypes
 from typing import Any
 
 import adk_temporal.workflow as ours
+from adk_temporal.app import App, Stores
 from adk_temporal.ids import SessionKey
 from adk_temporal.runner import Runner
 from adk_temporal.sessions import InMemorySessionService, SessionService
@@ -62,7 +63,7 @@ async def run_in_process(scenario: str) -> dict[str, Any]:
     """Run ``scenario`` on the in-process runner; its record."""
     built = build(scenario)
     sessions = InMemorySessionService()
-    runner = Runner([built.workflow], session_service=sessions)
+    runner = Runner(App([built.workflow]), stores=Stores(sessions))
     message, *answers = built.messages
     assert isinstance(message, str)
     run = await runner.start(

@@ -37,7 +37,7 @@ from temporalio.worker import Replayer
 
 from adk_temporal import client as client_module
 from adk_temporal.agents import Agent, BaseAgent
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.background_http import BackgroundServer
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.context import ToolContext
@@ -71,7 +71,9 @@ USER = "u-replay"
 def _replayer() -> Replayer:
     # The plugin configures the replayer exactly as it configures workers: workflows,
     # data converter and sandbox pass-through.
-    return Replayer(workflows=[], plugins=[AdkPlugin([], session_service=InMemorySessionService())])
+    return Replayer(
+        workflows=[], plugins=[AdkPlugin(App([]), stores=Stores(InMemorySessionService()))]
+    )
 
 
 def _committed() -> list[Path]:
@@ -529,7 +531,9 @@ async def _record_compaction(run_worker: WorkerFactory, client: Client) -> None:
     approval is pending when ``adk_compact`` runs; approved, it completes."""
     app = compaction_app()
     sid = f"replay-compaction-{uuid.uuid4().hex[:6]}"
-    async with run_worker([app.agent], models=app.models, compaction=COMPACTION_CONFIG) as rt:
+    async with run_worker(
+        [app.agent], models=app.models, events_compaction_config=COMPACTION_CONFIG
+    ) as rt:
         await (await rt.adk.start(COMPACTION_APP, USER, sid, "payer", "hi")).result()
         handle = await rt.adk.start(COMPACTION_APP, USER, sid, "payer", "pay 5")
         await _answer_confirmation(handle, True)
@@ -544,9 +548,7 @@ async def _record_app_queue(client: Client, name: str, own_queues: bool) -> None
     sessions = InMemorySessionService()
     queue = f"replay-{uuid.uuid4().hex[:8]}"
     app = App(agents=[build_weather_agent("scripted:weather")], name=APP_NAME)
-    worker = build_worker(
-        client, app, task_queue=queue, session_service=sessions, artifact_service=None
-    )
+    worker = build_worker(client, app, task_queue=queue, stores=Stores(sessions))
     adk = AdkClient(client, task_queue=queue, own_queues=own_queues)
     async with worker:
         async with asyncio.timeout(60):
