@@ -46,12 +46,16 @@ AdkError
 │   │   artifact that cannot be read; instructions.py)
 │   ├── MissingExtraError (ImportError: an optional extra is not installed; extras.py)
 │   ├── ModelLimitError (ValueError: a malformed model limit; model_limits.py)
+│   ├── WorkflowConfigurationError (ValueError: a graph workflow, node or edge that cannot
+│   │   run, as ADK 2 names it; adk_temporal.workflow)
+│   │   └── GraphValidationError (the edges break one of ADK's graph rules)
 │   ├── UnquotableValueError (ValueError: a value a visibility query cannot hold;
 │   │   visibility.py)
 │   └── EncryptionError (ValueError: encrypted payloads cannot be read or written as
 │       configured; codec.py: KeyFileError, UnknownKeyError, PayloadAuthenticationError;
 │       codec_server.py: CodecTokenError)
 ├── ToolError (a tool's failure for the model to see; never retried)
+├── NodeTimeoutError (a graph node ran past its timeout; retried under its RetryConfig)
 └── AdkRunError
     ├── ArtifactNotFoundError (FileNotFoundError)
     ├── VersionConflictError
@@ -87,6 +91,7 @@ __all__ = [
     "ConfirmationMismatchError",
     "EditNotAllowedError",
     "EncryptionError",
+    "GraphValidationError",
     "InstructionKeyError",
     "InvalidAnswerError",
     "InvalidArtifactRequestError",
@@ -100,6 +105,7 @@ __all__ = [
     "MemoryServiceNotConfiguredError",
     "ModelRequestError",
     "ModelUnavailableError",
+    "NodeTimeoutError",
     "NotificationRejectedError",
     "NotificationUndeliveredError",
     "OutputSchemaError",
@@ -116,6 +122,7 @@ __all__ = [
     "UnknownRequestIdError",
     "UnmatchedFunctionResponseError",
     "VersionConflictError",
+    "WorkflowConfigurationError",
 ]
 
 
@@ -410,3 +417,28 @@ class InvocationErrorCode(StrEnum):
     """A cumulative budget was reached and its request answered ``{"allow": 0}``."""
     CANCELLED = "Cancelled"
     """The invocation was cancelled (Temporal's cancellation, or the runner's)."""
+
+
+class WorkflowConfigurationError(AdkRequestError, ValueError):
+    """A graph workflow, node or edge is declared in a way that cannot run (ADK 2's error
+    of the same name): the same declaration fails the same way every time."""
+
+
+class GraphValidationError(WorkflowConfigurationError):
+    """The edges do not form a graph ADK accepts (unreachable nodes, duplicate names or
+    edges, a cycle without a route...)."""
+
+
+class NodeTimeoutError(AdkError):
+    """A graph node ran longer than its ``timeout`` (ADK 2's error); a node's
+    ``RetryConfig`` may retry it.
+
+    Args:
+        node_name: The node that ran out of time.
+        timeout: Its timeout, in seconds.
+    """
+
+    def __init__(self, *, node_name: str, timeout: float) -> None:
+        self.node_name = node_name
+        self.timeout = timeout
+        super().__init__(f"Node '{node_name}' timed out after {timeout} seconds.")

@@ -19,6 +19,7 @@ from .activities.steps import (
     AppendEventsActivity,
     CompactionActivity,
     ModelStepActivity,
+    NodeStepActivity,
     ToolCallActivity,
 )
 from .app import App, Stores
@@ -73,6 +74,7 @@ class AdkPlugin(SimplePlugin):
             activities=[
                 ModelStepActivity(services).run,
                 ToolCallActivity(services).run,
+                NodeStepActivity(services).run,
                 AppendEventsActivity(services).run,
                 CompactionActivity(services).run,
                 NotifyActivity(app.notifications).run,

@@ -41,6 +41,7 @@ from .errors import (
 from .events import Event
 from .flow import InvocationFlow
 from .flow.compacting import CompactionInput, CompactionResult
+from .flow.graph_messages import NodeStepInput, NodeStepResult
 from .flow.messages import (
     AdkStatus,
     AppendEventsInput,
@@ -66,6 +67,7 @@ from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
 from .steps import SessionRef, StepServices, append_events, model_step, tool_call
 from .steps.compaction import compact_events
+from .steps.node_step import node_step
 
 __all__ = ["LocalInvocation", "Runner"]
 
@@ -185,6 +187,12 @@ class _LocalExecutor:
         return await retry.call(
             lambda attempt: tool_call(self._services, inp, ref, attempt=attempt)
         )
+
+    async def node_step(self, inp: NodeStepInput, *, summary: str) -> NodeStepResult:
+        """The node step, called directly; retried only on infrastructure errors (a node's
+        own exceptions are its result, retried by the flow under its ``RetryConfig``)."""
+        ref = SessionRef.resolve(inp.ref, self._workflow_id)
+        return await self._append.call(lambda _: node_step(self._services, inp, ref))
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """The append step, called directly."""

@@ -37,12 +37,14 @@ with workflow.unsafe.imports_passed_through():
         AppendEventsActivity,
         CompactionActivity,
         ModelStepActivity,
+        NodeStepActivity,
         ToolCallActivity,
     )
     from adk_temporal.budgets import json_size
     from adk_temporal.errors import AdkRequestError, StepFailedError
     from adk_temporal.flow import InvocationFlow, RequestBook, gates
     from adk_temporal.flow.compacting import CompactionInput, CompactionResult
+    from adk_temporal.flow.graph_messages import NodeStepInput, NodeStepResult
     from adk_temporal.flow.invocation import FLOW_CHANGES
     from adk_temporal.flow.messages import (
         AdkStatus,
@@ -396,6 +398,25 @@ class TemporalExecutor:
         except ActivityError as err:
             raise _step_failure(err) from err
         return whole_result(result, inp.ref.invocation_id)
+
+    async def node_step(self, inp: NodeStepInput, *, summary: str) -> NodeStepResult:
+        """Run ``adk_node_step``: a node's own errors are its result, so the activity is
+        retried only when its worker is lost (a missed heartbeat) or the store fails; a
+        cancelled node (its timeout passed) is waited for, so nothing it stores lands
+        after the timeout's error event."""
+        try:
+            return await workflow.execute_activity_method(
+                NodeStepActivity.run,
+                inp,
+                task_queue=self._app_queue,
+                start_to_close_timeout=timedelta(seconds=self._inp.tool_timeout_seconds),
+                heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
+                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+                priority=self._priority,
+                summary=summary,
+            )
+        except ActivityError as err:
+            raise _step_failure(err) from err
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """Run ``adk_append_events``."""

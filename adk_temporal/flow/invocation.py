@@ -50,6 +50,8 @@ from . import gates
 from .budget_requests import BUDGET_REQUEST_PREFIX, allowed, budget_request
 from .compacting import CompactionInput
 from .executor import Executor
+from .graph import GraphHost, GraphRun, output_text
+from .graph_messages import MessageValue
 from .messages import (
     AdkStatus,
     AgentSpec,
@@ -357,6 +359,8 @@ class InvocationFlow:
         """Run ``spec`` (any kind) in ``frame`` (whose agent is ``spec``), from ``pending``."""
         if spec.kind == "llm":
             return await self._llm(frame, pending, entry=spec.name)
+        if spec.kind == "graph":
+            return await self._graph(spec, frame, pending)
         if spec.kind == "parallel":
             return await self._parallel(spec, frame, pending)
         return await self._sequence(spec, frame, pending)
@@ -434,6 +438,19 @@ class InvocationFlow:
             return await self._sequence(spec, frame, [], resumed=(at, inner))
 
         return await enter(frame, 0)
+
+    async def _graph(self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]) -> _Outcome:
+        """Run a graph workflow (ADK 2) from the invocation's message to its output."""
+        assert spec.graph is not None
+        await self._append(frame, pending)
+        host = GraphHost(self._exec, self._ref(frame), self._temp_state, self.book)
+        run = GraphRun(
+            host, spec.graph, names=[spec.name], path=f"{spec.name}@1", branch=frame.branch
+        )
+        outcome = await run.run(MessageValue(kind="message"))
+        if outcome.error is not None:
+            return _Outcome(error=f"{outcome.error.error_type}: {outcome.error.message}")
+        return _Outcome(text=output_text(outcome.output))
 
     async def _parallel(
         self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]

@@ -24,6 +24,8 @@ from adk_temporal.ids import session_key_of
 from adk_temporal.run_config import RunConfig
 from adk_temporal.usage import BudgetScope, TokenGrant, TokenUsage
 
+from .graph_spec import GraphSpec
+
 __all__ = [
     "DEFAULT_TOOL_ATTEMPTS",
     "PREVIEW_BYTES",
@@ -207,7 +209,7 @@ class AgentSpec(BaseModel):
     """An agent's kind and sub-agents: all the flow needs to orchestrate it."""
 
     name: str
-    kind: Literal["llm", "sequential", "parallel", "loop"]
+    kind: Literal["llm", "sequential", "parallel", "loop", "graph"]
     sub_agents: list[AgentSpec] = Field(default_factory=list)
     parent: str | None = None
     max_iterations: int | None = None
@@ -219,6 +221,8 @@ class AgentSpec(BaseModel):
     queue (``ids.app_task_queue``), where the run's steps then go."""
     compaction: EventsCompactionConfig | None = None
     """On a tree's root: when the serving app compacts sessions (``None``: never)."""
+    graph: GraphSpec | None = None
+    """A graph workflow's graph (:mod:`adk_temporal.workflow`)."""
 
     def find(self, name: str) -> AgentSpec | None:
         """The agent called ``name`` in this tree, or ``None``."""

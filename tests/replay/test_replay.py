@@ -56,6 +56,7 @@ from adk_temporal.worker import build_worker
 from ..adk_scenarios import failing_fan, long_running_agent
 from ..compaction_app import COMPACTION_APP, compaction_app
 from ..compaction_app import CONFIG as COMPACTION_CONFIG
+from ..graphs.ours import build as build_graph
 from ..integration.conftest import WorkerFactory
 from ..integration.workers import Deployment, died_by_sigkill, worker_process
 from ..mcp_servers import stdio_toolset
@@ -376,6 +377,26 @@ async def _mcp_approve(adk: AdkClient, sid: str) -> InvocationHandle:
     return await _answer_confirmation(handle, True)
 
 
+GRAPH_APP = "graphs"
+
+
+def _graph_app() -> tuple[list[BaseAgent], ModelRegistry]:
+    return [build_graph("pause_in_branch").workflow], ModelRegistry()
+
+
+async def _graph_join_pause(adk: AdkClient, sid: str) -> InvocationHandle:
+    """An ADK 2 graph: one branch of a join pauses (RequestInput) while the other finishes;
+    the answer completes the join."""
+    handle = await adk.start(GRAPH_APP, USER, sid, "branching", "go")
+    await handle.wait_for_status("awaiting_input")
+    await handle.resume("q-ok", {"result": True})
+    return handle
+
+
+GRAPH_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
+    "graph_join_pause": _graph_join_pause,
+}
+
 MCP_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     # A tool of an MCP server (stdio) that needs approval, approved by signal.
     "mcp_approval": _mcp_approve,
@@ -394,6 +415,7 @@ ALL_SCENARIOS = {
     *MCP_SCENARIOS,
     *NOTIFY_SCENARIOS,
     *ADK_SCENARIOS,
+    *GRAPH_SCENARIOS,
     "long_running_restart",
     "token_budget_pause",
     "app_queue_approve",
@@ -451,6 +473,7 @@ async def test_record_missing_histories(
         (EDGES_APP, _edges_app(), dict(EDGES_SCENARIOS)),
         (MCP_APP, _mcp_app(tmp_path / "mcp-calls.jsonl"), MCP_SCENARIOS),
         (ADK_APP, _adk_app(), ADK_SCENARIOS),
+        (GRAPH_APP, _graph_app(), GRAPH_SCENARIOS),
     ]
     for app, (agents, models), scenarios in groups:
         async with run_worker(agents, models=models) as rt:

@@ -28,6 +28,7 @@ def test_ctx_b8_event_actions_json_keys() -> None:
         "end_invocation",
         "rewind_before_invocation_id",
         "compaction",
+        "route",
     }
 
 

@@ -39,6 +39,8 @@ CORE = [
     "adk_temporal.flow.requests",
     "adk_temporal.flow.executor",
     "adk_temporal.flow.invocation",
+    "adk_temporal.flow.graph",
+    "adk_temporal.workflow",
     "adk_temporal.run_config",
     "adk_temporal.extras",
     "adk_temporal.steps",
@@ -141,7 +143,7 @@ LAYERS: list[set[str]] = [
     {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp", "summarizers"},
     {"sessions", "artifacts", "memory"},
     {"context", "flow", "notifications", "instructions", "rewind", "audit", "compaction"},
-    {"agents", "output", "app", "following", "continuation"},
+    {"agents", "output", "app", "following", "continuation", "workflow"},
     {"steps"},
     # The workflow schedules the activities: arrows between the two engine folders run one
     # way, from workflows down to activities (the short-id form lives on the activity side).
