@@ -4,8 +4,8 @@ from a directory, with the few settings routes it reads as it loads.
 The bundle is ADK's, not ours: the gateway serves it from where google-adk is installed
 (``--adk-dev-ui``). It is an Angular page that sets inline styles, so its pages get a
 content policy of their own (:data:`DEV_UI_POLICY`); the rest of the gateway keeps its own.
-The dev UI's evaluation, tracing, builder and graph panels call dev-only routes this
-gateway does not serve; they show empty.
+The dev UI's evaluation and trace panels get empty lists; its builder and graph panels call
+dev-only routes this gateway does not serve (404), and show nothing.
 """
 
 from __future__ import annotations
@@ -51,6 +51,11 @@ async def _telemetry(request: Request) -> Response:
     return JSONResponse({"telemetry": False})
 
 
+async def _none(request: Request) -> Response:
+    # The evaluation and trace panels list what they find; here they find nothing.
+    return JSONResponse([])
+
+
 async def _to_ui(request: Request) -> Response:
     return RedirectResponse(f"{DEV_UI_PATH}/")
 
@@ -71,6 +76,9 @@ def dev_ui_routes(bundle: Path) -> list[BaseRoute]:
         Route(f"{DEV_UI_PATH}/assets/config/runtime-config.json", _runtime_config),
         Route(f"{DEV_UI_PATH}/config", _ui_config),
         Route("/config/telemetry", _telemetry),
+        Route("/dev/apps/{app}/eval_sets", _none),
+        Route("/dev/apps/{app}/eval_results", _none),
+        Route("/dev/apps/{app}/debug/trace/session/{session}", _none),
         Route("/", _to_ui),
         Route(DEV_UI_PATH, _to_ui),
         Mount(f"{DEV_UI_PATH}/", StaticFiles(directory=bundle, html=True), name="adk-dev-ui"),

@@ -28,7 +28,7 @@ from ...artifacts import (
     LoadRequest,
     VersionsRequest,
 )
-from ...errors import ArtifactNotFoundError, InvalidArtifactRequestError
+from ...errors import ArtifactNotFoundError, InvalidArtifactRequestError, SessionExistsError
 from ...events import Event
 from ...ids import SessionKey
 from ...sessions import SessionService, create_session
@@ -153,14 +153,17 @@ async def list_sessions(request: Request) -> Response:
 
 
 async def _create(surface: AdkSurface, ids: SessionKey, state: dict[str, Any] | None) -> Response:
-    created = await create_session(
-        surface.sessions(),
-        app_name=ids.app_name,
-        user_id=ids.user_id,
-        state=state,
-        session_id=ids.session_id or None,
-        budgets=surface.gateway.adk.budgets,
-    )
+    try:
+        created = await create_session(
+            surface.sessions(),
+            app_name=ids.app_name,
+            user_id=ids.user_id,
+            state=state,
+            session_id=ids.session_id or None,
+            budgets=surface.gateway.adk.budgets,
+        )
+    except SessionExistsError as err:
+        raise ApiError(409, "session_exists", f"Session already exists: {ids.session_id}") from err
     return JSONResponse(adk_session(created))
 
 
