@@ -238,8 +238,7 @@ def web(
     _check_adk_dev(adk_dev, adk_dev_ui, host)
     tokens = _tokens(tokens_file, required=not adk_dev)
     secret = _link_secret(served, link_secret_env)
-    proxies = forwarded_allow_ips.strip()
-    _warn_if_clear_text(host, proxies)
+    _warn_if_clear_text(host, proxies := forwarded_allow_ips.strip())
     limits = StreamLimits(*stream_limits)
 
     async def body() -> None:
@@ -256,24 +255,23 @@ def web(
             keepalive=sse_keepalive,
         )
         app = create_app(
-            gateway,
-            tokens,
-            console=with_console,
-            cors_origins=cors_origins,
-            stream_limits=limits,
-            adk_local=adk_dev,
-            adk_dev_ui=adk_dev_ui,
-        )
-        where = f"http://{host}:{port}"
-        pages = f" · console {where}/console" if with_console else ""
-        pages += f" · ADK dev UI {where}/dev-ui/" if adk_dev_ui else ""
-        console.print(f"gateway on {where} · API {where}/v1 · task queue {task_queue}{pages}")
+            gateway, tokens, console=with_console, cors_origins=cors_origins, stream_limits=limits,
+            adk_local=adk_dev, adk_dev_ui=adk_dev_ui,
+        )  # fmt: skip
+        console.print(_banner(f"http://{host}:{port}", task_queue, with_console, adk_dev_ui))
         try:
             await uvicorn.Server(_server_config(app, host, port, proxies)).serve()
         finally:
             await sessions.close()
 
     run_command(body())
+
+
+def _banner(where: str, task_queue: str, with_console: bool, adk_dev_ui: Path | None) -> str:
+    """The line saying what the gateway serves where."""
+    pages = f" · console {where}/console" if with_console else ""
+    pages += f" · ADK dev UI {where}/dev-ui/" if adk_dev_ui else ""
+    return f"gateway on {where} · API {where}/v1 · task queue {task_queue}{pages}"
 
 
 def _warn_if_clear_text(host: str, proxies: str) -> None:
