@@ -9,7 +9,7 @@ checked updates by default, so a wrong id is an error the caller sees.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any, Unpack
 
 from google.genai import types
@@ -52,7 +52,7 @@ from .following import StoreReads, follow_events, with_partials
 from .ids import DEFAULT_TASK_QUEUE, SessionKey, session_key_of, workflow_id_for
 from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
-from .sessions import SessionService
+from .sessions import Session, SessionService, create_session
 from .start_queues import StartQueues, workflow_pollers
 from .tracing import Telemetry
 from .visibility import list_page, quoted, task_queue_clause
@@ -723,6 +723,38 @@ class AdkClient:
             invocation_id,
             new_session_id=new_session_id,
             busy=await self.session_busy(key),
+        )
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session with initial state in the workers' session store (ADK's
+        ``SessionService.create_session``); its first invocation then starts from it.
+
+        Args:
+            app_name: The app.
+            user_id: The user.
+            state: Initial state (``app:`` and ``user:`` keys go to the shared scopes).
+            session_id: The id; a new ``s-…`` id when ``None``.
+
+        Raises:
+            BudgetExceededError: The state is over the ``state_delta_bytes`` budget.
+            SessionExistsError: The session exists already.
+            InvalidSessionRequestError: An id breaks the id grammar.
+            ValueError: The client has no session store.
+        """
+        return await create_session(
+            self._session_store("create_session"),
+            app_name=app_name,
+            user_id=user_id,
+            state=state,
+            session_id=session_id,
+            budgets=self.budgets,
         )
 
     def _session_store(self, what: str) -> SessionService:

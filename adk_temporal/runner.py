@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar, Unpack
 
@@ -65,6 +65,7 @@ from .following import StoreReads, follow_events, with_partials
 from .ids import SessionKey, workflow_id_for
 from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
+from .sessions import Session, create_session
 from .steps import SessionRef, StepServices, append_events, model_step, tool_call
 from .steps.compaction import compact_events
 from .steps.node_step import node_step
@@ -524,6 +525,25 @@ class Runner:
                 f"the invocation paused ({status.status}); use start() and answer it"
             )
         return await invocation.result()
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session with initial state (:meth:`AdkClient.create_session
+        <adk_temporal.client.AdkClient.create_session>`, in this runner's store)."""
+        return await create_session(
+            self.services.sessions,
+            app_name=app_name,
+            user_id=user_id,
+            state=state,
+            session_id=session_id,
+            budgets=self.budgets,
+        )
 
     async def rewind(
         self, key: SessionKey, before_invocation_id: str, *, event_id: str | None = None

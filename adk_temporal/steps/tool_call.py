@@ -31,7 +31,7 @@ from ..errors import (
     ToolError,
     UnencodableValueError,
 )
-from ..events import Event, EventActions
+from ..events import Event, EventActions, ToolConfirmation
 from ..flow.messages import StagedResult, ToolCallInput, ToolOptions, stage_id
 from ..state import TEMP_PREFIX
 from ..tools import FunctionTool
@@ -113,8 +113,18 @@ async def _context(
         ictx,
         function_call_id=inp.call.id,
         actions=EventActions(),
-        tool_confirmation=inp.tool_confirmation,
+        tool_confirmation=_as_sent(inp.tool_confirmation),
     )
+
+
+def _as_sent(confirmation: ToolConfirmation | None) -> ToolConfirmation | None:
+    """The user's answer as they sent it: an answer carries no hint, so the re-run tool
+    reads none (ADK-Python ``tests/unittests/flows/llm_flows/test_request_confirmation.py``:
+    the tool gets the function response's ``ToolConfirmation`` whole). Done here, on the
+    worker, so the inputs the workflow records stay as they were."""
+    if confirmation is None or not confirmation.hint:
+        return confirmation
+    return confirmation.model_copy(update={"hint": ""})
 
 
 async def _invoke(
