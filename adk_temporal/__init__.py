@@ -32,6 +32,7 @@ __all__ = [
     "ReadonlyContext",
     "Runner",
     "SequentialAgent",
+    "Stores",
     "ToolContext",
     "tool",
 ]
@@ -56,6 +57,7 @@ _HOMES = {
     "ReadonlyContext": "context",
     "Runner": "runner",
     "SequentialAgent": "agents",
+    "Stores": "app",
     "ToolContext": "context",
     "tool": "tools",
 }

@@ -4,7 +4,7 @@ farewells handed to the two sub-agents, which run on the root's model."""
 
 from __future__ import annotations
 
-from adk_temporal import InMemorySessionService, Runner
+from adk_temporal import App, InMemorySessionService, Runner, Stores
 from adk_temporal.ids import SessionKey
 
 from .. import adk_quickstart as quickstart
@@ -17,9 +17,8 @@ async def test_the_quickstart_team_runs_in_process_with_initial_state() -> None:
     answer under output_key; "Hello!" and "Bye!" go to the sub-agents, which call their own
     tools on the root's model."""
     sessions = InMemorySessionService()
-    runner = Runner(
-        [quickstart.root_agent], session_service=sessions, models=quickstart.offline_models()
-    )
+    app = App([quickstart.root_agent], models=quickstart.offline_models())
+    runner = Runner(app, stores=Stores(sessions))
     created = await runner.create_session(
         app_name=APP,
         user_id=USER,
