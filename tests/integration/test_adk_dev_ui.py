@@ -15,7 +15,7 @@ import pytest
 from adk_temporal.devserver import DevServer
 
 from .. import adk_web_app
-from .adk_env import AdkEnv, adk_env
+from ..adk_env import AdkEnv, adk_env
 from .browser import UI_TIMEOUT_MS, launch_or_skip, playwright_or_skip
 from .gateway import Gateway, gateway_process
 from .workers import Deployment, worker_process

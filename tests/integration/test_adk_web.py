@@ -20,7 +20,7 @@ import pytest
 from adk_temporal.devserver import DevServer
 
 from .. import adk_web_app
-from .adk_env import AdkEnv, adk_env
+from ..adk_env import AdkEnv, adk_env
 from .gateway import OTHER_TOKEN, TOKEN, Gateway, gateway_process
 from .workers import REPO, Deployment, died_by_sigkill, worker_process
 

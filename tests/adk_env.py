@@ -1,5 +1,5 @@
-"""An environment with google-adk 2.13.0 for the tests that drive ADK's own client and dev
-UI against ``adk-temporal web``.
+"""An environment with google-adk 2.13.0, for the tests that compare against ADK or drive
+its own client and dev UI (graphs, ``adk-temporal web``).
 
 google-adk pins google-genai below 3, so it never joins the project's environment: it gets
 a virtual environment of its own, built once with pip and kept under
