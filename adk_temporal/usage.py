@@ -9,6 +9,7 @@ from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "MAX_TOKENS",
     "SCOPES",
     "BudgetScope",
     "OverBudget",
@@ -23,6 +24,11 @@ BudgetScope: TypeAlias = Literal["session", "user", "app"]
 
 SCOPES: tuple[BudgetScope, ...] = ("session", "user", "app")
 """Every scope, narrowest first: the order budgets are checked and reported in."""
+
+MAX_TOKENS = 10**12
+"""The most tokens one ledger entry counts: a step's spending, a grant, a reservation. A
+trillion is far beyond any model call or sensible grant, and keeps the ledger's sums of
+millions of entries within the 64-bit integers SQLite and PostgreSQL store."""
 
 
 def check_token_budget(budget: int | None) -> None:
@@ -118,3 +124,5 @@ class TokenGrant(BaseModel):
     id: str
     scope: BudgetScope
     tokens: int = Field(gt=0)
+    """Checked against :data:`MAX_TOKENS` where the answer enters (the request's schema);
+    not here, so that a grant a run recorded before the bound still replays."""

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import InvalidSessionRequestError
 from ..ids import SessionKey
-from ..usage import SCOPES, BudgetScope
+from ..usage import MAX_TOKENS, SCOPES, BudgetScope
 from .rules import check_identity
 
 __all__ = [
@@ -63,7 +63,8 @@ class TokenLedger(Protocol):
         id): recording the same id again changes nothing.
 
         Raises:
-            InvalidSessionRequestError: A key field or the id is empty, or tokens < 0.
+            InvalidSessionRequestError: A key field or the id is empty, or tokens is below 0
+                or above :data:`~adk_temporal.usage.MAX_TOKENS`.
         """
         ...
 
@@ -73,7 +74,8 @@ class TokenLedger(Protocol):
         """Raise ``scope``'s budget (as seen from ``key``) by ``tokens``, once per id.
 
         Raises:
-            InvalidSessionRequestError: A key field or the id is empty, or tokens < 0.
+            InvalidSessionRequestError: A key field or the id is empty, or tokens is below 0
+                or above :data:`~adk_temporal.usage.MAX_TOKENS`.
         """
         ...
 
@@ -136,13 +138,16 @@ def _check_entry(key: SessionKey, entry_id: str, tokens: int) -> None:
     """The checks every backend's ledger writes start with.
 
     Raises:
-        InvalidSessionRequestError: A key field or the id is empty, or tokens < 0.
+        InvalidSessionRequestError: A key field or the id is empty, or tokens is below 0
+            or above :data:`~adk_temporal.usage.MAX_TOKENS`.
     """
     check_identity(key)
     if not entry_id:
         raise InvalidSessionRequestError("a ledger entry needs a non-empty id")
-    if tokens < 0:
-        raise InvalidSessionRequestError(f"tokens must not be negative, got {tokens}")
+    if not 0 <= tokens <= MAX_TOKENS:
+        raise InvalidSessionRequestError(
+            f"a ledger entry counts 0 to {MAX_TOKENS} tokens, got {tokens}"
+        )
 
 
 def insert_sql(table: str, mark: str, conflict: str) -> str:

@@ -37,6 +37,7 @@ from adk_temporal.sessions import (
 )
 from adk_temporal.sessions.partials import PARTIAL_TTL_SECONDS
 from adk_temporal.testing.postgres import PostgresNotInstalledError, PostgresServer
+from adk_temporal.usage import MAX_TOKENS
 
 from .conftest import RICH_BLOB, StepClock, rich_event
 
@@ -974,13 +975,20 @@ async def test_ledger_outlives_a_deleted_session(service: SessionService) -> Non
     [
         (SessionKey(APP, USER, ""), "e1", 1, "session_id"),
         (SessionKey(APP, USER, "s1"), "", 1, "non-empty id"),
-        (SessionKey(APP, USER, "s1"), "e1", -1, "negative"),
+        (SessionKey(APP, USER, "s1"), "e1", -1, "0 to"),
+        (SessionKey(APP, USER, "s1"), "e1", 2**63, "0 to"),
+        (SessionKey(APP, USER, "s1"), "e1", 10**30, "0 to"),
+        (SessionKey(APP, USER, "s1"), "e1", MAX_TOKENS + 1, "0 to"),
     ],
 )
 async def test_ledger_refuses_bad_entries(
     service: SessionService, key: SessionKey, entry_id: str, tokens: int, problem: str
 ) -> None:
-    """A malformed entry is refused with a typed error naming the problem; nothing counts."""
+    """A malformed or out-of-range entry (a spend or a grant beyond 64 bits among them) is
+    refused with a typed error naming the problem; nothing counts."""
     with pytest.raises(InvalidSessionRequestError, match=problem):
         await service.record_tokens(key, entry_id, tokens)
-    assert (await service.token_totals(SessionKey(APP, USER, "s1"))).used["app"] == 0
+    with pytest.raises(InvalidSessionRequestError, match=problem):
+        await service.grant_tokens(key, "user", entry_id, tokens)
+    totals = await service.token_totals(SessionKey(APP, USER, "s1"))
+    assert (totals.used["app"], totals.granted["user"]) == (0, 0)
