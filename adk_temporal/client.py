@@ -611,6 +611,7 @@ class AdkClient:
         app_name: str | None = None,
         page_size: int = 100,
         page_token: str | None = None,
+        page_key: bytes | None = None,
     ) -> tuple[list[tuple[str, Published]], str | None]:
         """One page of the running invocations waiting for an answer, newest first, with
         what each published, and the token of the next page (``None``: the last).
@@ -622,6 +623,7 @@ class AdkClient:
             app_name: Only this app's runs; ``None`` lists every app's.
             page_size: At most this many runs (1 to 1000).
             page_token: The token the previous page returned; ``None`` for the first.
+            page_key: Signs and checks the tokens (``visibility.list_page``'s ``key``).
 
         Raises:
             InvalidPageTokenError: The token was not handed out by a listing.
@@ -631,6 +633,7 @@ class AdkClient:
             _waiting_query(task_queue, app_name=app_name),
             page_size=page_size,
             page_token=page_token,
+            key=page_key,
         )
         runs = [(wf.id, Published.from_memo(await wf.memo())) for wf in page.executions]
         return runs, page.next_page_token
