@@ -22,9 +22,23 @@ from adk_temporal.signing import (
 SECRET = b"s3cret"
 
 
-def _verify(signature: str | None, body: bytes = b'{"a":1}', **changes: object) -> None:
-    fields: dict[str, object] = {"timestamp": "1000", "idempotency_key": "n-1", "now": 1010}
-    verify_body(SECRET, signature=signature, body=body, **(fields | changes))  # type: ignore[arg-type]
+def _verify(
+    signature: str | None,
+    body: bytes = b'{"a":1}',
+    *,
+    timestamp: str = "1000",
+    idempotency_key: str | None = "n-1",
+    now: float = 1010,
+) -> None:
+    """verify_body of a delivery, by default signed at 1000 with key n-1, checked at 1010."""
+    verify_body(
+        SECRET,
+        signature=signature,
+        timestamp=timestamp,
+        idempotency_key=idempotency_key,
+        body=body,
+        now=now,
+    )
 
 
 def test_a_signed_body_verifies_and_an_altered_one_does_not() -> None:
@@ -113,19 +127,18 @@ def _signed_notification(notice_id: str = "n-1") -> tuple[str, bytes]:
     return sign_body(SECRET, 1000, body, idempotency_key=notice_id), body
 
 
+def _received(signature: str, key: str | None, body: bytes) -> dict[str, object]:
+    """What verify_notification makes of a delivery at 1010 signed at 1000."""
+    return verify_notification(
+        SECRET, signature=signature, timestamp="1000", idempotency_key=key, body=body, now=1010
+    )
+
+
 def test_a_notification_verifies_with_its_idempotency_key_and_returns_its_document() -> None:
     """verify_notification checks the signature and that Idempotency-Key is the signed id,
     and returns the document a receiver dedupes on."""
     signature, body = _signed_notification()
-    doc = verify_notification(
-        SECRET,
-        signature=signature,
-        timestamp="1000",
-        idempotency_key="n-1",
-        body=body,
-        now=1010,
-    )
-    assert doc == {"id": "n-1", "type": "invocation.paused"}
+    assert _received(signature, "n-1", body) == {"id": "n-1", "type": "invocation.paused"}
 
 
 @pytest.mark.parametrize("key", ["n-2", "", None, "n-1 ", "é"])
@@ -134,14 +147,7 @@ def test_a_tampered_or_missing_idempotency_key_is_detected(key: str | None) -> N
     refused."""
     signature, body = _signed_notification()
     with pytest.raises(SignatureError, match=r"(?i)idempotency.key"):
-        verify_notification(
-            SECRET,
-            signature=signature,
-            timestamp="1000",
-            idempotency_key=key,
-            body=body,
-            now=1010,
-        )
+        _received(signature, key, body)
 
 
 def test_a_signed_key_that_is_not_the_documents_id_is_refused() -> None:
@@ -149,14 +155,7 @@ def test_a_signed_key_that_is_not_the_documents_id_is_refused() -> None:
     that mixed them up) is refused rather than deduped on the wrong id."""
     body = json.dumps({"id": "n-1", "type": "invocation.paused"}).encode()
     with pytest.raises(SignatureError, match="not the notification's id"):
-        verify_notification(
-            SECRET,
-            signature=sign_body(SECRET, 1000, body, idempotency_key="n-2"),
-            timestamp="1000",
-            idempotency_key="n-2",
-            body=body,
-            now=1010,
-        )
+        _received(sign_body(SECRET, 1000, body, idempotency_key="n-2"), "n-2", body)
 
 
 def test_a_signed_body_that_is_not_a_notification_is_refused() -> None:
@@ -164,11 +163,4 @@ def test_a_signed_body_that_is_not_a_notification_is_refused() -> None:
     secret, a format change) is refused rather than deduped on nothing."""
     for body in (b"[]", b'{"id": 7}', b"not json"):
         with pytest.raises(SignatureError, match="not a notification"):
-            verify_notification(
-                SECRET,
-                signature=sign_body(SECRET, 1000, body, idempotency_key="7"),
-                timestamp="1000",
-                idempotency_key="7",
-                body=body,
-                now=1010,
-            )
+            _received(sign_body(SECRET, 1000, body, idempotency_key="7"), "7", body)
