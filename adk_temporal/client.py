@@ -37,6 +37,7 @@ from .budgets import Budgets
 from .buffered_signals import once_signals_show
 from .converter import adk_data_converter
 from .errors import (
+    InvocationClosedError,
     SessionBusyError,
     UnknownRequestIdError,
 )
@@ -59,7 +60,7 @@ from .run_config import RunConfig, RunOptions, with_options
 from .sessions import SessionService
 from .start_queues import StartQueues, workflow_pollers
 from .tracing import Telemetry
-from .visibility import list_page, quoted, task_queue_clause
+from .visibility import list_page, quoted, run_status, task_queue_clause
 from .workflows.messages import (
     ADK_AGENT,
     ADK_APP,
@@ -274,7 +275,18 @@ class InvocationHandle:
         Running model and tool steps learn of it through their heartbeats (tools see
         ``asyncio.CancelledError``), the open requests close, one cancellation event is
         stored, ``AdkStatus`` becomes ``cancelled`` and the session takes the next message.
+
+        Raises:
+            InvocationClosedError: The run is no longer running (completed, failed,
+                cancelled, terminated); nothing is sent, the error names its state.
         """
+        description = await self._current.describe()
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            # Temporal takes a cancel request for a closed run and does nothing with it.
+            raise InvocationClosedError(
+                f"{self.workflow_id} is {run_status(description)}: only a running invocation "
+                "can be cancelled"
+            )
         await self._current.cancel()
 
     async def result(self) -> InvocationResult:
