@@ -45,9 +45,10 @@ def budget_request(
 ) -> tuple[PendingRequest, InputRequest]:
     """The request asking whether to allow more tokens than ``over``'s budget, as the
     request book lists it and as the session records it."""
+    held = f", {over.reserved} reserved by steps running now" if over.reserved else ""
     message = (
         f"the token budget of the {over.scope} ({over.limit} tokens) is reached: "
-        f'{over.used} used. Allow more? Answer {{"allow": N}} for N more tokens, '
+        f'{over.used} used{held}. Allow more? Answer {{"allow": N}} for N more tokens, '
         '{"allow": 0} to end the invocation'
     )
     request = InputRequest(
@@ -61,7 +62,7 @@ def budget_request(
         id=request_id,
         function_call_id=request_id,
         tool=BUDGET_TOOL,
-        args={"scope": over.scope, "limit": over.limit, "used": over.used},
+        args=over.model_dump(exclude={"kind"}, exclude_defaults=True),
         message=message,
         input_schema=BUDGET_SCHEMA,
         agent=agent,

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..ids import SessionKey
 from .conversations import ConversationStore
-from .ledger import TokenLedger, TokenTotals
+from .ledger import TokenLedger, TokenReservation, TokenTotals
 from .memory import InMemorySessionService
 from .partials import PartialChannel
 from .rules import REMOVED_STATE_VALUE
@@ -30,6 +30,7 @@ __all__ = [
     "SqliteSessionService",
     "StagingArea",
     "TokenLedger",
+    "TokenReservation",
     "TokenTotals",
 ]
 

@@ -14,7 +14,7 @@ from typing import Any
 from ..events import Event
 from ..ids import SessionKey
 from ..usage import SCOPES, BudgetScope
-from .ledger import CheckedLedger, TokenTotals
+from .ledger import CheckedLedger, ReservationAsk, TokenReservation, TokenTotals, judge_reservation
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -66,6 +66,8 @@ class InMemorySessionService(CheckedLedger, SessionService):
         self._partials: dict[SessionKey, list[tuple[int, Event, float]]] = {}
         self._partial_sequence = 0
         self._ledger: dict[tuple[SessionKey, str], tuple[str, int]] = {}
+        # Per step: (tokens, when its lease ends).
+        self._reservations: dict[tuple[SessionKey, str], tuple[int, float]] = {}
 
     async def close(self) -> None:
         """Nothing to release; the sessions stay readable."""
@@ -91,20 +93,45 @@ class InMemorySessionService(CheckedLedger, SessionService):
     async def _add_entry(self, key: SessionKey, entry_id: str, kind: str, tokens: int) -> None:
         with self._lock:
             self._ledger.setdefault((key, entry_id), (kind, tokens))
+            if kind == "used":
+                self._reservations.pop((key, entry_id), None)
 
     async def token_totals(self, key: SessionKey) -> TokenTotals:
-        """Sum the ledger (see :meth:`TokenLedger.token_totals`)."""
+        """Sum the ledger and the live reservations (see :meth:`TokenLedger.token_totals`)."""
         check_identity(key)
-        totals = TokenTotals()
         with self._lock:
-            for (at, _), (kind, tokens) in self._ledger.items():
-                for scope in SCOPES:
-                    if at.app_name != key.app_name or not _within(at, key, scope):
-                        continue
+            return self._totals(key, self._clock())
+
+    async def _reserve(self, ask: ReservationAsk) -> TokenReservation:
+        entry = (ask.key, ask.entry_id)
+        with self._lock:
+            self._reservations.pop(entry, None)
+            outcome = judge_reservation(ask.budgets, self._totals(ask.key, ask.now))
+            if outcome.reserved:
+                self._reservations[entry] = (ask.tokens, ask.expires_at)
+            return outcome
+
+    async def _release(self, key: SessionKey, entry_id: str) -> None:
+        with self._lock:
+            self._reservations.pop((key, entry_id), None)
+
+    def _totals(self, key: SessionKey, now: float) -> TokenTotals:
+        """The totals seen from ``key``, under the lock; ended leases are dropped."""
+        totals = TokenTotals()
+        for (at, _), (kind, tokens) in self._ledger.items():
+            for scope in SCOPES:
+                if at.app_name == key.app_name and _within(at, key, scope):
                     if kind == "used":
                         totals.used[scope] += tokens
                     elif kind == scope:
                         totals.granted[scope] += tokens
+        for entry, (tokens, expires_at) in list(self._reservations.items()):
+            if expires_at <= now:
+                del self._reservations[entry]
+                continue
+            for scope in SCOPES:
+                if entry[0].app_name == key.app_name and _within(entry[0], key, scope):
+                    totals.reserved[scope] += tokens
         return totals
 
     async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:

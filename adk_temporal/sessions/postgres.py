@@ -49,7 +49,7 @@ import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ..extras import needs_extra
 
@@ -62,7 +62,15 @@ with needs_extra("postgres", "PostgresSessionService"):
 
 from ..events import Event
 from ..ids import SessionKey
-from .ledger import LEDGER_COLUMNS, LedgerRow, SqlLedger, insert_sql, totals_sql
+from .ledger_sql import (
+    LEDGER_COLUMNS,
+    RESERVATION_COLUMNS,
+    Rows,
+    SqlLedger,
+    Steps,
+    ledger_sql,
+    run_steps_async,
+)
 from .partials import PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -146,6 +154,8 @@ _INITIAL_TABLE = """CREATE TABLE IF NOT EXISTS adk_initial_states (
 # The ledger outlives sessions (a deleted session's tokens still count for its user and app),
 # so it keys rows by name, not by the session's primary key.
 _LEDGER_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_ledger ({LEDGER_COLUMNS})"
+# Keyed like the ledger; a reservation lives as long as its step, or its lease.
+_RESERVATION_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_reservations ({RESERVATION_COLUMNS})"
 
 # Created on open like the staged table. The advisory lock in publish_partial serialises a
 # session's publishers, so its pieces commit in sequence order and a follower reading "after
@@ -166,6 +176,8 @@ _PARTIAL_TABLES = (
 )
 
 _PARTIALS_OF_SESSION = "app_name = %s AND user_id = %s AND session_id = %s"
+
+_T = TypeVar("_T")
 
 # How long a follower waits for a notification before reading anyway: a notification is
 # only lost with its connection, which the next read then reports.
@@ -231,8 +243,7 @@ class PostgresSessionService(SqlLedger, SessionService):
         psycopg.ProgrammingError: ``dsn`` cannot be parsed.
     """
 
-    _ledger_insert = insert_sql("adk_token_ledger", "%s", "postgres")
-    _ledger_totals = totals_sql("adk_token_ledger", "%s")
+    _sql = ledger_sql("postgres")
 
     def __init__(
         self,
@@ -363,15 +374,14 @@ class PostgresSessionService(SqlLedger, SessionService):
             )
             await conn.execute(f"DELETE FROM adk_partial_events WHERE {_PARTIALS_OF_SESSION}", key)
 
-    async def _insert_row(self, statement: str, row: LedgerRow) -> None:
-        async with self._connection("statement") as conn:
-            await conn.execute(statement, row)
+    async def _drive(self, steps: Steps[_T], *, write: bool) -> _T:
+        async with self._connection("write" if write else "statement") as conn:
 
-    async def _query_totals(self, statement: str, params: tuple[str, ...]) -> tuple[int, ...]:
-        async with self._connection("statement") as conn:
-            row = await (await conn.execute(statement, params)).fetchone()
-        assert row is not None
-        return tuple(row)
+            async def execute(statement: str, params: tuple[Any, ...]) -> Rows:
+                cursor = await conn.execute(statement, params)
+                return await cursor.fetchall() if cursor.description is not None else []
+
+            return await run_steps_async(steps, execute)
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""
@@ -574,7 +584,8 @@ class PostgresSessionService(SqlLedger, SessionService):
 
 async def _create_open_tables(conn: _Connection) -> None:
     """The tables added after schema version 1, created on every open."""
-    for statement in (_STAGED_TABLE, _INITIAL_TABLE, _LEDGER_TABLE, *_PARTIAL_TABLES):
+    tables = (_STAGED_TABLE, _INITIAL_TABLE, _LEDGER_TABLE, _RESERVATION_TABLE, *_PARTIAL_TABLES)
+    for statement in tables:
         await conn.execute(statement)
 
 

@@ -42,7 +42,14 @@ from typing import Any, TypeVar
 
 from ..events import Event
 from ..ids import SessionKey
-from .ledger import LEDGER_COLUMNS, LedgerRow, SqlLedger, insert_sql, totals_sql
+from .ledger_sql import (
+    LEDGER_COLUMNS,
+    RESERVATION_COLUMNS,
+    SqlLedger,
+    Steps,
+    ledger_sql,
+    run_steps,
+)
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -121,6 +128,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS partial_events_session "
     "ON partial_events (app_name, user_id, session_id, sequence)",
     f"CREATE TABLE IF NOT EXISTS token_ledger ({LEDGER_COLUMNS})",
+    f"CREATE TABLE IF NOT EXISTS token_reservations ({RESERVATION_COLUMNS})",
 )
 
 _PARTIALS_OF_SESSION = "app_name = ? AND user_id = ? AND session_id = ?"
@@ -146,8 +154,7 @@ class SqliteSessionService(SqlLedger, SessionService):
             events appended without a timestamp.
     """
 
-    _ledger_insert = insert_sql("token_ledger", "?", "sqlite")
-    _ledger_totals = totals_sql("token_ledger", "?")
+    _sql = ledger_sql("sqlite")
 
     def __init__(
         self,
@@ -294,20 +301,12 @@ class SqliteSessionService(SqlLedger, SessionService):
 
         await self._run(delete)
 
-    async def _insert_row(self, statement: str, row: LedgerRow) -> None:
-        def insert(conn: sqlite3.Connection) -> None:
-            with _transaction(conn, write=True):
-                conn.execute(statement, row)
+    async def _drive(self, steps: Steps[_T], *, write: bool) -> _T:
+        def run(conn: sqlite3.Connection) -> _T:
+            with _transaction(conn, write=write):
+                return run_steps(steps, lambda sql, params: conn.execute(sql, params).fetchall())
 
-        await self._run(insert)
-
-    async def _query_totals(self, statement: str, params: tuple[str, ...]) -> tuple[int, ...]:
-        def read(conn: sqlite3.Connection) -> tuple[int, ...]:
-            with _transaction(conn, write=False):
-                row: tuple[int, ...] = conn.execute(statement, params).fetchone()
-            return row
-
-        return await self._run(read)
+        return await self._run(run)
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""

@@ -62,6 +62,7 @@ from .agent_spec import describe_tree
 from .forwarding import PartialForwarder
 from .heartbeat import Heartbeat, heartbeating
 from .ref import SessionRef
+from .reservation import reserve_step, reserved
 from .services import StepServices
 from .session_cache import LoadedSession
 from .tool_call import tool_options
@@ -143,9 +144,10 @@ async def model_step(
     reply = await _step(services, inp, step_ref, attempt, heartbeat)
     if isinstance(reply, RouteStep | DelegateStep | OverBudgetStep):
         return reply
-    if reply.usage is not None and services.token_budgets.bounded():
+    if services.token_budgets.bounded():
         # Under the step's event id: a retry that finds the reply stored counts it once.
-        tokens = reply.usage.total_tokens
+        # This settles the step's reservation, also for a model that reports no usage.
+        tokens = reply.usage.total_tokens if reply.usage is not None else 0
         await services.sessions.record_tokens(ref.key, inp.model_event_id, tokens)
     return reply if chosen is None else reply.model_copy(update={"agent": chosen})
 
@@ -204,13 +206,28 @@ async def _step(
             await step.store([event])
             return ended
     request = await _request(step)
+    held = await reserve_step(services, inp, ref, request, heartbeat)
+    if held is not None:
+        return held
+    async with reserved(services, inp, ref):
+        return await _answer(step, cctx, request, attempt, heartbeat)
+
+
+async def _answer(
+    step: _Step,
+    cctx: CallbackContext,
+    request: LlmRequest,
+    attempt: int,
+    heartbeat: Heartbeat | None,
+) -> ModelStepResult:
+    """Call the model and record its reply."""
     taken = _taken_ids(step)
     try:
         response = await _call_model(step, cctx, request, attempt, heartbeat)
     except ModelUnavailableError as err:
         # A provider may ask for hours; the worker's bound keeps the run moving.
         if err.retry_after is not None:
-            err.retry_after = min(err.retry_after, services.max_retry_after_seconds)
+            err.retry_after = min(err.retry_after, step.services.max_retry_after_seconds)
         raise
     return await _record_reply(step, response, taken)
 

@@ -37,7 +37,7 @@ from adk_temporal.sessions import (
 )
 from adk_temporal.sessions.partials import PARTIAL_TTL_SECONDS
 from adk_temporal.testing.postgres import PostgresNotInstalledError, PostgresServer
-from adk_temporal.usage import MAX_TOKENS
+from adk_temporal.usage import MAX_TOKENS, TokenBudgets
 
 from .conftest import RICH_BLOB, StepClock, rich_event
 
@@ -968,6 +968,77 @@ async def test_ledger_outlives_a_deleted_session(service: SessionService) -> Non
     await service.record_tokens(spent, "e1", 40)
     await service.delete(spent)
     assert (await service.token_totals(kept)).used == {"session": 0, "user": 40, "app": 40}
+
+
+LONG = 10_000.0
+"""A lease no test outlives (the store's clock steps one second per reading)."""
+
+
+async def test_a_reservation_counts_until_its_step_records_and_replaces_its_own(
+    service: SessionService,
+) -> None:
+    """A reservation counts in every scope until the step's tokens are recorded, which
+    settles it in the same write; a retried step's reservation replaces its first."""
+    mine, other = SessionKey(APP, USER, "s1"), SessionKey(APP, USER, "s2")
+    budgets = TokenBudgets(user=1000)
+    first = await service.reserve_tokens(mine, "e1", 300, budgets, lease=LONG)
+    again = await service.reserve_tokens(mine, "e1", 250, budgets, lease=LONG)
+    assert first.reserved and again.reserved
+    assert (await service.token_totals(other)).reserved == {"session": 0, "user": 250, "app": 250}
+    await service.record_tokens(mine, "e1", 100)
+    totals = await service.token_totals(mine)
+    assert (totals.used["user"], totals.reserved["user"]) == (100, 0)
+
+
+async def test_reservations_hold_a_budget_and_spending_crosses_it(
+    service: SessionService,
+) -> None:
+    """With the rest of a budget reserved the next step is held (naming what is reserved);
+    once spending alone reaches it, the step is over; a release frees what was held."""
+    key = SessionKey(APP, USER, "s1")
+    budgets = TokenBudgets(session=500)
+    assert (await service.reserve_tokens(key, "a", 300, budgets, lease=LONG)).reserved
+    assert (await service.reserve_tokens(key, "b", 300, budgets, lease=LONG)).reserved
+    held = await service.reserve_tokens(key, "c", 300, budgets, lease=LONG)
+    assert not held.reserved and held.over is None
+    assert held.held is not None and (held.held.used, held.held.reserved) == (0, 600)
+    await service.release_tokens(key, "b")
+    await service.record_tokens(key, "a", 500)
+    over = await service.reserve_tokens(key, "c", 300, budgets, lease=LONG)
+    assert over.over is not None and (over.over.scope, over.over.used) == ("session", 500)
+    assert (await service.token_totals(key)).reserved["session"] == 0
+
+
+async def test_a_reservation_whose_lease_ended_stops_counting(service: SessionService) -> None:
+    """A step that died holding a reservation holds it only for its lease."""
+    key = SessionKey(APP, USER, "s1")
+    budgets = TokenBudgets(app=100)
+    assert (await service.reserve_tokens(key, "dead", 100, budgets, lease=3)).reserved
+    held = await service.reserve_tokens(key, "next", 100, budgets, lease=LONG)
+    assert held.held is not None
+    assert (await service.token_totals(key)).reserved["app"] == 100
+    assert (await service.reserve_tokens(key, "next", 100, budgets, lease=LONG)).reserved
+    assert (await service.token_totals(key)).reserved["app"] == 100
+
+
+async def test_concurrent_reservations_pass_a_budget_by_one_reservation_at_most(
+    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
+) -> None:
+    """40 steps of one user reserve at once through four connections: the reservations
+    granted pass the user's budget by less than one of them; the rest are held."""
+    budgets = TokenBudgets(user=1000)
+
+    async def reserve(store: SessionService, n: int) -> bool:
+        key = SessionKey(APP, USER, f"s{n % 7}")
+        reservation = await store.reserve_tokens(key, f"e{n}", 300, budgets, lease=LONG)
+        assert reservation.reserved or reservation.held is not None
+        return reservation.reserved
+
+    async with open_service() as a, open_service() as b, open_service() as c, open_service() as d:
+        stores = (a, b, c, d)
+        granted = await asyncio.gather(*(reserve(stores[n % 4], n) for n in range(40)))
+        reserved = (await a.token_totals(SessionKey(APP, USER, "s0"))).reserved["user"]
+    assert sum(granted) == 4 and reserved == 1200
 
 
 @pytest.mark.parametrize(

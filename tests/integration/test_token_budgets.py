@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import Path
 
 import pytest
 from temporalio.client import Client
@@ -14,11 +15,12 @@ from adk_temporal.agents import Agent
 from adk_temporal.devserver import DevServer
 from adk_temporal.errors import InvalidResumeInputError
 from adk_temporal.ids import SessionKey
+from adk_temporal.sessions import PostgresSessionService, SessionService, SqliteSessionService
 from adk_temporal.testing.fake_gemini import FakeGeminiServer
 from adk_temporal.usage import MAX_TOKENS, SCOPES, TokenBudgets
 
 from ..commands import run_cli
-from ..priced import priced_agent
+from ..priced import TOKENS_PER_REPLY, priced_agent
 from .conftest import WorkerFactory, gemini_models
 
 pytestmark = pytest.mark.integration
@@ -143,3 +145,41 @@ async def test_a_grant_beyond_the_ledger_is_refused_where_it_enters_and_changes_
         totals = await rt.sessions.token_totals(key)
     assert result.status == "completed"
     assert totals.granted["session"] == MAX_TOKENS and priced.model_calls == 2
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+async def test_twenty_runs_of_one_user_at_once_spend_the_budget_once(
+    run_worker: WorkerFactory, request: pytest.FixtureRequest, tmp_path: Path, store: str
+) -> None:
+    """20 runs of one user start together against TokenBudgets(user=500), 100 tokens a
+    step: each step reserves its worst case before its model call, so together they spend
+    at most 500 plus one step (here 500: five complete) and the other fifteen pause for a
+    grant, as a budget reached does; no reservation is left. Before reservations every run
+    read the same total: 2,000 tokens spent, none paused."""
+    priced = priced_agent(max_output_tokens=20, latency=0.5)
+    sessions: SessionService = (
+        SqliteSessionService(tmp_path / "budget.db")
+        if store == "sqlite"
+        else PostgresSessionService(request.getfixturevalue("postgres_dsn"))
+    )
+    keys = [_key() for _ in range(20)]
+    try:
+        async with run_worker(
+            [priced.agent],
+            models=priced.models,
+            token_budgets=TokenBudgets(user=500),
+            sessions=sessions,
+            max_cached_workflows=100,
+        ) as rt:
+            handles = await asyncio.gather(*(rt.adk.start(*k, "assistant", "go") for k in keys))
+            ended = await asyncio.gather(
+                *(h.wait_for_status("completed", "awaiting_input", timeout=120) for h in handles)
+            )
+            totals = await sessions.token_totals(keys[0])
+    finally:
+        await sessions.close()
+    completed = [s for s in ended if s.status == "completed"]
+    assert totals.used["user"] <= 500 + TOKENS_PER_REPLY
+    assert totals.used["user"] == TOKENS_PER_REPLY * len(completed) == 100 * priced.model_calls
+    assert len(completed) == 5 and len(ended) - len(completed) == 15
+    assert totals.reserved == dict.fromkeys(SCOPES, 0)

@@ -70,9 +70,9 @@ def test_the_signature_covers_the_idempotency_key_as_a_receiver_computes_it() ->
     for key in ("n-2", "n-1 ", "é"):
         with pytest.raises(SignatureError, match="does not match"):
             _verify(signature, body=body, idempotency_key=key)
-    for key in ("", None):
+    for missing in ("", None):
         with pytest.raises(SignatureError, match="required"):
-            _verify(signature, body=body, idempotency_key=key)
+            _verify(signature, body=body, idempotency_key=missing)
     with pytest.raises(SignatureError, match=r"'\.'"):
         _verify(signature, body=body, idempotency_key="n.1")
     with pytest.raises(ValueError, match=r"'\.'"):
