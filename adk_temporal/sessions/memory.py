@@ -134,13 +134,16 @@ class InMemorySessionService(CheckedLedger, SessionService):
                     totals.reserved[scope] += tokens
         return totals
 
-    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+    async def get(
+        self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
+    ) -> Session:
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
-        check_after_sequence(after_sequence)
+        check_after_sequence(after_sequence, limit)
+        end = None if limit is None else after_sequence + limit
         with self._lock:
             stored = self._require(key)
-            return self._snapshot(key, stored, stored.events[after_sequence:])
+            return self._snapshot(key, stored, stored.events[after_sequence:end])
 
     async def get_state(self, key: SessionKey) -> dict[str, Any]:
         """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""

@@ -204,7 +204,7 @@ _SESSION_ROW = f"SELECT {_SESSION_COLUMNS} WHERE {_SESSION_KEY}"
 # in one round trip to the server rather than a transaction's five.
 _SESSION_WITH_EVENTS = (
     f"SELECT {_SESSION_FIELDS}, ARRAY(SELECT e.event_json FROM adk_events e "
-    "WHERE e.session_pk = s.pk AND e.sequence > %s ORDER BY e.sequence) "
+    "WHERE e.session_pk = s.pk AND e.sequence > %s ORDER BY e.sequence LIMIT %s) "
     f"FROM adk_sessions s WHERE {_SESSION_KEY}"
 )
 
@@ -310,12 +310,14 @@ class PostgresSessionService(SqlLedger, SessionService):
             await _update_shared_scopes(conn, key, app_delta, user_delta)
             return await _read_session(conn, key, after_sequence=0)
 
-    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+    async def get(
+        self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
+    ) -> Session:
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
-        check_after_sequence(after_sequence)
+        check_after_sequence(after_sequence, limit)
         async with self._connection("statement") as conn:
-            return await _read_session(conn, key, after_sequence=after_sequence)
+            return await _read_session(conn, key, after_sequence=after_sequence, limit=limit)
 
     async def get_state(self, key: SessionKey) -> dict[str, Any]:
         """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""
@@ -672,8 +674,11 @@ def _merged_row_state(row: TupleRow) -> dict[str, Any]:
     return merged_state(json.loads(row[4] or "{}"), json.loads(row[5] or "{}"), json.loads(row[2]))
 
 
-async def _read_session(conn: _Connection, key: SessionKey, *, after_sequence: int) -> Session:
-    cursor = await conn.execute(_SESSION_WITH_EVENTS, (after_sequence, *key))
+async def _read_session(
+    conn: _Connection, key: SessionKey, *, after_sequence: int, limit: int | None = None
+) -> Session:
+    # LIMIT NULL: no limit, in PostgreSQL.
+    cursor = await conn.execute(_SESSION_WITH_EVENTS, (after_sequence, limit, *key))
     row = await cursor.fetchone()
     if row is None:
         raise session_not_found_error(key)

@@ -216,14 +216,16 @@ class SqliteSessionService(SqlLedger, SessionService):
 
         return await self._run(create)
 
-    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+    async def get(
+        self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
+    ) -> Session:
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
-        check_after_sequence(after_sequence)
+        check_after_sequence(after_sequence, limit)
 
         def get(conn: sqlite3.Connection) -> Session:
             with _transaction(conn, write=False):
-                return _read_session(conn, key, after_sequence=after_sequence)
+                return _read_session(conn, key, after_sequence=after_sequence, limit=limit)
 
         return await self._run(get)
 
@@ -599,7 +601,9 @@ def _insert_new(
     return result, new
 
 
-def _read_session(conn: sqlite3.Connection, key: SessionKey, *, after_sequence: int) -> Session:
+def _read_session(
+    conn: sqlite3.Connection, key: SessionKey, *, after_sequence: int, limit: int | None = None
+) -> Session:
     row = conn.execute(_SESSION_ROW, key).fetchone()
     if row is None:
         raise session_not_found_error(key)
@@ -608,8 +612,10 @@ def _read_session(conn: sqlite3.Connection, key: SessionKey, *, after_sequence: 
     events = [
         Event.model_validate_json(event_json)
         for (event_json,) in conn.execute(
-            "SELECT event_json FROM events WHERE session_pk = ? AND sequence > ? ORDER BY sequence",
-            (session_pk, after_sequence),
+            "SELECT event_json FROM events WHERE session_pk = ? AND sequence > ? "
+            "ORDER BY sequence LIMIT ?",
+            # LIMIT -1: no limit, in SQLite.
+            (session_pk, after_sequence, -1 if limit is None else limit),
         )
     ]
     app_name, user_id, session_id = key

@@ -377,6 +377,21 @@ async def test_append_keeps_order_and_after_sequence_returns_the_tail(
         await service.get(SessionKey(APP, USER, "s-1"), after_sequence=-1)
 
 
+async def test_get_reads_a_page_of_events_at_a_time(service: SessionService) -> None:
+    """get(after_sequence=n, limit=k) returns events n+1..n+k, so a reader goes through a
+    long session a page at a time; a limit below 1 is refused."""
+    key = SessionKey(APP, USER, "s-1")
+    await service.create(key)
+    await service.append_events(key, [_event(f"e-{n}") for n in range(5)])
+    pages = [
+        [e.id for e in (await service.get(key, after_sequence=at, limit=2)).events]
+        for at in (0, 2, 4, 5)
+    ]
+    assert pages == [["e-0", "e-1"], ["e-2", "e-3"], ["e-4"], []]
+    with pytest.raises(InvalidSessionRequestError, match="limit must be >= 1"):
+        await service.get(key, limit=0)
+
+
 async def test_append_stamps_missing_timestamps_and_keeps_given_ones(
     service: SessionService,
 ) -> None:
