@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..ids import SessionKey
+from .call_slots import CallSlots
 from .conversations import ConversationStore
 from .ledger import TokenLedger, TokenReservation, TokenTotals
 from .memory import InMemorySessionService
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REMOVED_STATE_VALUE",
+    "CallSlots",
     "ConversationStore",
     "InMemorySessionService",
     "PartialChannel",

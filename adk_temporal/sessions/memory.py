@@ -14,6 +14,7 @@ from typing import Any
 from ..events import Event
 from ..ids import SessionKey
 from ..usage import SCOPES, BudgetScope
+from .call_slots import check_slot_request
 from .ledger import CheckedLedger, ReservationAsk, TokenReservation, TokenTotals, judge_reservation
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
@@ -68,6 +69,8 @@ class InMemorySessionService(CheckedLedger, SessionService):
         self._ledger: dict[tuple[SessionKey, str], tuple[str, int]] = {}
         # Per step: (tokens, when its lease ends).
         self._reservations: dict[tuple[SessionKey, str], tuple[int, float]] = {}
+        # Per limit: when its next call may start (monotonic seconds).
+        self._slots: dict[str, float] = {}
 
     async def close(self) -> None:
         """Nothing to release; the sessions stay readable."""
@@ -133,6 +136,16 @@ class InMemorySessionService(CheckedLedger, SessionService):
                 if entry[0].app_name == key.app_name and _within(entry[0], key, scope):
                     totals.reserved[scope] += tokens
         return totals
+
+    async def take_call_slot(self, name: str, per_second: float) -> float:
+        """Take a slot (see :meth:`CallSlots.take_call_slot`); timed by this process's
+        monotonic clock, the one all its users share."""
+        check_slot_request(name, per_second)
+        now = time.monotonic()
+        with self._lock:
+            start = max(now, self._slots.get(name, now))
+            self._slots[name] = start + 1 / per_second
+        return start - now
 
     async def get(
         self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None

@@ -62,6 +62,7 @@ with needs_extra("postgres", "PostgresSessionService"):
 
 from ..events import Event
 from ..ids import SessionKey
+from .call_slots import CALL_SLOT_COLUMNS, SqlCallSlots
 from .ledger_sql import (
     LEDGER_COLUMNS,
     RESERVATION_COLUMNS,
@@ -154,6 +155,9 @@ _INITIAL_TABLE = """CREATE TABLE IF NOT EXISTS adk_initial_states (
 # The ledger outlives sessions (a deleted session's tokens still count for its user and app),
 # so it keys rows by name, not by the session's primary key.
 _LEDGER_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_ledger ({LEDGER_COLUMNS})"
+# One row per model limit: when its next call may start.
+_CALL_SLOT_TABLE = f"CREATE TABLE IF NOT EXISTS adk_call_slots ({CALL_SLOT_COLUMNS})"
+
 # Keyed like the ledger; a reservation lives as long as its step, or its lease.
 _RESERVATION_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_reservations ({RESERVATION_COLUMNS})"
 
@@ -222,7 +226,7 @@ _LOCK_USER_STATE = (
 )
 
 
-class PostgresSessionService(SqlLedger, SessionService):
+class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
     """Stores sessions in PostgreSQL; safe for many worker processes on many machines.
 
     The schema is created on first use, which also checks that the database is reachable.
@@ -244,6 +248,7 @@ class PostgresSessionService(SqlLedger, SessionService):
     """
 
     _sql = ledger_sql("postgres")
+    _dialect = "postgres"
 
     def __init__(
         self,
@@ -586,7 +591,14 @@ class PostgresSessionService(SqlLedger, SessionService):
 
 async def _create_open_tables(conn: _Connection) -> None:
     """The tables added after schema version 1, created on every open."""
-    tables = (_STAGED_TABLE, _INITIAL_TABLE, _LEDGER_TABLE, _RESERVATION_TABLE, *_PARTIAL_TABLES)
+    tables = (
+        _STAGED_TABLE,
+        _INITIAL_TABLE,
+        _LEDGER_TABLE,
+        _RESERVATION_TABLE,
+        _CALL_SLOT_TABLE,
+        *_PARTIAL_TABLES,
+    )
     for statement in tables:
         await conn.execute(statement)
 

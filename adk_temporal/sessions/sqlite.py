@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 
 from ..events import Event
 from ..ids import SessionKey
+from .call_slots import CALL_SLOT_COLUMNS, SqlCallSlots
 from .ledger_sql import (
     LEDGER_COLUMNS,
     RESERVATION_COLUMNS,
@@ -129,6 +130,7 @@ _SCHEMA = (
     "ON partial_events (app_name, user_id, session_id, sequence)",
     f"CREATE TABLE IF NOT EXISTS token_ledger ({LEDGER_COLUMNS})",
     f"CREATE TABLE IF NOT EXISTS token_reservations ({RESERVATION_COLUMNS})",
+    f"CREATE TABLE IF NOT EXISTS call_slots ({CALL_SLOT_COLUMNS})",
 )
 
 _PARTIALS_OF_SESSION = "app_name = ? AND user_id = ? AND session_id = ?"
@@ -139,7 +141,7 @@ _SESSION_ROW = (
 )
 
 
-class SqliteSessionService(SqlLedger, SessionService):
+class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
     """Stores sessions in one SQLite file; safe for several processes on one machine.
 
     The file and its schema are created on first use. Use ``async with`` or call
@@ -155,6 +157,7 @@ class SqliteSessionService(SqlLedger, SessionService):
     """
 
     _sql = ledger_sql("sqlite")
+    _dialect = "sqlite"
 
     def __init__(
         self,

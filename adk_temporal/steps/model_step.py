@@ -61,6 +61,7 @@ from ..usage import TokenUsage
 from .agent_spec import describe_tree
 from .forwarding import PartialForwarder
 from .heartbeat import Heartbeat, heartbeating
+from .pacing import pace
 from .ref import SessionRef
 from .reservation import reserve_step, reserved
 from .services import StepServices
@@ -358,6 +359,7 @@ async def _call_model(
             early = await maybe_await(agent.before_model_callback(cctx, request))
             if isinstance(early, LlmResponse):
                 return early
+        await pace(step.services, agent.model)
         response = await _generate(
             agent, step.services.models.resolve(agent.model), request, forwarder
         )
