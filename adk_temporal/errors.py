@@ -34,6 +34,7 @@ AdkError
 │   ├── SessionNotFoundError (LookupError)
 │   ├── SessionExistsError
 │   ├── SessionBusyError
+│   ├── InvocationClosedError (an invocation asked to stop has already ended)
 │   ├── InvocationNotFoundError (LookupError: a session has no such invocation to rewind
 │   │   to or fork at; rewind.py)
 │   ├── StagedResponseNotFoundError (LookupError: a staged tool response is gone)
@@ -100,6 +101,7 @@ __all__ = [
     "InvalidResumeInputError",
     "InvalidSessionRequestError",
     "InvalidToolArgumentsError",
+    "InvocationClosedError",
     "InvocationErrorCode",
     "InvocationNotFoundError",
     "MemoryServiceNotConfiguredError",
@@ -228,6 +230,11 @@ class StagedResponseNotFoundError(AdkRequestError, LookupError):
 
 class SessionBusyError(AdkRequestError):
     """An invocation is already running in this session; wait for it or answer its requests."""
+
+
+class InvocationClosedError(AdkRequestError):
+    """An invocation asked to stop (cancelled) is no longer running: completed, failed,
+    cancelled or terminated; Temporal would take the request and do nothing with it."""
 
 
 class InvocationNotFoundError(AdkRequestError, LookupError):

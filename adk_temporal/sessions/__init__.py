@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..ids import SessionKey
+from .call_slots import CallSlots
 from .conversations import ConversationStore
 from .initial import create_session
-from .ledger import TokenLedger, TokenTotals
+from .ledger import TokenLedger, TokenReservation, TokenTotals
 from .memory import InMemorySessionService
 from .partials import PartialChannel
 from .rules import REMOVED_STATE_VALUE
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REMOVED_STATE_VALUE",
+    "CallSlots",
     "ConversationStore",
     "InMemorySessionService",
     "PartialChannel",
@@ -31,6 +33,7 @@ __all__ = [
     "SqliteSessionService",
     "StagingArea",
     "TokenLedger",
+    "TokenReservation",
     "TokenTotals",
     "create_session",
 ]

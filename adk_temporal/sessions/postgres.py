@@ -49,7 +49,7 @@ import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ..extras import needs_extra
 
@@ -62,7 +62,16 @@ with needs_extra("postgres", "PostgresSessionService"):
 
 from ..events import Event
 from ..ids import SessionKey
-from .ledger import LEDGER_COLUMNS, LedgerRow, SqlLedger, insert_sql, totals_sql
+from .call_slots import CALL_SLOT_COLUMNS, SqlCallSlots
+from .ledger_sql import (
+    LEDGER_COLUMNS,
+    RESERVATION_COLUMNS,
+    Rows,
+    SqlLedger,
+    Steps,
+    ledger_sql,
+    run_steps_async,
+)
 from .partials import PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -146,6 +155,11 @@ _INITIAL_TABLE = """CREATE TABLE IF NOT EXISTS adk_initial_states (
 # The ledger outlives sessions (a deleted session's tokens still count for its user and app),
 # so it keys rows by name, not by the session's primary key.
 _LEDGER_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_ledger ({LEDGER_COLUMNS})"
+# One row per model limit: when its next call may start.
+_CALL_SLOT_TABLE = f"CREATE TABLE IF NOT EXISTS adk_call_slots ({CALL_SLOT_COLUMNS})"
+
+# Keyed like the ledger; a reservation lives as long as its step, or its lease.
+_RESERVATION_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_reservations ({RESERVATION_COLUMNS})"
 
 # Created on open like the staged table. The advisory lock in publish_partial serialises a
 # session's publishers, so its pieces commit in sequence order and a follower reading "after
@@ -166,6 +180,8 @@ _PARTIAL_TABLES = (
 )
 
 _PARTIALS_OF_SESSION = "app_name = %s AND user_id = %s AND session_id = %s"
+
+_T = TypeVar("_T")
 
 # How long a follower waits for a notification before reading anyway: a notification is
 # only lost with its connection, which the next read then reports.
@@ -192,7 +208,7 @@ _SESSION_ROW = f"SELECT {_SESSION_COLUMNS} WHERE {_SESSION_KEY}"
 # in one round trip to the server rather than a transaction's five.
 _SESSION_WITH_EVENTS = (
     f"SELECT {_SESSION_FIELDS}, ARRAY(SELECT e.event_json FROM adk_events e "
-    "WHERE e.session_pk = s.pk AND e.sequence > %s ORDER BY e.sequence) "
+    "WHERE e.session_pk = s.pk AND e.sequence > %s ORDER BY e.sequence LIMIT %s) "
     f"FROM adk_sessions s WHERE {_SESSION_KEY}"
 )
 
@@ -210,7 +226,7 @@ _LOCK_USER_STATE = (
 )
 
 
-class PostgresSessionService(SqlLedger, SessionService):
+class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
     """Stores sessions in PostgreSQL; safe for many worker processes on many machines.
 
     The schema is created on first use, which also checks that the database is reachable.
@@ -231,8 +247,8 @@ class PostgresSessionService(SqlLedger, SessionService):
         psycopg.ProgrammingError: ``dsn`` cannot be parsed.
     """
 
-    _ledger_insert = insert_sql("adk_token_ledger", "%s", "postgres")
-    _ledger_totals = totals_sql("adk_token_ledger", "%s")
+    _sql = ledger_sql("postgres")
+    _dialect = "postgres"
 
     def __init__(
         self,
@@ -299,12 +315,14 @@ class PostgresSessionService(SqlLedger, SessionService):
             await _update_shared_scopes(conn, key, app_delta, user_delta)
             return await _read_session(conn, key, after_sequence=0)
 
-    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+    async def get(
+        self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
+    ) -> Session:
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
-        check_after_sequence(after_sequence)
+        check_after_sequence(after_sequence, limit)
         async with self._connection("statement") as conn:
-            return await _read_session(conn, key, after_sequence=after_sequence)
+            return await _read_session(conn, key, after_sequence=after_sequence, limit=limit)
 
     async def get_state(self, key: SessionKey) -> dict[str, Any]:
         """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""
@@ -363,15 +381,14 @@ class PostgresSessionService(SqlLedger, SessionService):
             )
             await conn.execute(f"DELETE FROM adk_partial_events WHERE {_PARTIALS_OF_SESSION}", key)
 
-    async def _insert_row(self, statement: str, row: LedgerRow) -> None:
-        async with self._connection("statement") as conn:
-            await conn.execute(statement, row)
+    async def _drive(self, steps: Steps[_T], *, write: bool) -> _T:
+        async with self._connection("write" if write else "statement") as conn:
 
-    async def _query_totals(self, statement: str, params: tuple[str, ...]) -> tuple[int, ...]:
-        async with self._connection("statement") as conn:
-            row = await (await conn.execute(statement, params)).fetchone()
-        assert row is not None
-        return tuple(row)
+            async def execute(statement: str, params: tuple[Any, ...]) -> Rows:
+                cursor = await conn.execute(statement, params)
+                return await cursor.fetchall() if cursor.description is not None else []
+
+            return await run_steps_async(steps, execute)
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""
@@ -574,7 +591,15 @@ class PostgresSessionService(SqlLedger, SessionService):
 
 async def _create_open_tables(conn: _Connection) -> None:
     """The tables added after schema version 1, created on every open."""
-    for statement in (_STAGED_TABLE, _INITIAL_TABLE, _LEDGER_TABLE, *_PARTIAL_TABLES):
+    tables = (
+        _STAGED_TABLE,
+        _INITIAL_TABLE,
+        _LEDGER_TABLE,
+        _RESERVATION_TABLE,
+        _CALL_SLOT_TABLE,
+        *_PARTIAL_TABLES,
+    )
+    for statement in tables:
         await conn.execute(statement)
 
 
@@ -661,8 +686,11 @@ def _merged_row_state(row: TupleRow) -> dict[str, Any]:
     return merged_state(json.loads(row[4] or "{}"), json.loads(row[5] or "{}"), json.loads(row[2]))
 
 
-async def _read_session(conn: _Connection, key: SessionKey, *, after_sequence: int) -> Session:
-    cursor = await conn.execute(_SESSION_WITH_EVENTS, (after_sequence, *key))
+async def _read_session(
+    conn: _Connection, key: SessionKey, *, after_sequence: int, limit: int | None = None
+) -> Session:
+    # LIMIT NULL: no limit, in PostgreSQL.
+    cursor = await conn.execute(_SESSION_WITH_EVENTS, (after_sequence, limit, *key))
     row = await cursor.fetchone()
     if row is None:
         raise session_not_found_error(key)

@@ -42,7 +42,15 @@ from typing import Any, TypeVar
 
 from ..events import Event
 from ..ids import SessionKey
-from .ledger import LEDGER_COLUMNS, LedgerRow, SqlLedger, insert_sql, totals_sql
+from .call_slots import CALL_SLOT_COLUMNS, SqlCallSlots
+from .ledger_sql import (
+    LEDGER_COLUMNS,
+    RESERVATION_COLUMNS,
+    SqlLedger,
+    Steps,
+    ledger_sql,
+    run_steps,
+)
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -121,6 +129,8 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS partial_events_session "
     "ON partial_events (app_name, user_id, session_id, sequence)",
     f"CREATE TABLE IF NOT EXISTS token_ledger ({LEDGER_COLUMNS})",
+    f"CREATE TABLE IF NOT EXISTS token_reservations ({RESERVATION_COLUMNS})",
+    f"CREATE TABLE IF NOT EXISTS call_slots ({CALL_SLOT_COLUMNS})",
 )
 
 _PARTIALS_OF_SESSION = "app_name = ? AND user_id = ? AND session_id = ?"
@@ -131,7 +141,7 @@ _SESSION_ROW = (
 )
 
 
-class SqliteSessionService(SqlLedger, SessionService):
+class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
     """Stores sessions in one SQLite file; safe for several processes on one machine.
 
     The file and its schema are created on first use. Use ``async with`` or call
@@ -146,8 +156,8 @@ class SqliteSessionService(SqlLedger, SessionService):
             events appended without a timestamp.
     """
 
-    _ledger_insert = insert_sql("token_ledger", "?", "sqlite")
-    _ledger_totals = totals_sql("token_ledger", "?")
+    _sql = ledger_sql("sqlite")
+    _dialect = "sqlite"
 
     def __init__(
         self,
@@ -209,14 +219,16 @@ class SqliteSessionService(SqlLedger, SessionService):
 
         return await self._run(create)
 
-    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+    async def get(
+        self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
+    ) -> Session:
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
-        check_after_sequence(after_sequence)
+        check_after_sequence(after_sequence, limit)
 
         def get(conn: sqlite3.Connection) -> Session:
             with _transaction(conn, write=False):
-                return _read_session(conn, key, after_sequence=after_sequence)
+                return _read_session(conn, key, after_sequence=after_sequence, limit=limit)
 
         return await self._run(get)
 
@@ -294,20 +306,12 @@ class SqliteSessionService(SqlLedger, SessionService):
 
         await self._run(delete)
 
-    async def _insert_row(self, statement: str, row: LedgerRow) -> None:
-        def insert(conn: sqlite3.Connection) -> None:
-            with _transaction(conn, write=True):
-                conn.execute(statement, row)
+    async def _drive(self, steps: Steps[_T], *, write: bool) -> _T:
+        def run(conn: sqlite3.Connection) -> _T:
+            with _transaction(conn, write=write):
+                return run_steps(steps, lambda sql, params: conn.execute(sql, params).fetchall())
 
-        await self._run(insert)
-
-    async def _query_totals(self, statement: str, params: tuple[str, ...]) -> tuple[int, ...]:
-        def read(conn: sqlite3.Connection) -> tuple[int, ...]:
-            with _transaction(conn, write=False):
-                row: tuple[int, ...] = conn.execute(statement, params).fetchone()
-            return row
-
-        return await self._run(read)
+        return await self._run(run)
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""
@@ -600,7 +604,9 @@ def _insert_new(
     return result, new
 
 
-def _read_session(conn: sqlite3.Connection, key: SessionKey, *, after_sequence: int) -> Session:
+def _read_session(
+    conn: sqlite3.Connection, key: SessionKey, *, after_sequence: int, limit: int | None = None
+) -> Session:
     row = conn.execute(_SESSION_ROW, key).fetchone()
     if row is None:
         raise session_not_found_error(key)
@@ -609,8 +615,10 @@ def _read_session(conn: sqlite3.Connection, key: SessionKey, *, after_sequence: 
     events = [
         Event.model_validate_json(event_json)
         for (event_json,) in conn.execute(
-            "SELECT event_json FROM events WHERE session_pk = ? AND sequence > ? ORDER BY sequence",
-            (session_pk, after_sequence),
+            "SELECT event_json FROM events WHERE session_pk = ? AND sequence > ? "
+            "ORDER BY sequence LIMIT ?",
+            # LIMIT -1: no limit, in SQLite.
+            (session_pk, after_sequence, -1 if limit is None else limit),
         )
     ]
     app_name, user_id, session_id = key
