@@ -8,6 +8,7 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,7 +78,7 @@ def _fingerprint(data: Path) -> dict[str, str]:
     }
 
 
-async def _replay(recorded: Recorded, change: CandidateChange, log: Path) -> dict[str, object]:
+async def _replay(recorded: Recorded, change: CandidateChange, log: Path) -> dict[str, Any]:
     store = SqliteSessionService(recorded.data / "sessions.db")
     artifacts = FileArtifactService(recorded.data / "a")
     try:
@@ -123,7 +124,7 @@ async def test_a_changed_instruction_diverges_where_planted_and_runs_no_tool(
         assert session["calls_dropped"] == [f'get_weather({{"city": "{city}"}})']
         assert session["calls_added"] == []
         assert session["similarity"] < 1.0
-    assert report["totals"]["unmatched_calls"] == 0  # type: ignore[index]
+    assert report["totals"]["unmatched_calls"] == 0
 
 
 async def test_the_unchanged_agent_reports_no_divergence(
@@ -141,7 +142,7 @@ async def test_the_unchanged_agent_reports_no_divergence(
     assert totals["mean_similarity"] == 1.0
     assert totals["tokens_before"] == totals["tokens_after"] > 0
     assert eval_app.executions(log) == []
-    statuses = {t["status"] for s in first["sessions"] for t in s["turns"]}  # type: ignore[union-attr,index]
+    statuses = {t["status"] for s in first["sessions"] for t in s["turns"]}
     assert statuses == {"completed"}
 
 

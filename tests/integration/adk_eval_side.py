@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.append(sys.argv[1])
 
@@ -22,7 +23,7 @@ from google.adk.evaluation.trajectory_evaluator import TrajectoryEvaluator
 from google.genai import types
 
 
-def _turn(text: str, calls: list[dict]) -> Invocation:
+def _turn(text: str, calls: list[dict[str, Any]]) -> Invocation:
     return Invocation(
         user_content=types.Content(role="user", parts=[types.Part(text="q")]),
         final_response=types.Content(role="model", parts=[types.Part(text=text)]),
