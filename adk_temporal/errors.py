@@ -46,6 +46,8 @@ AdkError
 │   ├── InstructionKeyError (KeyError: an instruction template names a state key or
 │   │   artifact that cannot be read; instructions.py)
 │   ├── MissingExtraError (ImportError: an optional extra is not installed; extras.py)
+│   ├── EvalSetError (ValueError: an eval set, test file or criteria file is not ADK's
+│   │   format, or names a metric not computed here; adk_temporal.evaluation)
 │   ├── ModelLimitError (ValueError: a malformed model limit; model_limits.py)
 │   ├── WorkflowConfigurationError (ValueError: a graph workflow, node or edge that cannot
 │   │   run, as ADK 2 names it; adk_temporal.workflow)

@@ -48,6 +48,7 @@ CORE = [
     "adk_temporal.rewind",
     "adk_temporal.compaction",
     "adk_temporal.audit",
+    "adk_temporal.evaluation",
 ]
 
 
@@ -158,6 +159,7 @@ LAYERS: list[set[str]] = [
         "render",
         "terminal",
         "codec_server",
+        "evaluation",
     },
     {"worker", "demo", "examples", "testing", "web"},
     {"cli"},
