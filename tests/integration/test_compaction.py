@@ -123,7 +123,7 @@ async def test_a_summarizer_that_raises_fails_no_turn_and_is_tried_again_with_ba
     summaries = _Summaries("raise")
     agent, models, config = _summarizing(summaries)
     sid = f"s-{uuid.uuid4().hex[:8]}"
-    async with run_worker([agent], models=models, compaction=config) as rt:
+    async with run_worker([agent], models=models, events_compaction_config=config) as rt:
         await _turns(rt, sid, ["t1", "t2", "t3", "t4"])
         assert summaries.calls == 3
         summaries.mode = "works"
@@ -150,7 +150,7 @@ async def test_a_summary_that_cannot_be_stored_is_noted_not_stored(
     summaries = _Summaries(mode)
     agent, models, config = _summarizing(summaries)
     sid = f"s-{uuid.uuid4().hex[:8]}"
-    async with run_worker([agent], models=models, compaction=config) as rt:
+    async with run_worker([agent], models=models, events_compaction_config=config) as rt:
         await _turns(rt, sid, ["first", "second"])
         session = await rt.sessions.get(SessionKey(COMPACTION_APP, USER, sid))
     notes = [e for e in session.events if e.error_code == COMPACTION_FAILED]
