@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from temporalio.plugin import SimplePlugin
-from temporalio.worker import WorkflowRunner
+from temporalio.worker import WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from .activities.notify import NotifyActivity
@@ -32,6 +32,7 @@ from .memory import MemoryService
 from .model_limits import ModelLimit
 from .models import ModelRegistry
 from .notifications import Notifications
+from .queues import check_worker_queue
 from .sessions import SessionService
 from .steps import StepServices
 from .usage import TokenBudgets
@@ -132,6 +133,16 @@ class AdkPlugin(SimplePlugin):
             workflow_runner=_runner,
             run_context=services.models.in_use,
         )
+
+    def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        """The worker's configuration with this plugin's parts, once its queue is checked.
+
+        Raises:
+            WorkerQueueError: The worker's task queue is another app's own queue (or the
+                unnamed apps' queue, for a named app): it would take steps it must not.
+        """
+        check_worker_queue(config.get("task_queue", ""), self.services.app_name)
+        return super().configure_worker(config)
 
     def model_step_plugin(self) -> SimplePlugin:
         """What a worker of a model limit's task queue runs: this plugin's model steps."""

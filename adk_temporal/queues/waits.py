@@ -1,0 +1,109 @@
+"""Steps waiting on a task queue that no worker polls, found from what Temporal serves.
+
+A run's step is an activity on some task queue; if no worker polls that queue, the step
+waits for ever and the run stays ``running`` with nothing to say why. Temporal says both
+halves without any worker: ``DescribeWorkflowExecution`` lists the run's pending
+activities with their task queue and whether one started, and ``DescribeTaskQueue`` lists
+who polled a queue and when. ``show``, ``pending``, the console and the API read them here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from pydantic import BaseModel
+from temporalio.api.enums.v1 import PendingActivityState, PendingWorkflowTaskState
+from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExecutionStatus
+from temporalio.service import RPCError
+
+from ..ids import session_key_of
+from .names import start_hint
+from .pollers import LIVE_WITHIN, live_identities
+
+__all__ = ["QueueWait", "unpolled_waits"]
+
+_STEP_NAMES = {
+    "adk_model_step": "model step",
+    "adk_tool_call": "tool call",
+    "adk_append_events": "append",
+    "adk_compact": "compaction",
+    "adk_notify": "notification",
+}
+
+_SCHEDULED = PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED
+_TASK_SCHEDULED = PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED
+
+
+class QueueWait(BaseModel):
+    """A step of a run (or its next workflow task) waiting on a task queue no live worker
+    polls: no worker polled it within :data:`~.pollers.LIVE_WITHIN`."""
+
+    task_queue: str
+    step: str
+    """What waits: ``model step``, ``tool call``, ``append``, ``compaction``,
+    ``notification`` or ``workflow task``."""
+    since: datetime | None = None
+    """When it was scheduled."""
+    start: str
+    """What an operator starts so that a worker takes it (:func:`~.names.start_hint`)."""
+
+    def line(self) -> str:
+        """The wait in one line, as ``show`` prints it."""
+        since = f" since {self.since:%H:%M:%S} UTC" if self.since is not None else ""
+        return (
+            f"{self.step} waits on task queue {self.task_queue!r}{since}, which no worker "
+            f"polls: {self.start}"
+        )
+
+
+def _waiting(description: WorkflowExecutionDescription) -> list[tuple[str, str, datetime]]:
+    """The run's steps not started yet, and its workflow task if scheduled: (queue, what,
+    scheduled at)."""
+    raw = description.raw_description
+    found: list[tuple[str, str, datetime]] = []
+    for activity in raw.pending_activities:
+        if activity.state != _SCHEDULED:
+            continue
+        queue = activity.activity_options.task_queue.name or description.task_queue
+        step = _STEP_NAMES.get(activity.activity_type.name, activity.activity_type.name)
+        found.append((queue, step, activity.scheduled_time.ToDatetime(UTC)))
+    task = raw.pending_workflow_task
+    if raw.HasField("pending_workflow_task") and task.state == _TASK_SCHEDULED:
+        scheduled = task.scheduled_time.ToDatetime(UTC)
+        found.append((description.task_queue, "workflow task", scheduled))
+    return found
+
+
+async def _live(client: Client, task_queue: str) -> list[str] | None:
+    """The queue's live pollers; ``None`` when Temporal cannot say."""
+    try:
+        return await live_identities(client, task_queue, within=LIVE_WITHIN)
+    except RPCError:
+        return None
+
+
+async def unpolled_waits(
+    client: Client, description: WorkflowExecutionDescription
+) -> list[QueueWait]:
+    """What of the described run waits on a task queue no live worker polls.
+
+    A queue Temporal cannot describe is left out: nothing is claimed that was not seen.
+
+    Args:
+        client: The client the run was described with.
+        description: The run, from ``describe``.
+    """
+    if description.status != WorkflowExecutionStatus.RUNNING:
+        return []
+    waiting = _waiting(description)
+    queues = list(dict.fromkeys(queue for queue, _, _ in waiting))
+    polled = await asyncio.gather(*(_live(client, q) for q in queues))
+    unpolled = {q for q, found in zip(queues, polled, strict=True) if found == []}
+    key = session_key_of(description.id)
+    app = key.app_name if key is not None else None
+    return [
+        QueueWait(task_queue=queue, step=step, since=since, start=start_hint(queue, app))
+        for queue, step, since in waiting
+        if queue in unpolled
+    ]
