@@ -10,14 +10,25 @@ from datetime import timedelta
 from pathlib import Path
 
 from temporalio.client import Client
+from temporalio.plugin import SimplePlugin
+from temporalio.worker import WorkerConfig
 
 from adk_temporal.app import App
 from adk_temporal.examples.weather import build_weather_agent
+from adk_temporal.plugin import AdkPlugin
 from adk_temporal.queues import live_identities
 from adk_temporal.sessions import SqliteSessionService
 from adk_temporal.worker import artifact_store, build_worker
 
-__all__ = ["connect_like", "polled", "weather_app", "workers"]
+__all__ = ["UncheckedPlugin", "connect_like", "polled", "weather_app", "workers"]
+
+
+class UncheckedPlugin(AdkPlugin):
+    """The plugin as workers were before the queue check: it polls any queue it is given."""
+
+    def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        """The plugin's parts, the queue unchecked."""
+        return SimplePlugin.configure_worker(self, config)
 
 
 def weather_app(name: str | None) -> App:

@@ -13,20 +13,18 @@ from pathlib import Path
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
-from temporalio.plugin import SimplePlugin
-from temporalio.worker import Worker, WorkerConfig
+from temporalio.worker import Worker
 
 from adk_temporal.client import AdkClient
 from adk_temporal.devserver import DevServer
 from adk_temporal.errors import WorkerQueueError
 from adk_temporal.ids import app_task_queue
-from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService, SqliteSessionService
 from adk_temporal.worker import build_worker, worker_identity
 from adk_temporal.workflows.step_queues import HAND_BACK
 
 from ..commands import run_cli
-from .queue_workers import connect_like, weather_app, workers
+from .queue_workers import UncheckedPlugin, connect_like, weather_app, workers
 
 pytestmark = pytest.mark.integration
 
@@ -81,14 +79,6 @@ async def test_the_worker_command_exits_with_the_reason(dev_server: DevServer) -
     assert "--task-queue shared" in result.stderr
 
 
-class _UncheckedPlugin(AdkPlugin):
-    """The plugin as workers were before the queue check: it polls any queue it is given."""
-
-    def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
-        """The plugin's parts, the queue unchecked."""
-        return SimplePlugin.configure_worker(self, config)
-
-
 async def _handed_back(client: Client, workflow_id: str) -> bool:
     """Whether the run (any of its runs) recorded the hand-back change's marker."""
     handle = client.get_workflow_handle(workflow_id)
@@ -121,7 +111,7 @@ async def test_runs_complete_beside_a_worker_of_another_app_on_their_queue(
         )
         evil_store = SqliteSessionService(tmp_path / "evil.db")
         stack.push_async_callback(evil_store.close)
-        evil = _UncheckedPlugin(
+        evil = UncheckedPlugin(
             weather_app("evil").agents, session_service=evil_store, app_name="evil"
         )
         await stack.enter_async_context(
