@@ -91,7 +91,7 @@ def pending(
             for line in summary_lines(workflow_id, request, address, namespace):
                 console.print(line)
         description = await adk.handle(workflow_id).describe()
-        print_waits(await unpolled_waits(client, description), "no worker: ")
+        print_waits(await unpolled_waits(client, description), "stalled: ")
         return 0
 
     run_command(body())
@@ -134,7 +134,7 @@ async def _list_waiting(adk: AdkClient, paging: Paging, address: str, as_json: b
                 # What is approved, on one line: the request's own listing has it indented.
                 console.print(f"    payload {_one_line(row['payload_preview'])}")
     for workflow_id, waits in await unpolled_runs(adk.client, adk.task_queue):
-        print_waits(waits, f"{workflow_id}  no worker: ")
+        print_waits(waits, f"{workflow_id}  stalled: ")
     if not shown:
         console.print("no open requests")
         return 0

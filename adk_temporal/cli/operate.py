@@ -247,7 +247,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
             print_json(shown)
             return 0
         _print_shown(shown, description, status, published, held)
-        print_waits(waits, "  no worker ")
+        print_waits(waits, "  stalled  ")
         return 0
 
     run_command(body())

@@ -67,7 +67,7 @@ async def test_a_step_sent_to_an_unpolled_queue_is_reported_everywhere_until_ser
     for printed in (shown.stdout, listed.stdout, one.stdout):
         assert f"model step waits on task queue '{own}'" in printed
         assert "start a worker of app 'foo'" in printed
-    assert f"{wid}  no worker: " in listed.stdout
+    assert f"{wid}  stalled: model step" in listed.stdout
     assert [w["task_queue"] for w in json.loads(as_json.stdout)["unpolled_waits"]] == [own]
     assert [w.task_queue for w in viewed.unpolled_waits] == [own]
     assert f"No worker polls task queue `{own}`" in details
