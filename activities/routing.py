@@ -14,16 +14,13 @@ to the unnamed apps' queue at once, before any reaches a worker of another app.
 
 from __future__ import annotations
 
-from time import monotonic
-
 from temporalio import activity
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError
 
 from adk_temporal.flow.messages import AgentSpec, RouteStep
 from adk_temporal.ids import any_app_task_queue, app_task_queue
-from adk_temporal.queues import identity_serves, live_identities, queue_role, served_apps
+from adk_temporal.queues import QueuePolls, identity_serves, queue_role, served_apps
 
 __all__ = ["AppRouter"]
 
@@ -36,19 +33,13 @@ class AppRouter:
     """Routes the steps of other apps that reached this worker; one per activity kind."""
 
     def __init__(self) -> None:
-        self._seen: dict[str, tuple[list[str] | None, float]] = {}
+        self._polls: QueuePolls | None = None
 
     async def _live(self, client: Client, task_queue: str) -> list[str] | None:
         """The queue's live pollers' identities; ``None`` when Temporal cannot say."""
-        seen = self._seen.get(task_queue)
-        if seen is not None and seen[1] > monotonic():
-            return seen[0]
-        try:
-            found: list[str] | None = await live_identities(client, task_queue)
-        except RPCError:
-            found = None
-        self._seen[task_queue] = (found, monotonic() + _TRUSTED_SECONDS)
-        return found
+        if self._polls is None:
+            self._polls = QueuePolls(client, trusted_seconds=_TRUSTED_SECONDS)
+        return await self._polls.live(task_queue)
 
     async def route(self, app_name: str) -> RouteStep:
         """Where the running activity's step, of ``app_name``, goes (see the module)."""

@@ -8,7 +8,7 @@ from rich.markup import escape
 from temporalio.client import Client, WorkflowExecutionDescription
 from temporalio.service import RPCError
 
-from ..queues import QueueWait, unpolled_waits
+from ..queues import QueuePolls, QueueWait, unpolled_waits
 from ..visibility import invocations_query, list_page, task_queue_clause
 from .common import console
 
@@ -28,6 +28,7 @@ async def unpolled_runs(client: Client, task_queue: str) -> list[tuple[str, list
     )
     page = await list_page(client, query, page_size=RUNS_CHECKED)
     gate = asyncio.Semaphore(_AT_ONCE)
+    polls = QueuePolls(client)
 
     async def waits_of(workflow_id: str) -> list[QueueWait]:
         async with gate:
@@ -37,7 +38,7 @@ async def unpolled_runs(client: Client, task_queue: str) -> list[tuple[str, list
                 ).describe()
             except RPCError:
                 return []  # closed or gone since it was listed
-            return await unpolled_waits(client, description)
+            return await unpolled_waits(client, description, polls)
 
     found = await asyncio.gather(*(waits_of(wf.id) for wf in page.executions))
     return [(wf.id, waits) for wf, waits in zip(page.executions, found, strict=True) if waits]

@@ -20,12 +20,13 @@ from .pollers import (
     live_identities,
     served_apps,
 )
-from .waits import QueueWait, unpolled_waits
+from .waits import QueuePolls, QueueWait, unpolled_waits
 
 __all__ = [
     "APPS_MARK",
     "LIVE_WITHIN",
     "STARTS_HERE_MARK",
+    "QueuePolls",
     "QueueRole",
     "QueueWait",
     "check_worker_queue",

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from math import inf
+from time import monotonic
 
 from pydantic import BaseModel
 from temporalio.api.enums.v1 import PendingActivityState, PendingWorkflowTaskState
@@ -21,7 +23,7 @@ from ..ids import session_key_of
 from .names import start_hint
 from .pollers import LIVE_WITHIN, live_identities
 
-__all__ = ["QueueWait", "unpolled_waits"]
+__all__ = ["QueuePolls", "QueueWait", "unpolled_waits"]
 
 _STEP_NAMES = {
     "adk_model_step": "model step",
@@ -75,16 +77,38 @@ def _waiting(description: WorkflowExecutionDescription) -> list[tuple[str, str, 
     return found
 
 
-async def _live(client: Client, task_queue: str) -> list[str] | None:
-    """The queue's live pollers; ``None`` when Temporal cannot say."""
-    try:
-        return await live_identities(client, task_queue, within=LIVE_WITHIN)
-    except RPCError:
-        return None
+class QueuePolls:
+    """The live pollers of each queue asked about, asked of Temporal once per queue (or
+    once per ``trusted_seconds``): many runs on the same few queues describe each once.
+
+    Args:
+        client: The client to describe queues with.
+        trusted_seconds: How long an answer is reused; ``None``: for the object's life.
+    """
+
+    def __init__(self, client: Client, trusted_seconds: float | None = None) -> None:
+        self._client = client
+        self._trusted = trusted_seconds
+        self._asked: dict[str, tuple[asyncio.Future[list[str] | None], float]] = {}
+
+    async def live(self, task_queue: str) -> list[str] | None:
+        """The queue's live pollers' identities; ``None`` when Temporal cannot say."""
+        asked = self._asked.get(task_queue)
+        if asked is None or asked[1] <= monotonic():
+            until = monotonic() + self._trusted if self._trusted is not None else inf
+            asked = (asyncio.ensure_future(self._describe(task_queue)), until)
+            self._asked[task_queue] = asked
+        return await asyncio.shield(asked[0])
+
+    async def _describe(self, task_queue: str) -> list[str] | None:
+        try:
+            return await live_identities(self._client, task_queue, within=LIVE_WITHIN)
+        except RPCError:
+            return None
 
 
 async def unpolled_waits(
-    client: Client, description: WorkflowExecutionDescription
+    client: Client, description: WorkflowExecutionDescription, polls: QueuePolls | None = None
 ) -> list[QueueWait]:
     """What of the described run waits on a task queue no live worker polls.
 
@@ -93,12 +117,14 @@ async def unpolled_waits(
     Args:
         client: The client the run was described with.
         description: The run, from ``describe``.
+        polls: What is known of queues' pollers already (several runs at once).
     """
     if description.status != WorkflowExecutionStatus.RUNNING:
         return []
     waiting = _waiting(description)
     queues = list(dict.fromkeys(queue for queue, _, _ in waiting))
-    polled = await asyncio.gather(*(_live(client, q) for q in queues))
+    polls = polls or QueuePolls(client)
+    polled = await asyncio.gather(*(polls.live(q) for q in queues))
     unpolled = {q for q, found in zip(queues, polled, strict=True) if found == []}
     key = session_key_of(description.id)
     app = key.app_name if key is not None else None

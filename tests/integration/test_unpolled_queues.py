@@ -40,7 +40,8 @@ async def _details(client: Client, workflow_id: str) -> str:
     metadata = await client.get_workflow_handle(workflow_id).query(
         "__temporal_workflow_metadata", result_type=WorkflowMetadata
     )
-    return metadata.current_details
+    details: str = metadata.current_details
+    return details
 
 
 async def test_a_step_sent_to_an_unpolled_queue_is_reported_everywhere_until_served(
