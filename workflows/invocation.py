@@ -88,6 +88,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_temporal.workflows.short_ids import RunIds, StepInput, whole_result
     from adk_temporal.workflows.step_queues import (
         APP_QUEUES,
+        HAND_BACK,
         StepQueues,
         handed_back_route,
     )
@@ -118,6 +119,7 @@ _BASELINE_1 = FLOW_CHANGES | {_PUBLISH_REQUESTS, APP_QUEUES, _NOTIFY, _SHORT_NOT
 _BASELINE_CHANGES: dict[int, frozenset[str]] = {
     1: _BASELINE_1,
     2: _BASELINE_1 | {_PUBLISH_AFTER_RESUMING},
+    3: _BASELINE_1 | {_PUBLISH_AFTER_RESUMING, HAND_BACK},
 }
 """The behaviour changes a run of each baseline has from its start. A change made after a
 baseline stays out of it: runs of that baseline that started before the change replay

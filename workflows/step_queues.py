@@ -40,8 +40,9 @@ HAND_BACK = "hand-back-other-apps-steps"
 it must run on is scheduled there again after a pause, and a tool call, append or
 compaction that such a worker refused moves where it says, where the run failed before
 (``StepFailedError: a worker of another app took a step…``). Asked only when that
-happens, so other runs record no marker; the old arm may go once no run recorded before
-it waits (runs that failed this way are closed, so from 2027-01)."""
+happens, so runs before baseline 3 that never meet it record no marker (runs at baseline 3
+take it from their start); the old arm may go once no run recorded before it waits (runs
+that failed this way are closed, so from 2027-01)."""
 
 _FIRST_PAUSE_SECONDS = 1.0
 _LONGEST_PAUSE_SECONDS = 60.0

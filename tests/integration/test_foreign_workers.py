@@ -21,7 +21,6 @@ from adk_temporal.errors import WorkerQueueError
 from adk_temporal.ids import app_task_queue
 from adk_temporal.sessions import InMemorySessionService, SqliteSessionService
 from adk_temporal.worker import build_worker, worker_identity
-from adk_temporal.workflows.step_queues import HAND_BACK
 
 from ..commands import run_cli
 from .queue_workers import UncheckedPlugin, connect_like, weather_app, workers
@@ -80,14 +79,14 @@ async def test_the_worker_command_exits_with_the_reason(dev_server: DevServer) -
 
 
 async def _handed_back(client: Client, workflow_id: str) -> bool:
-    """Whether the run (any of its runs) recorded the hand-back change's marker."""
+    """Whether the run paused to hand a step back (its timer's summary says so)."""
     handle = client.get_workflow_handle(workflow_id)
-    async for event in handle.fetch_history_events():
-        if event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
-            data = event.marker_recorded_event_attributes.details.get("patch-data")
-            if data is not None and any(HAND_BACK.encode() in p.data for p in data.payloads):
-                return True
-    return False
+    summaries = [
+        event.user_metadata.summary.data
+        async for event in handle.fetch_history_events()
+        if event.event_type == EventType.EVENT_TYPE_TIMER_STARTED
+    ]
+    return any(b"hand back a step" in summary for summary in summaries)
 
 
 @pytest.mark.parametrize("cached", [True, False], ids=["cached", "replaying"])
