@@ -20,7 +20,7 @@ from temporalio.exceptions import ApplicationError
 
 from adk_temporal.flow.messages import AgentSpec, RouteStep
 from adk_temporal.ids import any_app_task_queue, app_task_queue
-from adk_temporal.queues import QueuePolls, identity_serves, queue_role, served_apps
+from adk_temporal.queues import QueuePolls, identity_serves, queue_role, served_apps, start_hint
 
 __all__ = ["AppRouter"]
 
@@ -45,11 +45,21 @@ class AppRouter:
         """Where the running activity's step, of ``app_name``, goes (see the module)."""
         client, here = activity.client(), activity.info().task_queue
         base = queue_role(here).base
-        own = await self._live(client, app_task_queue(base, app_name))
+        own_queue = app_task_queue(base, app_name)
+        own = await self._live(client, own_queue)
         if own and any(identity_serves(i, app_name) for i in own):
             return RouteStep(kind="route", group=None, app=app_name, to="app")
         if await self._live(client, any_app_task_queue(base)):
             return RouteStep(kind="route", group=None, app=app_name, to="any_app")
+        if own == []:
+            # The worker's log is where an operator looks first; `show` and the run's
+            # details say it too.
+            activity.logger.warning(
+                "a step of app %r goes to task queue %r, which no worker polls: %s",
+                app_name,
+                own_queue,
+                start_hint(own_queue, app_name),
+            )
         return RouteStep(kind="route", group=None, app=app_name, to="app", unpolled=own == [])
 
     async def refusal(self, app_name: str) -> ApplicationError:

@@ -45,11 +45,11 @@ async def _details(client: Client, workflow_id: str) -> str:
 
 
 async def test_a_step_sent_to_an_unpolled_queue_is_reported_everywhere_until_served(
-    temporal_client: Client, dev_server: DevServer, tmp_path: Path
+    temporal_client: Client, dev_server: DevServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Only app ``bar``'s worker runs: a run of ``foo`` has its step sent to ``<q>/apps/foo``,
-    which nobody polls; show, pending, the gateway and the current details name the queue
-    and the worker to start; once a worker of foo starts, the run completes."""
+    which nobody polls; the worker's log, show, pending, the gateway and the current details
+    name the queue and the worker to start; once a worker of foo starts, the run completes."""
     queue = f"shared-{uuid.uuid4().hex[:8]}"
     own = app_task_queue(queue, "foo")
     async with workers(temporal_client, tmp_path / "bar", queue, {"bar": weather_app("bar")}):
@@ -72,6 +72,10 @@ async def test_a_step_sent_to_an_unpolled_queue_is_reported_everywhere_until_ser
     assert [w["task_queue"] for w in json.loads(as_json.stdout)["unpolled_waits"]] == [own]
     assert [w.task_queue for w in viewed.unpolled_waits] == [own]
     assert f"No worker polls task queue `{own}`" in details
+    assert any(
+        f"{own!r}, which no worker polls" in r.getMessage() and "App(name='foo')" in r.getMessage()
+        for r in caplog.records
+    )
     assert "App(name='foo')" in details
     async with workers(temporal_client, tmp_path / "foo", queue, {"foo": weather_app("foo")}):
         async with asyncio.timeout(120):
