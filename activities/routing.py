@@ -51,16 +51,18 @@ class AppRouter:
             return RouteStep(kind="route", group=None, app=app_name, to="app")
         if await self._live(client, any_app_task_queue(base)):
             return RouteStep(kind="route", group=None, app=app_name, to="any_app")
-        if own == []:
+        # Known unpolled: Temporal listed the queue's pollers, and none may serve the app.
+        unpolled = own is not None and not any(identity_serves(i, app_name) for i in own)
+        if unpolled:
             # The worker's log is where an operator looks first; `show` and the run's
             # details say it too.
             activity.logger.warning(
-                "a step of app %r goes to task queue %r, which no worker polls: %s",
+                "a step of app %r goes to task queue %r, which no worker of the app polls: %s",
                 app_name,
                 own_queue,
                 start_hint(own_queue, app_name),
             )
-        return RouteStep(kind="route", group=None, app=app_name, to="app", unpolled=own == [])
+        return RouteStep(kind="route", group=None, app=app_name, to="app", unpolled=unpolled)
 
     async def refusal(self, app_name: str) -> ApplicationError:
         """The failure that hands a tool call, append or compaction of ``app_name`` back:

@@ -45,10 +45,13 @@ take it from their start); the old arm may go once no run recorded before it wai
 that failed this way are closed, so from 2027-01)."""
 
 _FIRST_PAUSE_SECONDS = 1.0
-_LONGEST_PAUSE_SECONDS = 60.0
+_LONGEST_PAUSE_SECONDS = 300.0
 """Pauses before a handed-back step is scheduled again double from the first to this: a
 worker of another app that polls the queue is refused at start now, so one still there is
-an old or hand-built worker, and the step waits for the app's own to take it."""
+an old or hand-built worker, and the step waits for the app's own to take it. With a worker
+of the app polling too, each try reaches it about half the time, so pauses stay short; with
+none, a try every 5 minutes costs about 11 history events: two weeks before Temporal's
+limit of 50,000."""
 
 
 def handed_back_route(err: ActivityError) -> RouteStep | None:
@@ -162,8 +165,8 @@ class StepQueues:
         the run's own queue)."""
         if self._unpolled is not None:
             return (
-                f"**No worker polls task queue `{self._unpolled}`**, where the next step of "
-                f"app `{self.app_name}` waits: {start_hint(self._unpolled, self.app_name)}"
+                f"**No worker of app `{self.app_name}` polls task queue `{self._unpolled}`**, "
+                f"where the run's next step waits: {start_hint(self._unpolled, self.app_name)}"
             )
         if self.current is not None and self.current != workflow.info().task_queue:
             return f"Steps run on task queue `{self.current}`."

@@ -71,9 +71,10 @@ async def test_a_step_sent_to_an_unpolled_queue_is_reported_everywhere_until_ser
     assert f"{wid}  stalled: model step" in listed.stdout
     assert [w["task_queue"] for w in json.loads(as_json.stdout)["unpolled_waits"]] == [own]
     assert [w.task_queue for w in viewed.unpolled_waits] == [own]
-    assert f"No worker polls task queue `{own}`" in details
+    assert f"No worker of app `foo` polls task queue `{own}`" in details
     assert any(
-        f"{own!r}, which no worker polls" in r.getMessage() and "App(name='foo')" in r.getMessage()
+        f"{own!r}, which no worker of the app polls" in r.getMessage()
+        and "App(name='foo')" in r.getMessage()
         for r in caplog.records
     )
     assert "App(name='foo')" in details
