@@ -73,9 +73,12 @@ async def workers(
         yield stores
 
 
-async def polled(client: Client, *queues: str) -> None:
-    """Wait until a live worker polls each of ``queues``."""
+async def polled(client: Client, *queues: str, apps: tuple[str, ...] = ()) -> None:
+    """Wait until a live worker polls each of ``queues``, and each of ``apps`` is among the
+    apps the pollers of every one of them serve (when given)."""
     async with asyncio.timeout(60):
         for queue in queues:
-            while not await live_identities(client, queue):
+            while not (found := await live_identities(client, queue)) or not all(
+                any(f"adk-apps={app}" in identity for identity in found) for app in apps
+            ):
                 await asyncio.sleep(0.2)

@@ -50,6 +50,7 @@ async def test_sixteen_interleaved_runs_of_named_and_unnamed_apps_all_complete(
             any_app_task_queue(queue),
             *(app_task_queue(queue, name) for name in NAMED),
         )
+        await polled(temporal_client, queue, apps=NAMED)
         adk = AdkClient(temporal_client, task_queue=queue)
         handles = [
             (
@@ -64,12 +65,15 @@ async def test_sixteen_interleaved_runs_of_named_and_unnamed_apps_all_complete(
         async with asyncio.timeout(240):
             results = await asyncio.gather(*(h.result() for _, _, h in handles))
         assert [r.status for r in results] == ["completed"] * 16
-        for app, _, handle in handles:
-            if app in UNNAMED:
-                # Its steps left the shared queue for the unnamed apps' one.
-                assert any_app_task_queue(queue) in await _step_queues(
-                    temporal_client, handle.workflow_id
-                )
+        # The unnamed apps' runs left the shared queue for the unnamed apps' one: not
+        # every one need (a run whose steps all reached the unnamed app's worker on the
+        # shared queue is served right), but the move is what the test is about.
+        moved = [
+            any_app_task_queue(queue) in await _step_queues(temporal_client, h.workflow_id)
+            for app, _, h in handles
+            if app in UNNAMED
+        ]
+        assert any(moved), moved
         for app, session, _ in handles:
             serving = app if app in NAMED else "unnamed"
             for label, store in stores.items():
