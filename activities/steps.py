@@ -1,5 +1,5 @@
-"""``adk_model_step``, ``adk_tool_call``, ``adk_append_events``, ``adk_compact``: the flow's
-steps as activities."""
+"""``adk_model_step``, ``adk_tool_call``, ``adk_node_step``, ``adk_append_events``,
+``adk_compact``: the flow's steps as activities."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from typing import TypeVar
 
 from temporalio import activity
 
+from adk_temporal.activities.short_ids import StepInput, restored, short_result
 from adk_temporal.errors import UnknownAppError
 from adk_temporal.flow.compacting import CompactionInput, CompactionResult
+from adk_temporal.flow.graph_messages import NodeStepInput, NodeStepResult
 from adk_temporal.flow.messages import (
     AppendEventsInput,
     ModelStepInput,
@@ -20,14 +22,20 @@ from adk_temporal.flow.messages import (
 )
 from adk_temporal.steps import SessionRef, StepServices, append_events, model_step, tool_call
 from adk_temporal.steps.compaction import compact_events
-from adk_temporal.workflows.short_ids import StepInput, restored, short_result
+from adk_temporal.steps.node_step import node_step
 
 from .adapter import heartbeat, step_ref, translate_errors
 from .routing import AppRouter
 
 T = TypeVar("T")
 
-__all__ = ["AppendEventsActivity", "CompactionActivity", "ModelStepActivity", "ToolCallActivity"]
+__all__ = [
+    "AppendEventsActivity",
+    "CompactionActivity",
+    "ModelStepActivity",
+    "NodeStepActivity",
+    "ToolCallActivity",
+]
 
 
 class ModelStepActivity:
@@ -80,6 +88,19 @@ class ToolCallActivity:
         )
         result = await _handed_back(self._router, ref, step)
         return short_result(result, inp, whole)
+
+
+class NodeStepActivity:
+    """Runs one node of a graph workflow against the worker's services."""
+
+    def __init__(self, services: StepServices) -> None:
+        self._services = services
+
+    @activity.defn(name="adk_node_step")
+    @translate_errors
+    async def run(self, inp: NodeStepInput) -> NodeStepResult:
+        """The node step (``adk_temporal.steps.node_step``) as a Temporal activity."""
+        return await node_step(self._services, inp, step_ref(inp.ref), heartbeat=heartbeat())
 
 
 class AppendEventsActivity:

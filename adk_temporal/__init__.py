@@ -2,7 +2,9 @@
 
 The names below are the everyday API; each lives in a module named after its concept
 (``adk_temporal.agents``, ``adk_temporal.context``, …) and is imported on first use, so
-``import adk_temporal.errors`` stays light and the core never pulls in temporalio.
+``import adk_temporal.errors`` stays light and the core never pulls in temporalio. ADK's
+own names (``LlmAgent``, ``BaseAgent``, ``FunctionTool``, ``LongRunningFunctionTool``,
+``InMemorySessionService``…) are among them, so an ADK agent ports by its imports.
 """
 
 from __future__ import annotations
@@ -16,11 +18,21 @@ __all__ = [
     "Agent",
     "AgentTool",
     "App",
+    "BaseAgent",
+    "BaseToolset",
     "CallbackContext",
+    "FunctionTool",
+    "InMemoryArtifactService",
+    "InMemorySessionService",
+    "InvocationContext",
+    "LlmAgent",
+    "LongRunningFunctionTool",
     "LoopAgent",
     "ParallelAgent",
     "ReadonlyContext",
+    "Runner",
     "SequentialAgent",
+    "Stores",
     "ToolContext",
     "tool",
 ]
@@ -31,11 +43,21 @@ _HOMES = {
     "Agent": "agents",
     "AgentTool": "agents",
     "App": "app",
+    "BaseAgent": "agents",
+    "BaseToolset": "tools",
     "CallbackContext": "context",
+    "FunctionTool": "tools",
+    "InMemoryArtifactService": "artifacts",
+    "InMemorySessionService": "sessions",
+    "InvocationContext": "context",
+    "LlmAgent": "agents",
+    "LongRunningFunctionTool": "tools",
     "LoopAgent": "agents",
     "ParallelAgent": "agents",
     "ReadonlyContext": "context",
+    "Runner": "runner",
     "SequentialAgent": "agents",
+    "Stores": "app",
     "ToolContext": "context",
     "tool": "tools",
 }

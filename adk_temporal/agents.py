@@ -24,10 +24,12 @@ __all__ = [
     "AfterToolCallback",
     "Agent",
     "AgentRegistry",
+    "BaseAgent",
     "BeforeAgentCallback",
     "BeforeModelCallback",
     "BeforeToolCallback",
     "Instruction",
+    "LlmAgent",
     "LoopAgent",
     "ParallelAgent",
     "SequentialAgent",
@@ -95,7 +97,9 @@ class Agent(BaseAgent):
         name: Unique name; also the author of the agent's events.
         model: Model name resolved through the worker's ``ModelRegistry`` (e.g.
             ``gemini-2.5-flash`` or ``scripted:weather``). Only the name crosses into
-            workflow history; the model object lives on the worker.
+            workflow history; the model object lives on the worker. Empty: the model of
+            the nearest LLM agent above this one (ADK's ``canonical_model``), resolved by
+            the :class:`AgentRegistry` that serves the tree.
         instruction: System instruction: a template (``{key}`` and ``{key?}`` read session
             state, ``{artifact.name}`` a text artifact; see :mod:`adk_temporal.instructions`),
             or a function (sync or async) of the read-only context whose text is used as it
@@ -137,7 +141,7 @@ class Agent(BaseAgent):
     def __init__(
         self,
         name: str,
-        model: str,
+        model: str = "",
         instruction: Instruction = "",
         *,
         description: str = "",
@@ -226,6 +230,10 @@ def _request_config(
     return base.model_copy(
         update={"response_mime_type": "application/json", "response_schema": schema}
     )
+
+
+LlmAgent = Agent
+"""ADK's name of the LLM agent (``google.adk.agents.LlmAgent``): the same class."""
 
 
 class SequentialAgent(BaseAgent):
@@ -388,8 +396,12 @@ class AgentRegistry(Mapping[str, BaseAgent]):
     Sub-agents and the agents inside ``AgentTool`` are registered too, with their parent,
     so a transfer or an agent call can be resolved by name.
 
+    An LLM agent without a model uses the model of the nearest LLM agent above it that
+    has one (ADK's ``canonical_model``): :meth:`model_of`.
+
     Raises:
-        ValueError: Two different agents share a name, or an agent has two parents.
+        ValueError: Two different agents share a name, an agent has two parents, or an LLM
+            agent has no model and no LLM agent above it has one.
     """
 
     def __init__(self, agents: Sequence[BaseAgent]) -> None:
@@ -398,6 +410,33 @@ class AgentRegistry(Mapping[str, BaseAgent]):
         for agent in agents:
             self._add(agent, None)
         self._transfer: dict[str, FunctionTool | None] = {}
+        self._models = {
+            name: self._inherited_model(agent)
+            for name, agent in self._agents.items()
+            if isinstance(agent, Agent)
+        }
+
+    def _inherited_model(self, agent: Agent) -> str:
+        """``agent``'s model, else the nearest model above it (ADK-Python
+        ``LlmAgent.canonical_model`` walks ``parent_agent`` the same way)."""
+        current: BaseAgent | None = agent
+        while current is not None:
+            if isinstance(current, Agent) and current.model:
+                return current.model
+            current = self.parent(current.name)
+        raise ValueError(
+            f"agent {agent.name!r} has no model and no LLM agent above it has one; "
+            "give it (or its root agent) model=..."
+        )
+
+    def model_of(self, name: str) -> str:
+        """The model LLM agent ``name`` calls: its own, else its nearest ancestor's.
+
+        Raises:
+            UnknownAgentError: No LLM agent has that name.
+        """
+        self.llm_agent(name)
+        return self._models[name]
 
     def _add(self, agent: BaseAgent, parent: BaseAgent | None) -> None:
         known = self._agents.get(agent.name)

@@ -1,7 +1,11 @@
-"""``App``: what a worker serves — its agents, and the models and memory they use.
+"""``App``: the one configuration of what a worker (or the in-process runner) serves.
 
-The CLI loads one with ``--app module:attr``; the attribute may be an :class:`App`, one
-``Agent``, a list of agents, or a zero-argument function returning any of these.
+An :class:`App` holds every setting of the agents' runtime; :class:`Stores` holds where
+sessions and artifacts live. ``AdkPlugin(app, stores=...)``, ``Runner(app, stores=...)`` and
+``StepServices.build(app, stores)`` take both whole, so no setting is re-spelled (and none
+dropped) on the way. The CLI loads an app with ``--app module:attr``; the attribute may be an
+:class:`App`, one ``Agent``, a list of agents, or a zero-argument function returning any of
+these.
 """
 
 from __future__ import annotations
@@ -13,16 +17,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from .agents import Agent
+from .agents import BaseAgent
+from .artifacts import ArtifactService
 from .compaction import EventsCompactionConfig
 from .errors import AdkRequestError
 from .memory import MemoryService
 from .model_limits import ModelLimit
 from .models import ModelRegistry, default_registry
 from .notifications import Notifications
+from .sessions import SessionService
 from .usage import TokenBudgets
 
-__all__ = ["App", "AppLoadError", "load_app"]
+__all__ = ["App", "AppLoadError", "Stores", "load_app"]
 
 
 class AppLoadError(AdkRequestError):
@@ -31,7 +37,12 @@ class AppLoadError(AdkRequestError):
 
 @dataclass(frozen=True)
 class App:
-    """The agents a worker serves and the services they need besides storage.
+    """The agents a worker serves and every setting of their runtime, storage aside.
+
+    Every setting applies on Temporal and in-process (``Runner``, ``run --local``,
+    ``chat --in-process``) alike, except two that need Temporal: ``notifications`` (posted
+    by a durable child workflow) and ``model_limits`` (enforced by Temporal's task queues
+    across workers); in-process they are ignored.
 
     Args:
         agents: The agents, looked up by name when an invocation starts.
@@ -54,10 +65,10 @@ class App:
         token_budgets: Cumulative token budgets per session, user and app; a step that
             would start over one pauses the invocation to ask for more.
         events_compaction_config: When the app's sessions are compacted, summarising older
-            events for the model (``None``: never; see ``docs/compaction.md``).
+            events for the model (``None``: never; see ``docs/guides/compaction.md``).
     """
 
-    agents: Sequence[Agent]
+    agents: Sequence[BaseAgent]
     name: str | None = None
     models: ModelRegistry = field(default_factory=default_registry)
     memory_service: MemoryService | None = None
@@ -69,12 +80,25 @@ class App:
     events_compaction_config: EventsCompactionConfig | None = None
 
 
+@dataclass(frozen=True)
+class Stores:
+    """Where an app's sessions and artifacts live; every worker of a deployment shares them.
+
+    Args:
+        sessions: The session store (``SqliteSessionService`` is the embedded default).
+        artifacts: The artifact store; ``None`` leaves ``ctx.artifacts`` as ``None``.
+    """
+
+    sessions: SessionService
+    artifacts: ArtifactService | None = None
+
+
 def _as_app(value: object, spec: str) -> App:
     if isinstance(value, App):
         return value
-    if isinstance(value, Agent):
+    if isinstance(value, BaseAgent):
         return App(agents=[value])
-    if isinstance(value, Sequence) and value and all(isinstance(a, Agent) for a in value):
+    if isinstance(value, Sequence) and value and all(isinstance(a, BaseAgent) for a in value):
         return App(agents=list(value))
     if callable(value):
         return _as_app(value(), spec)

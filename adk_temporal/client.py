@@ -9,12 +9,10 @@ checked updates by default, so a wrong id is an error the caller sees.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any, Unpack
 
 from google.genai import types
-from temporalio.api.common.v1 import Payloads
-from temporalio.api.enums.v1 import EventType
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -28,17 +26,15 @@ from temporalio.common import (
     TypedSearchAttributes,
     WorkflowIDConflictPolicy,
 )
-from temporalio.converter import PayloadCodec, WorkflowSerializationContext
+from temporalio.converter import PayloadCodec
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from .artifacts import ArtifactService
 from .budgets import Budgets
-from .buffered_signals import once_signals_show
 from .converter import adk_data_converter
 from .errors import (
     SessionBusyError,
-    UnknownRequestIdError,
 )
 from .events import Event
 from .flow.messages import (
@@ -51,12 +47,12 @@ from .flow.messages import (
     ResumeInput,
     as_content,
 )
-from .flow.requests import AnswerKind, answer_id, parse_answer, refusal, refused
+from .flow.requests import AnswerKind, parse_answer, refusal, refused
 from .following import StoreReads, follow_events, with_partials
 from .ids import DEFAULT_TASK_QUEUE, SessionKey, session_key_of, workflow_id_for
 from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
-from .sessions import SessionService
+from .sessions import Session, SessionService, create_session
 from .start_queues import StartQueues, workflow_pollers
 from .tracing import Telemetry
 from .visibility import list_page, quoted, task_queue_clause
@@ -80,17 +76,8 @@ from .workflows.messages import (
 __all__ = [
     "DEFAULT_TASK_QUEUE",
     "AdkClient",
-    "AnswerPendingError",
     "InvocationHandle",
 ]
-
-
-class AnswerPendingError(UnknownRequestIdError):
-    """Temporal already holds an answer to the request as a signal no worker has taken yet,
-    so another answer was not sent (the run would apply the first and drop it unreported).
-
-    An :class:`~adk_temporal.errors.UnknownRequestIdError`: the request counts as answered.
-    """
 
 
 def _waiting_query(
@@ -220,7 +207,7 @@ class InvocationHandle:
             channel=channel,
             edited_args=edited_args,
         )
-        await self._send(CONFIRM_CHECKED_UPDATE if checked else CONFIRM_SIGNAL, answer, checked)
+        await self.answer(answer, checked=checked)
 
     async def resume(
         self,
@@ -242,19 +229,32 @@ class InvocationHandle:
         answer = ResumeInput(
             interrupt_id=interrupt_id, input=input, answered_by=answered_by, channel=channel
         )
-        await self._send(RESUME_CHECKED_UPDATE if checked else RESUME_SIGNAL, answer, checked)
+        await self.answer(answer, checked=checked)
 
-    async def _send(self, name: str, answer: ConfirmInput | ResumeInput, checked: bool) -> None:
+    async def answer(self, answer: ConfirmInput | ResumeInput, *, checked: bool = True) -> None:
+        """Send one answer as it is: the checked update (a worker's refusal is raised here)
+        or the signal (Temporal keeps it until a worker picks the run up).
+
+        This is the primitive under :meth:`confirm` and :meth:`resume`; surfaces admit
+        answers through :class:`~adk_temporal.answers.AnswerDesk`, which checks first.
+
+        Raises:
+            InvalidAnswerError: The answer is malformed or over the ``answer_bytes`` budget
+                (nothing is sent).
+            AdkRequestError: A worker refused the checked update (its typed error).
+        """
         # Refused here, before Temporal: an update over 2 MB cannot even be refused by the
         # workflow (the refusal would echo it), and a signal would sit in history.
-        kind: AnswerKind = "confirmation" if isinstance(answer, ConfirmInput) else "input"
+        confirming = isinstance(answer, ConfirmInput)
+        kind: AnswerKind = "confirmation" if confirming else "input"
         # Python values, not their JSON: JSON mode would turn an infinity into null.
         parsed = parse_answer(kind, answer.model_dump(), self._budgets)
         if isinstance(parsed, Refusal):
             raise refused(parsed)
         if not checked:
-            await self._current.signal(name, answer)
+            await self._current.signal(CONFIRM_SIGNAL if confirming else RESUME_SIGNAL, answer)
             return
+        name = CONFIRM_CHECKED_UPDATE if confirming else RESUME_CHECKED_UPDATE
         try:
             await self._current.execute_update(name, answer)
         except WorkflowUpdateFailedError as err:
@@ -635,91 +635,6 @@ class AdkClient:
         runs = [(wf.id, Published.from_memo(await wf.memo())) for wf in page.executions]
         return runs, page.next_page_token
 
-    async def held_answers(self, workflow_id: str) -> list[ConfirmInput | ResumeInput]:
-        """The answers Temporal holds for the run as signals no worker has taken yet.
-
-        Read from the current run's history, which Temporal serves with no worker running,
-        and decoded with this client's data converter (so its codec, encryption included):
-        a signal recorded after the start of the last workflow task a worker completed has
-        not been seen by the run.
-        """
-        handle = self.client.get_workflow_handle(workflow_id)
-        seen_up_to = 0
-        signals: list[tuple[int, str, Payloads]] = []
-        async for event in handle.fetch_history_events():
-            if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-                seen_up_to = event.workflow_task_completed_event_attributes.started_event_id
-            elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
-                signaled = event.workflow_execution_signaled_event_attributes
-                if signaled.signal_name in (CONFIRM_SIGNAL, RESUME_SIGNAL):
-                    signals.append((event.event_id, signaled.signal_name, signaled.input))
-        converter = self.client.data_converter.with_context(
-            WorkflowSerializationContext(namespace=self.client.namespace, workflow_id=workflow_id)
-        )
-        held: list[ConfirmInput | ResumeInput] = []
-        for event_id, name, payloads in signals:
-            if event_id <= seen_up_to:
-                continue
-            kind: type[ConfirmInput | ResumeInput] = (
-                ConfirmInput if name == CONFIRM_SIGNAL else ResumeInput
-            )
-            try:
-                [answer] = await converter.decode(payloads.payloads, [kind])
-            except Exception:
-                # Malformed, or sealed with a key this client lacks: nothing to compare with;
-                # the run refuses such a signal itself and lists the refusal.
-                continue
-            if isinstance(answer, ConfirmInput | ResumeInput):
-                held.append(answer)
-        return held
-
-    async def refuse_if_held(
-        self,
-        workflow_id: str,
-        request_id: str,
-        *,
-        described: WorkflowExecutionDescription | None = None,
-    ) -> None:
-        """Refuse to answer ``request_id`` while Temporal holds an answer to it already.
-
-        Without a worker every answer is accepted as a signal, and the run applies the first
-        and drops the rest as duplicates, unreported: a reused answer link, the opposite
-        link or a conflicting confirm must be refused here instead.
-
-        Args:
-            workflow_id: The run's workflow id.
-            request_id: The request about to be answered.
-            described: Temporal's description of the run, read just before (else read
-                here). When it shows no workflow task pending, nothing is held and the
-                history is not read: a signal leaves a task pending until a worker completes
-                one started after it. When a task is running, the history is read once it
-                ends (:func:`~adk_temporal.buffered_signals.once_signals_show`): Temporal
-                writes the signals that came meanwhile only then, so a hung worker's task
-                holds the answer up to the task's timeout (10 s by default).
-
-        Raises:
-            AnswerPendingError: :meth:`held_answers` has an answer to ``request_id``.
-        """
-        handle = self.client.get_workflow_handle(workflow_id)
-        if described is None:
-            described = await handle.describe()
-        described = await once_signals_show(handle, described)
-        if not described.raw_description.HasField("pending_workflow_task"):
-            return
-        for answer in await self.held_answers(workflow_id):
-            if answer_id(answer) != request_id:
-                continue
-            if isinstance(answer, ConfirmInput):
-                what = "an approval" if answer.confirmed else "a rejection"
-            else:
-                what = "an input"
-            raise AnswerPendingError(
-                f"request {request_id!r} of {workflow_id} already has an answer on its way "
-                f"({what}, held by Temporal until a worker picks the run up); this answer was "
-                "not sent. If that one is refused, the run lists it under its refused answers "
-                "and the request stays open"
-            )
-
     async def session_busy(self, key: SessionKey) -> bool:
         """Whether an invocation of the session runs or waits for an answer.
 
@@ -808,6 +723,38 @@ class AdkClient:
             invocation_id,
             new_session_id=new_session_id,
             busy=await self.session_busy(key),
+        )
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session with initial state in the workers' session store (ADK's
+        ``SessionService.create_session``); its first invocation then starts from it.
+
+        Args:
+            app_name: The app.
+            user_id: The user.
+            state: Initial state (``app:`` and ``user:`` keys go to the shared scopes).
+            session_id: The id; a new ``s-…`` id when ``None``.
+
+        Raises:
+            BudgetExceededError: The state is over the ``state_delta_bytes`` budget.
+            SessionExistsError: The session exists already.
+            InvalidSessionRequestError: An id breaks the id grammar.
+            ValueError: The client has no session store.
+        """
+        return await create_session(
+            self._session_store("create_session"),
+            app_name=app_name,
+            user_id=user_id,
+            state=state,
+            session_id=session_id,
+            budgets=self.budgets,
         )
 
     def _session_store(self, what: str) -> SessionService:

@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.text import Text
 from temporalio.converter import PayloadCodec
 
-from .app import App
+from .app import App, Stores
 from .artifacts import (
     ArtifactService,
     GetArtifactVersionRequest,
@@ -274,8 +274,7 @@ async def run_demo(
             adk.client,
             app,
             task_queue=DEFAULT_TASK_QUEUE,
-            session_service=sessions,
-            artifact_service=artifacts,
+            stores=Stores(sessions, artifacts),
         )
         await stack.enter_async_context(worker)
         _step(console, f"worker ready · agent {DEMO_AGENT} on scripted:weather · data {data}")

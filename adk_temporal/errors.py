@@ -41,6 +41,7 @@ AdkError
 │   ├── ModelConfigurationError (ValueError: no model credentials, or the API refused the
 │   │   key; names what to set)
 │   ├── UnknownAgentError (LookupError)
+│   ├── AppNotServedError (LookupError: a run asked of an in-process runner of another app)
 │   ├── UnmatchedFunctionResponseError (LookupError: a response answers no call in history)
 │   ├── UnknownModelError (LookupError)
 │   ├── InstructionKeyError (KeyError: an instruction template names a state key or
@@ -48,18 +49,21 @@ AdkError
 │   ├── MissingExtraError (ImportError: an optional extra is not installed; extras.py)
 │   ├── ModelLimitError (ValueError: a malformed model limit; model_limits.py)
 │   ├── WorkerQueueError (ValueError: a worker was given another app's own task queue)
+│   ├── WorkflowConfigurationError (ValueError: a graph workflow, node or edge that cannot
+│   │   run, as ADK 2 names it; adk_temporal.workflow)
+│   │   └── GraphValidationError (the edges break one of ADK's graph rules)
 │   ├── UnquotableValueError (ValueError: a value a visibility query cannot hold;
 │   │   visibility.py)
 │   └── EncryptionError (ValueError: encrypted payloads cannot be read or written as
 │       configured; codec.py: KeyFileError, UnknownKeyError, PayloadAuthenticationError;
 │       codec_server.py: CodecTokenError)
 ├── ToolError (a tool's failure for the model to see; never retried)
+├── NodeTimeoutError (a graph node ran past its timeout; retried under its RetryConfig)
 └── AdkRunError
     ├── ArtifactNotFoundError (FileNotFoundError)
     ├── VersionConflictError
     ├── ModelUnavailableError (429, 5xx, transport; retryable)
     ├── OutputSchemaError (ValueError: a final answer does not match the output_schema)
-    ├── TokenBudgetExceededError (an invocation used more tokens than its budget)
     ├── UnknownAppError (LookupError: a step reached a worker of another app; retryable)
     ├── MemoryServiceNotConfiguredError
     ├── ArtifactServiceNotConfiguredError
@@ -70,20 +74,27 @@ AdkError
     │       does not parse, two tools under one model name, a refusal; never retried)
     └── StepFailedError (a model, tool or append step failed for good)
 ```
+
+An invocation that ends failed for one of the runtime's own reasons, rather than an
+exception's, stores an error event whose ``error_code`` is an :class:`InvocationErrorCode`.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 __all__ = [
     "AdkError",
     "AdkRequestError",
     "AdkRunError",
+    "AppNotServedError",
     "ArtifactNotFoundError",
     "ArtifactServiceNotConfiguredError",
     "BudgetExceededError",
     "ConfirmationMismatchError",
     "EditNotAllowedError",
     "EncryptionError",
+    "GraphValidationError",
     "InstructionKeyError",
     "InvalidAnswerError",
     "InvalidArtifactRequestError",
@@ -92,11 +103,13 @@ __all__ = [
     "InvalidResumeInputError",
     "InvalidSessionRequestError",
     "InvalidToolArgumentsError",
+    "InvocationErrorCode",
     "InvocationNotFoundError",
     "MemoryServiceNotConfiguredError",
     "ModelConfigurationError",
     "ModelRequestError",
     "ModelUnavailableError",
+    "NodeTimeoutError",
     "NotificationRejectedError",
     "NotificationUndeliveredError",
     "OutputSchemaError",
@@ -105,7 +118,6 @@ __all__ = [
     "SessionNotFoundError",
     "StagedResponseNotFoundError",
     "StepFailedError",
-    "TokenBudgetExceededError",
     "ToolError",
     "UnencodableValueError",
     "UnknownAgentError",
@@ -115,6 +127,7 @@ __all__ = [
     "UnmatchedFunctionResponseError",
     "VersionConflictError",
     "WorkerQueueError",
+    "WorkflowConfigurationError",
 ]
 
 
@@ -283,6 +296,10 @@ class UnknownAgentError(AdkRequestError, LookupError):
     """No agent with the given name is registered."""
 
 
+class AppNotServedError(AdkRequestError, LookupError):
+    """A run was asked of an in-process runner that serves another, named app."""
+
+
 class UnknownAppError(AdkRunError, LookupError):
     """A step of one app's invocation reached a worker that serves another app.
 
@@ -385,10 +402,6 @@ class OutputSchemaError(AdkRunError, ValueError):
         self.problems = problems
 
 
-class TokenBudgetExceededError(AdkRunError):
-    """An invocation used more model tokens than its budget allows; it ended there."""
-
-
 class MemoryServiceNotConfiguredError(AdkRunError):
     """``search_memory`` was called but the runtime was given no memory service."""
 
@@ -420,3 +433,42 @@ class StepFailedError(AdkRunError):
         super().__init__(message)
         self.kind = kind
         self.message = message
+
+
+class InvocationErrorCode(StrEnum):
+    """The ``error_code`` of the error event an invocation ends with for the runtime's own
+    reasons (an exception's ends it with the exception's class name instead)."""
+
+    STEP_LIMIT_EXCEEDED = "StepLimitExceeded"
+    """The invocation made ``max_steps`` model steps without an answer."""
+    TOKEN_BUDGET_EXCEEDED = "TokenBudgetExceeded"
+    """The invocation's own ``token_budget`` was spent (the step that went over is kept)."""
+    TOKEN_BUDGET_REFUSED = "TokenBudgetRefused"
+    """A cumulative budget was reached and its request answered ``{"allow": 0}``."""
+    CANCELLED = "Cancelled"
+    """The invocation was cancelled (Temporal's cancellation, or the runner's)."""
+
+
+class WorkflowConfigurationError(AdkRequestError, ValueError):
+    """A graph workflow, node or edge is declared in a way that cannot run (ADK 2's error
+    of the same name): the same declaration fails the same way every time."""
+
+
+class GraphValidationError(WorkflowConfigurationError):
+    """The edges do not form a graph ADK accepts (unreachable nodes, duplicate names or
+    edges, a cycle without a route...)."""
+
+
+class NodeTimeoutError(AdkError):
+    """A graph node ran longer than its ``timeout`` (ADK 2's error); a node's
+    ``RetryConfig`` may retry it.
+
+    Args:
+        node_name: The node that ran out of time.
+        timeout: Its timeout, in seconds.
+    """
+
+    def __init__(self, *, node_name: str, timeout: float) -> None:
+        self.node_name = node_name
+        self.timeout = timeout
+        super().__init__(f"Node '{node_name}' timed out after {timeout} seconds.")

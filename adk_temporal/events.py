@@ -23,6 +23,7 @@ __all__ = [
     "EventActions",
     "EventCompaction",
     "InputRequest",
+    "NodeInfo",
     "ToolConfirmation",
 ]
 
@@ -88,6 +89,18 @@ _MAP_FIELDS = (
 )
 
 
+class NodeInfo(BaseModel):
+    """Where in a graph workflow an event was produced (ADK 2's ``NodeInfo``).
+
+    ``path`` names the node run (``wf@1/step@2``: each node with its run number);
+    ``output_for`` lists the runs whose output the event's ``output`` is (the node's own,
+    then each enclosing workflow it finishes).
+    """
+
+    path: str = ""
+    output_for: list[str] = Field(default_factory=list)
+
+
 class EventActions(BaseModel):
     """The deltas and control flags an event applies.
 
@@ -112,6 +125,9 @@ class EventActions(BaseModel):
     compaction: EventCompaction | None = None
     """On a compaction event (:mod:`adk_temporal.compaction`): the summary and the range of
     events it replaces in the model's view (ADK's field of the same name)."""
+    route: bool | int | str | list[bool | int | str] | None = None
+    """On a graph node's event (:mod:`adk_temporal.workflow`): the route the node chose,
+    which decides the edges its output follows (ADK 2's field of the same name)."""
 
     @field_validator(*_MAP_FIELDS, mode="before")
     @classmethod
@@ -146,6 +162,10 @@ class Event(BaseModel):
     attempt: int | None = None
     """For a partial event, the step attempt that streamed it: a retried step's pieces carry
     a higher number, so a follower can drop the text of the abandoned attempt."""
+    output: Any = None
+    """A graph node's output (ADK 2's ``Event.output``); ``None``: the event carries none."""
+    node_info: NodeInfo | None = None
+    """The graph node run that produced the event (``None`` outside graph workflows)."""
 
     @field_validator("actions", mode="before")
     @classmethod

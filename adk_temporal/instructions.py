@@ -11,6 +11,12 @@ ADK's rules (ADK-Go ``internal/llminternal/instruction_processor.go``; ADK-Pytho
 * ``{key}`` is the state value of ``key`` — a Python identifier, optionally after ``app:``,
   ``user:`` or ``temp:`` — as ``str(value)``, ``""`` for ``None``; optional and missing:
   ``""``. Any other group (``{invalid-key}``, ``{a:b}``, ``{'k': 'v'}``) is left as written.
+* ``{key.field.sub}`` reads a nested value of a state dict, each segment a name; a ``?`` after
+  any segment (``{customer?.preferences.alias}``) makes it optional. A path that does not
+  resolve is ``""`` when optional and left as written otherwise (ADK-Python
+  ``tests/unittests/flows/llm_flows/test_instructions.py`` ``test_build_system_instruction``
+  and ``test_nested_templating``; google-adk 2.13's regex engine leaves every such group as
+  written).
 * A missing key or artifact that is not optional raises :class:`InstructionKeyError`; so does
   an artifact placeholder, optional or not, when the runtime has no artifact service.
 * An instruction may instead be a provider: a sync or async function of the
@@ -134,6 +140,8 @@ async def _replacement(group: str, ctx: ReadonlyContext, where: str) -> str:
         name = name.removesuffix("?")
     if name.startswith(_ARTIFACT):
         return await _artifact_text(name, ctx, where, optional=optional)
+    if "." in name:
+        return _nested_text(group, name, ctx, optional=optional)
     if not _is_state_name(name):
         return group
     if name not in ctx.state:
@@ -183,6 +191,23 @@ async def _artifact_text(name: str, ctx: ReadonlyContext, where: str, *, optiona
             agent=ctx.agent_name,
         ) from None
     return part.text or ""
+
+
+def _nested_text(group: str, path: str, ctx: ReadonlyContext, *, optional: bool) -> str:
+    """What a ``{key.field?.sub}`` group stands for: the nested value, ``""`` when a marked
+    (or wholly optional) path does not resolve, else the group as written."""
+    segments = path.split(".")
+    optional = optional or any(s.endswith("?") for s in segments)
+    names = [s.removesuffix("?") for s in segments]
+    if not _is_state_name(names[0]) or not all(n.isidentifier() for n in names[1:]):
+        return group
+    missing = object()
+    value: object = ctx.state.get(names[0], missing)
+    for name in names[1:]:
+        value = value.get(name, missing) if isinstance(value, dict) else missing
+    if value is missing:
+        return "" if optional else group
+    return "" if value is None else str(value)
 
 
 def _is_state_name(name: str) -> bool:

@@ -24,7 +24,7 @@ from urllib.parse import quote, urlsplit
 from pydantic import BaseModel, Field
 
 from .errors import AdkRequestError
-from .flow.messages import NotifyEvent, NotifyPlan, PendingRequest
+from .flow.messages import NotifyEvent, NotifyPlan, PendingConfirmation, PendingRequest
 from .signing import (
     IDEMPOTENCY_HEADER,
     SIGNATURE_HEADER,
@@ -255,13 +255,18 @@ def _request(config: Notifications, notice: Notice, request: PendingRequest) -> 
         "tool": request.tool,
         "args": request.args,
         "agent": request.agent,
-        "hint": request.hint,
-        "payload": request.payload,
-        "message": request.message,
-        "input_schema": request.input_schema,
+        # Both kinds' fields, empty where the kind has none: the document's shape is fixed.
+        "hint": "",
+        "payload": None,
+        "message": "",
+        "input_schema": None,
         "expires_at": request.expires_at,
-        "call_digest": request.call_digest,
+        "call_digest": "",
     }
+    if isinstance(request, PendingConfirmation):
+        doc.update(hint=request.hint, payload=request.payload, call_digest=request.call_digest)
+    else:
+        doc.update(message=request.message, input_schema=request.input_schema)
     base = config.answer_base_url
     if base is None:
         return doc

@@ -10,9 +10,6 @@ and lets the workflow sandbox pass the third-party data modules through.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import timedelta
-
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -22,20 +19,13 @@ from .activities.steps import (
     AppendEventsActivity,
     CompactionActivity,
     ModelStepActivity,
+    NodeStepActivity,
     ToolCallActivity,
 )
-from .agents import BaseAgent
-from .artifacts import ArtifactService
-from .compaction import EventsCompactionConfig
+from .app import App, Stores
 from .converter import AdkPayloadConverter, adk_data_converter
-from .memory import MemoryService
-from .model_limits import ModelLimit
-from .models import ModelRegistry
-from .notifications import Notifications
 from .queues import check_worker_queue
-from .sessions import SessionService
 from .steps import StepServices
-from .usage import TokenBudgets
 from .workflows.invocation import InvocationWorkflow
 from .workflows.notify import NotifyWorkflow
 
@@ -68,56 +58,16 @@ class AdkPlugin(SimplePlugin):
     """Registers adk-temporal's workflow, activities, converter and sandbox settings.
 
     Args:
-        agents: The agents this worker serves (looked up by name).
-        session_service: Where sessions live; ``SqliteSessionService`` is the embedded
-            default, and every worker of a deployment must share it.
-        artifact_service: Where artifacts live; ``None`` leaves ``ctx.artifacts`` as ``None``.
-        memory_service: Backs ``ctx.search_memory``; ``None`` makes it raise
-            ``MemoryServiceNotConfiguredError``.
-        models: Resolves agents' model names; defaults to Gemini plus the scripted models.
-        request_timeout: How long confirmation and input requests wait when their tool set
-            no timeout; ``None`` waits for ever.
-        app_name: The app this worker serves; another app's steps are sent back untouched
-            (a model step) or failed retryably (``UnknownAppError``), never for good.
-        notifications: The webhooks the app's invocations notify; ``None``: none.
-        model_limits: Models whose steps run on their limit's own task queue, served by the
-            workers :meth:`model_step_plugin` configures (``worker.build_worker`` does it).
-        max_retry_after: The longest wait a model's ``Retry-After`` may impose on a step's
-            next attempt.
-        token_budgets: Cumulative token budgets per session, user and app (none: unbounded).
-        compaction: When the app's sessions are compacted (``None``: never).
+        app: What the worker serves, and every setting of it (:class:`~adk_temporal.app.App`).
+            A named app's worker sends another app's steps back untouched (a model step) or
+            fails them retryably (``UnknownAppError``), never for good; its model limits'
+            steps run on their limits' own task queues, served by the workers
+            :meth:`model_step_plugin` configures (``worker.build_worker`` does it).
+        stores: Where sessions and artifacts live; every worker of a deployment shares them.
     """
 
-    def __init__(
-        self,
-        agents: Sequence[BaseAgent],
-        *,
-        session_service: SessionService,
-        artifact_service: ArtifactService | None = None,
-        memory_service: MemoryService | None = None,
-        models: ModelRegistry | None = None,
-        request_timeout: timedelta | None = None,
-        app_name: str | None = None,
-        notifications: Notifications | None = None,
-        model_limits: Sequence[ModelLimit] = (),
-        max_retry_after: timedelta = timedelta(minutes=5),
-        token_budgets: TokenBudgets | None = None,
-        compaction: EventsCompactionConfig | None = None,
-    ) -> None:
-        services = StepServices.build(
-            agents,
-            session_service=session_service,
-            artifact_service=artifact_service,
-            memory_service=memory_service,
-            models=models,
-            request_timeout=request_timeout,
-            app_name=app_name,
-            notifications=notifications,
-            model_limits=model_limits,
-            max_retry_after=max_retry_after,
-            token_budgets=token_budgets,
-            compaction=compaction,
-        )
+    def __init__(self, app: App, *, stores: Stores) -> None:
+        services = StepServices.build(app, stores)
         self.services = services
         super().__init__(
             "adk_temporal.AdkPlugin",
@@ -125,9 +75,10 @@ class AdkPlugin(SimplePlugin):
             activities=[
                 ModelStepActivity(services).run,
                 ToolCallActivity(services).run,
+                NodeStepActivity(services).run,
                 AppendEventsActivity(services).run,
                 CompactionActivity(services).run,
-                NotifyActivity(notifications).run,
+                NotifyActivity(app.notifications).run,
             ],
             workflows=[InvocationWorkflow, NotifyWorkflow],
             workflow_runner=_runner,

@@ -1,4 +1,5 @@
-"""Picking loopback ports for local servers (dev server, fake GCS, PostgreSQL, gateways).
+"""Picking loopback ports for local servers (dev server, fake GCS, PostgreSQL, gateways), and
+telling loopback addresses from others.
 
 A port checked free can still be taken before the server meant for it binds it. Two things
 take it on a busy machine: the kernel, handing it to some outgoing connection, and another
@@ -9,6 +10,7 @@ directory for a while, so pickers in different processes never hand out the same
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import random
 import socket
@@ -16,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["free_port"]
+__all__ = ["free_port", "is_loopback"]
 
 _PICKED_FROM = 15000
 """The lowest port :func:`free_port` picks."""
@@ -25,6 +27,17 @@ HELD_FOR_SECONDS = 600.0
 """How long a picked port stays marked: well past the slowest server start."""
 
 _TRIES = 50
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (``localhost`` or an address, IPv6 bracketed or not) reaches this
+    machine only; any other name may resolve to any address."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _ephemeral_ports() -> range:

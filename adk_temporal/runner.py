@@ -10,7 +10,7 @@ memory.
 
 .. code-block:: python
 
-    runner = Runner([agent], session_service=InMemorySessionService())
+    runner = Runner(App([agent]), stores=Stores(InMemorySessionService()))
     run = await runner.start("app", "u-1", "s-1", "weather_agent", "Buy a report")
     status = await run.wait_for_status("awaiting_confirmation", "completed")
     [request] = await run.pending()
@@ -23,20 +23,25 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from datetime import timedelta
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar, Unpack
 
 from google.genai import types
 
-from .agents import BaseAgent
-from .artifacts import ArtifactService
+from .app import App, Stores
 from .budgets import Budgets
-from .compaction import EventsCompactionConfig
-from .errors import AdkRequestError, AdkRunError, SessionBusyError, StepFailedError
+from .errors import (
+    AdkRequestError,
+    AdkRunError,
+    AppNotServedError,
+    SessionBusyError,
+    StepFailedError,
+)
 from .events import Event
 from .flow import InvocationFlow
 from .flow.compacting import CompactionInput, CompactionResult
+from .flow.graph_messages import NodeStepInput, NodeStepResult
 from .flow.messages import (
     AdkStatus,
     AppendEventsInput,
@@ -58,14 +63,12 @@ from .flow.messages import (
 from .flow.requests import Answer, AnswerKind, stamped
 from .following import StoreReads, follow_events, with_partials
 from .ids import SessionKey, workflow_id_for
-from .memory import MemoryService
-from .models import ModelRegistry
 from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
-from .sessions import SessionService
+from .sessions import Session, create_session
 from .steps import SessionRef, StepServices, append_events, model_step, tool_call
 from .steps.compaction import compact_events
-from .usage import TokenBudgets
+from .steps.node_step import node_step
 
 __all__ = ["LocalInvocation", "Runner"]
 
@@ -185,6 +188,12 @@ class _LocalExecutor:
         return await retry.call(
             lambda attempt: tool_call(self._services, inp, ref, attempt=attempt)
         )
+
+    async def node_step(self, inp: NodeStepInput, *, summary: str) -> NodeStepResult:
+        """The node step, called directly; retried only on infrastructure errors (a node's
+        own exceptions are its result, retried by the flow under its ``RetryConfig``)."""
+        ref = SessionRef.resolve(inp.ref, self._workflow_id)
+        return await self._append.call(lambda _: node_step(self._services, inp, ref))
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """The append step, called directly."""
@@ -418,48 +427,24 @@ class LocalInvocation:
 
 
 class Runner:
-    """Runs invocations in this process against the given services.
+    """Runs invocations in this process against the given stores.
 
     Args:
-        agents: The agents it serves (looked up by name, as a worker does).
-        session_service: Where sessions live.
-        artifact_service: Where artifacts live; ``None`` leaves ``ctx.artifacts`` as ``None``.
-        memory_service: Backs ``ctx.search_memory``; ``None`` makes it raise.
-        models: Resolves the agents' model names; Gemini plus the scripted models by default.
-        budgets: The size limits of what enters an invocation.
-        request_timeout: How long confirmation and input requests wait when their tool set
-            no timeout; ``None`` waits for ever.
-        max_retry_after: The longest wait a model's ``Retry-After`` may impose on a step's
-            next attempt.
-        token_budgets: Cumulative token budgets per session, user and app (none: unbounded).
-        compaction: When sessions are compacted (``None``: never).
+        app: What it serves, and every setting of it, as a worker takes it
+            (:class:`~adk_temporal.app.App`); ``notifications`` and ``model_limits`` need
+            Temporal and are ignored here. A named app's runner starts only that app's runs.
+        stores: Where sessions and artifacts live.
+        budgets: The size limits of what enters an invocation (a client's setting: an
+            ``AdkClient`` takes the same).
     """
 
-    def __init__(
-        self,
-        agents: Sequence[BaseAgent],
-        *,
-        session_service: SessionService,
-        artifact_service: ArtifactService | None = None,
-        memory_service: MemoryService | None = None,
-        models: ModelRegistry | None = None,
-        budgets: Budgets | None = None,
-        request_timeout: timedelta | None = None,
-        max_retry_after: timedelta = timedelta(minutes=5),
-        token_budgets: TokenBudgets | None = None,
-        compaction: EventsCompactionConfig | None = None,
-    ) -> None:
+    def __init__(self, app: App, *, stores: Stores, budgets: Budgets | None = None) -> None:
+        self.app = app
         self.budgets = budgets or Budgets()
+        # Notifications are posted by a durable child workflow, and model limits are held by
+        # Temporal's task queues: neither exists in-process.
         self.services = StepServices.build(
-            agents,
-            session_service=session_service,
-            artifact_service=artifact_service,
-            memory_service=memory_service,
-            models=models,
-            request_timeout=request_timeout,
-            max_retry_after=max_retry_after,
-            token_budgets=token_budgets,
-            compaction=compaction,
+            replace(app, notifications=None, model_limits=()), stores
         )
         self._running: set[str] = set()
 
@@ -486,11 +471,17 @@ class Runner:
             BudgetExceededError: The message is over the ``message_bytes`` budget.
             SessionBusyError: An invocation of this runner is still running in the session.
             ValueError: An option is out of range or unknown.
+            AppNotServedError: The runner serves a named app, and ``app_name`` is another.
         """
         key = SessionKey(app_name, user_id, session_id)
         workflow_id = workflow_id_for(key)
         run = with_options(config, options)
         content = as_content(message, self.budgets)
+        if self.app.name is not None and app_name != self.app.name:
+            raise AppNotServedError(
+                f"this runner serves app {self.app.name!r}, not {app_name!r}: start the run "
+                f"with app_name={self.app.name!r}"
+            )
         if workflow_id in self._running:
             raise SessionBusyError(
                 f"session {key} is busy: an in-process invocation is still running; answer "
@@ -534,6 +525,25 @@ class Runner:
                 f"the invocation paused ({status.status}); use start() and answer it"
             )
         return await invocation.result()
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session with initial state (:meth:`AdkClient.create_session
+        <adk_temporal.client.AdkClient.create_session>`, in this runner's store)."""
+        return await create_session(
+            self.services.sessions,
+            app_name=app_name,
+            user_id=user_id,
+            state=state,
+            session_id=session_id,
+            budgets=self.budgets,
+        )
 
     async def rewind(
         self, key: SessionKey, before_invocation_id: str, *, event_id: str | None = None

@@ -15,10 +15,12 @@ from typing import Any, Protocol
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
+from .answers import AnswerRefusedError
 from .errors import InvalidResumeInputError
 from .events import Event
-from .flow.messages import InvocationStatus, PendingRequest
+from .flow.messages import InvocationStatus, PendingConfirmation, PendingInput, PendingRequest
 from .runner import LocalInvocation
 
 __all__ = ["Answerable", "NoAnswerError", "answer_on_terminal", "answer_request"]
@@ -35,7 +37,7 @@ def _prompt(text: str, **kwargs: Any) -> Any:
         raise NoAnswerError(text) from err
 
 
-def _confirm(request: PendingRequest, console: Console) -> bool:
+def _confirm(request: PendingConfirmation, console: Console) -> bool:
     args = ", ".join(f"{k}={v!r}" for k, v in request.args.items())
     console.print(f"[bold yellow]approval needed[/] for {request.tool}({args}): {request.hint}")
     if request.payload is not None:
@@ -44,7 +46,7 @@ def _confirm(request: PendingRequest, console: Console) -> bool:
     return answer == "y"
 
 
-def _input(request: PendingRequest, console: Console) -> Any:
+def _input(request: PendingInput, console: Console) -> Any:
     console.print(f"[bold yellow]input needed[/] for {request.tool}: {request.message}")
     if request.input_schema is not None:
         console.print(f"  schema {json.dumps(request.input_schema)}")
@@ -70,22 +72,27 @@ class Answerable(Protocol):
 
 async def answer_request(target: Answerable, request: PendingRequest, console: Console) -> None:
     """Ask the person at the terminal for ``request``'s answer and give it to ``target``;
-    an input the request's schema refuses is asked for again.
+    an input the request's schema refuses is asked for again. An answer refused for another
+    reason (``target`` raising :class:`AnswerRefusedError`: answered meanwhile elsewhere,
+    the run closed…) is printed with its reason and who answered first.
 
     Raises:
         NoAnswerError: The terminal's input ended before an answer was given.
     """
-    if request.kind == "confirmation":
-        approved = await asyncio.to_thread(_confirm, request, console)
-        await target.confirm(request.id, approved)
-        return
-    while True:
-        value = await asyncio.to_thread(_input, request, console)
-        try:
-            await target.resume(request.id, value)
+    try:
+        if request.kind == "confirmation":
+            approved = await asyncio.to_thread(_confirm, request, console)
+            await target.confirm(request.id, approved)
             return
-        except InvalidResumeInputError as err:
-            console.print(f"[red]refused:[/] {err}; try again")
+        while True:
+            value = await asyncio.to_thread(_input, request, console)
+            try:
+                await target.resume(request.id, value)
+                return
+            except InvalidResumeInputError as err:
+                console.print(f"[red]refused:[/] {err}; try again")
+    except AnswerRefusedError as err:
+        console.print(f"[yellow]not taken:[/] {escape(str(err))}")
 
 
 async def answer_on_terminal(

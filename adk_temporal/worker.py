@@ -20,7 +20,7 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from .app import App
+from .app import App, Stores
 from .artifacts import ArtifactService, FileArtifactService, GcsArtifactService
 from .ids import any_app_task_queue, app_task_queue
 from .model_limits import ModelLimit, model_queue
@@ -73,8 +73,7 @@ def build_worker(
     app: App,
     *,
     task_queue: str,
-    session_service: SessionService,
-    artifact_service: ArtifactService | None,
+    stores: Stores,
     max_cached_workflows: int = 1000,
     sticky_timeout: timedelta = timedelta(seconds=10),
 ) -> AdkWorker:
@@ -90,8 +89,8 @@ def build_worker(
         client: A connected client.
         app: The agents and models to serve.
         task_queue: The queue to poll.
-        session_service: Shared by every worker of the deployment.
-        artifact_service: Shared by every worker of the deployment, or ``None``.
+        stores: Where sessions and artifacts live, shared by every worker of the
+            deployment.
         max_cached_workflows: Workflow cache size of each of the two workflow workers;
             ``0`` replays every task from history.
         sticky_timeout: How long a cached workflow's next task waits for this worker
@@ -101,20 +100,7 @@ def build_worker(
         WorkerQueueError: ``task_queue`` is another app's own queue (or the unnamed apps'
             queue, for a named app): the worker would take steps it must not.
     """
-    plugin = AdkPlugin(
-        app.agents,
-        session_service=session_service,
-        artifact_service=artifact_service,
-        memory_service=app.memory_service,
-        models=app.models,
-        request_timeout=app.request_timeout,
-        app_name=app.name,
-        notifications=app.notifications,
-        model_limits=app.model_limits,
-        max_retry_after=app.max_retry_after,
-        token_budgets=app.token_budgets,
-        compaction=app.events_compaction_config,
-    )
+    plugin = AdkPlugin(app, stores=stores)
 
     def polling(queue: str, own: bool = False) -> Worker:
         return Worker(

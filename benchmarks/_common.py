@@ -54,7 +54,7 @@ from temporalio.converter import PayloadCodec
 from temporalio.worker import Worker
 
 from adk_temporal.agents import Agent
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient
 from adk_temporal.codec import codec_from_env
 from adk_temporal.devserver import DevServer
@@ -261,11 +261,7 @@ async def connect(
 def _worker(client: Client, task_queue: str, data_dir: Path) -> Worker:
     """One worker serving both the ADK agents and the bare workflow, with default caching."""
     app = bench_app()
-    plugin = AdkPlugin(
-        app.agents,
-        session_service=SqliteSessionService(data_dir / "sessions.db"),
-        models=app.models,
-    )
+    plugin = AdkPlugin(app, stores=Stores(SqliteSessionService(data_dir / "sessions.db")))
     return Worker(
         client,
         task_queue=task_queue,

@@ -23,6 +23,7 @@ from pathlib import Path
 from google.genai import types
 
 from adk_temporal.agents import Agent
+from adk_temporal.app import App, Stores
 from adk_temporal.compaction import DEFAULT_COMPACTION_PROMPT, EventsCompactionConfig
 from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry
 from adk_temporal.runner import Runner
@@ -68,10 +69,10 @@ async def _session(turns: int, config: EventsCompactionConfig | None) -> Countin
     models = ModelRegistry()
     models.register("counting", lambda _name: model)
     runner = Runner(
-        [Agent(name="agent", model="counting")],
-        session_service=InMemorySessionService(),
-        models=models,
-        compaction=config,
+        App(
+            [Agent(name="agent", model="counting")], models=models, events_compaction_config=config
+        ),
+        stores=Stores(InMemorySessionService()),
     )
     for turn in range(1, turns + 1):
         result = await runner.run("bench", "u", "s", "agent", f"What about city number {turn}?")

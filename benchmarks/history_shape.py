@@ -37,6 +37,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from adk_temporal.agents import Agent
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient
 from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry
 from adk_temporal.plugin import AdkPlugin
@@ -104,7 +105,7 @@ async def main(turns: int) -> None:
         models.register("instant:sequence", lambda _: SequenceModel())
         agent = Agent(AGENT, "instant:sequence", tools=[small_lookup])
         plugin = AdkPlugin(
-            [agent], session_service=SqliteSessionService(Path(tmp) / "s.db"), models=models
+            App([agent], models=models), stores=Stores(SqliteSessionService(Path(tmp) / "s.db"))
         )
         async with Worker(
             client,

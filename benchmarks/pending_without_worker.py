@@ -21,7 +21,7 @@ from pathlib import Path
 
 from _common import connect, dev_server, finish, print_table, scratch_dir, write_results
 
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.worker import artifact_store, build_worker, session_store
@@ -49,8 +49,7 @@ async def main() -> None:
             client,
             App(agents=[build_weather_agent("scripted:weather")]),
             task_queue=adk.task_queue,
-            session_service=sessions,
-            artifact_service=artifact_store(Path(tmp) / "data"),
+            stores=Stores(sessions, artifact_store(Path(tmp) / "data")),
         )
         async with worker:
             handles = await asyncio.gather(

@@ -44,6 +44,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from adk_temporal.agents import Agent
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient
 from adk_temporal.models import GeminiModel, ModelRegistry
 from adk_temporal.plugin import AdkPlugin
@@ -77,9 +78,8 @@ async def _serving(
     """A worker on one store connection and a client following through another."""
     task_queue = f"bench-{uuid.uuid4().hex[:8]}"
     plugin = AdkPlugin(
-        [Agent("writer", "gemini-2.5-flash", "Answer.")],
-        session_service=open_store(),
-        models=_models(gemini),
+        App([Agent("writer", "gemini-2.5-flash", "Answer.")], models=_models(gemini)),
+        stores=Stores(open_store()),
     )
     async with Worker(client, task_queue=task_queue, plugins=[plugin]), open_store() as reader:
         yield AdkClient(client, task_queue=task_queue, session_service=reader)

@@ -54,7 +54,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from adk_temporal.agents import Agent
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient
 from adk_temporal.context import ToolContext
 from adk_temporal.models import ModelRegistry
@@ -119,8 +119,7 @@ async def _serve(address: str, task_queue: str, dsn: str, cache: int, named: boo
         client,
         _app(named),
         task_queue=task_queue,
-        session_service=sessions,
-        artifact_service=None,
+        stores=Stores(sessions),
         max_cached_workflows=cache,
     )
     bare = Worker(

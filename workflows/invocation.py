@@ -32,17 +32,20 @@ from temporalio.workflow import (
 # so the sandbox does not re-import google.genai/pydantic for every workflow run (and
 # because google.genai's httpx import trips the sandbox's urllib restriction).
 with workflow.unsafe.imports_passed_through():
+    from adk_temporal.activities.short_ids import StepInput
     from adk_temporal.activities.steps import (
         AppendEventsActivity,
         CompactionActivity,
         ModelStepActivity,
+        NodeStepActivity,
         ToolCallActivity,
     )
     from adk_temporal.budgets import json_size
     from adk_temporal.errors import AdkRequestError, StepFailedError
-    from adk_temporal.flow import InvocationFlow, RequestBook
+    from adk_temporal.flow import InvocationFlow, RequestBook, gates
     from adk_temporal.flow.compacting import CompactionInput, CompactionResult
-    from adk_temporal.flow.invocation import FLOW_CHANGES, KEEP_CANCELLED_OUTCOMES
+    from adk_temporal.flow.graph_messages import NodeStepInput, NodeStepResult
+    from adk_temporal.flow.invocation import FLOW_CHANGES
     from adk_temporal.flow.messages import (
         AdkStatus,
         AgentSpec,
@@ -85,13 +88,8 @@ with workflow.unsafe.imports_passed_through():
         InvocationInput,
     )
     from adk_temporal.workflows.notify import NotifyInput, NotifyWorkflow, notify_workflow_id
-    from adk_temporal.workflows.short_ids import RunIds, StepInput, whole_result
-    from adk_temporal.workflows.step_queues import (
-        APP_QUEUES,
-        HAND_BACK,
-        StepQueues,
-        handed_back_route,
-    )
+    from adk_temporal.workflows.short_ids import RunIds, whole_result
+    from adk_temporal.workflows.step_queues import StepQueues, handed_back_route
 
 __all__ = ["InvocationWorkflow", "TemporalExecutor"]
 
@@ -99,27 +97,17 @@ T = TypeVar("T")
 
 _APPEND_TIMEOUT = timedelta(seconds=60)
 
-_PUBLISH_REQUESTS = "publish-requests-in-memo"
-"""Behaviour change: open requests and refused answers are published in the memo."""
-
-_NOTIFY = "notify-webhooks"
-"""Behaviour change: runs of an app with notifications start ``adk_notify`` children."""
-
-_SHORT_NOTIFY_IDS = "notify-short-ids"
-"""Behaviour change: ``adk_notify`` children get short ids (``adk-notify-<hash>``)."""
-
-_PUBLISH_AFTER_RESUMING = "publish-after-resuming"
-"""Behaviour change: the status and memo an accepted answer changes are published in the
-next workflow task (or after a second, whichever comes first), not in the task that resumes
-the run. Either upsert in that task held the resumed step back by about 4 ms on the dev
-server, a sixth of the whole answer-to-tool time; the step now starts first."""
-
-_BASELINE_1 = FLOW_CHANGES | {_PUBLISH_REQUESTS, APP_QUEUES, _NOTIFY, _SHORT_NOTIFY_IDS}
+_BASELINE_1 = FLOW_CHANGES | {
+    gates.PUBLISH_REQUESTS,
+    gates.APP_QUEUES,
+    gates.NOTIFY,
+    gates.SHORT_NOTIFY_IDS,
+}
 
 _BASELINE_CHANGES: dict[int, frozenset[str]] = {
     1: _BASELINE_1,
-    2: _BASELINE_1 | {_PUBLISH_AFTER_RESUMING},
-    3: _BASELINE_1 | {_PUBLISH_AFTER_RESUMING, HAND_BACK},
+    2: _BASELINE_1 | {gates.PUBLISH_AFTER_RESUMING},
+    3: _BASELINE_1 | {gates.PUBLISH_AFTER_RESUMING, gates.HAND_BACK},
 }
 """The behaviour changes a run of each baseline has from its start. A change made after a
 baseline stays out of it: runs of that baseline that started before the change replay
@@ -202,7 +190,9 @@ class _Notifier:
     def _wanted(self, event: NotifyEvent) -> bool:
         # The patch is asked only when the app notifies: other runs record no marker.
         plan = self._plan
-        return plan is not None and event in plan.events and _patched(self._inp.baseline, _NOTIFY)
+        return (
+            plan is not None and event in plan.events and _patched(self._inp.baseline, gates.NOTIFY)
+        )
 
     async def _start(
         self,
@@ -220,7 +210,7 @@ class _Notifier:
         # The long ids named the parent whole (over 100 characters in the UI's list); runs
         # recorded before short ids start their children with those (notified_pause.json):
         # keep the old arm until no such run waits.
-        if _patched(self._inp.baseline, _SHORT_NOTIFY_IDS):
+        if _patched(self._inp.baseline, gates.SHORT_NOTIFY_IDS):
             child_id = notify_workflow_id(info.workflow_id, self._invocation_id, event, first)
             summary = f"{what} · for {info.workflow_id}"
         else:
@@ -386,7 +376,7 @@ class TemporalExecutor:
         # after the cancellation was requested is stored (a charge made is recorded).
         cancellation = (
             ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
-            if _patched(self._inp.baseline, KEEP_CANCELLED_OUTCOMES)
+            if _patched(self._inp.baseline, gates.KEEP_CANCELLED_OUTCOMES)
             else ActivityCancellationType.TRY_CANCEL
         )
         result = await self._handing_back(
@@ -407,6 +397,25 @@ class TemporalExecutor:
             )
         )
         return whole_result(result, inp.ref.invocation_id)
+
+    async def node_step(self, inp: NodeStepInput, *, summary: str) -> NodeStepResult:
+        """Run ``adk_node_step``: a node's own errors are its result, so the activity is
+        retried only when its worker is lost (a missed heartbeat) or the store fails; a
+        cancelled node (its timeout passed) is waited for, so nothing it stores lands
+        after the timeout's error event."""
+        try:
+            return await workflow.execute_activity_method(
+                NodeStepActivity.run,
+                inp,
+                task_queue=self.queues.current,
+                start_to_close_timeout=timedelta(seconds=self._inp.tool_timeout_seconds),
+                heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
+                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+                priority=self._priority,
+                summary=summary,
+            )
+        except ActivityError as err:
+            raise _step_failure(err) from err
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """Run ``adk_append_events``."""
@@ -627,7 +636,7 @@ class InvocationWorkflow:
         if (
             outcome == "accepted"
             and self._flow is not None
-            and _patched(self._baseline, _PUBLISH_AFTER_RESUMING)
+            and _patched(self._baseline, gates.PUBLISH_AFTER_RESUMING)
         ):
             self._hold_publishing()
         if outcome != "accepted":
@@ -737,6 +746,6 @@ class InvocationWorkflow:
         }
         # The memo is what Temporal serves with no worker running: what the run waits for.
         # Runs recorded before it was published must replay without the upsert.
-        if memo != self._memo and _patched(self._baseline, _PUBLISH_REQUESTS):
+        if memo != self._memo and _patched(self._baseline, gates.PUBLISH_REQUESTS):
             workflow.upsert_memo(memo)
         self._memo = memo

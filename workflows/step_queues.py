@@ -23,26 +23,12 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from adk_temporal.errors import StepFailedError
+    from adk_temporal.flow import gates
     from adk_temporal.flow.messages import AgentSpec, RouteStep
     from adk_temporal.ids import any_app_task_queue, app_task_queue, base_task_queue
     from adk_temporal.queues.names import start_hint
 
-__all__ = ["APP_QUEUES", "HAND_BACK", "StepQueues", "handed_back_route"]
-
-APP_QUEUES = "app-task-queues"
-"""Behaviour change: a named app's runs move their steps to the app's own task queue (where
-a step that reached another app's worker failed the run before). Runs recorded before it
-(every history under tests/replay/histories up to 2026-12-02) keep their steps on the
-invocation's queue; the old arm may go once no such run waits."""
-
-HAND_BACK = "hand-back-other-apps-steps"
-"""Behaviour change (2026-12-07): a step that reached a worker of another app on the queue
-it must run on is scheduled there again after a pause, and a tool call, append or
-compaction that such a worker refused moves where it says, where the run failed before
-(``StepFailedError: a worker of another app took a step…``). Asked only when that
-happens, so runs before baseline 3 that never meet it record no marker (runs at baseline 3
-take it from their start); the old arm may go once no run recorded before it waits (runs
-that failed this way are closed, so from 2027-01)."""
+__all__ = ["StepQueues", "handed_back_route"]
 
 _FIRST_PAUSE_SECONDS = 1.0
 _LONGEST_PAUSE_SECONDS = 300.0
@@ -117,7 +103,11 @@ class StepQueues:
             if tree.any_app_queue
             else None
         )
-        if target is None or target == workflow.info().task_queue or not self._patched(APP_QUEUES):
+        if (
+            target is None
+            or target == workflow.info().task_queue
+            or not self._patched(gates.APP_QUEUES)
+        ):
             return False
         # A run started on its app's queue keeps its steps there, where Temporal hands each
         # straight back to the worker that scheduled it.
@@ -135,8 +125,10 @@ class StepQueues:
         app = route.app or self.app_name
         base = self.base()
         target = app_task_queue(base, app) if route.to == "app" else any_app_task_queue(base)
-        if target in (self.current, workflow.info().task_queue) or not self._patched(APP_QUEUES):
-            if not self._patched(HAND_BACK):
+        if target in (self.current, workflow.info().task_queue) or not self._patched(
+            gates.APP_QUEUES
+        ):
+            if not self._patched(gates.HAND_BACK):
                 raise StepFailedError(
                     "UnknownAppError",
                     f"a worker of another app took a step of app {app!r}; start a worker for "

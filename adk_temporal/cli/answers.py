@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 import getpass
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import click
 from rich.text import Text
 from temporalio.service import RPCError, RPCStatusCode
 
-from ..client import AdkClient, AnswerPendingError, InvocationHandle
-from ..delivery import deliver_answer
-from ..errors import (
-    InvalidAnswerError,
-    InvalidResumeInputError,
-    UnknownRequestIdError,
-)
+from ..answers import AnswerDesk, RefusalReason, Refused
+from ..client import AdkClient
+from ..flow.messages import ConfirmInput, ResumeInput
+from ..flow.requests import answer_id
 from ..queues import unpolled_waits
 from ..render import summary_lines
 from ..visibility import MAX_PAGE_SIZE
 from ..workflows.messages import Published
-from .answered import refuse_if_answered
 from .common import (
     JSON,
     CliError,
@@ -165,66 +161,68 @@ async def published_or_fail(adk: AdkClient, workflow_id: str) -> Published:
         raise
 
 
+_HINTS: dict[RefusalReason, str] = {
+    "already_answered": "`adk-temporal show {wid}` shows how the run went on",
+    "held": "start a worker for the task queue; `adk-temporal show {wid}` then shows whether "
+    "the held answer applied or was refused",
+    "run_closed": "`adk-temporal show {wid}` shows how the run ended",
+    "no_run": "`adk-temporal list` shows the invocations; check --namespace too",
+}
+"""What to do next after a refusal, by reason; the rest point at the open requests."""
+
+
+def refusal_error(refusal: Refused, workflow_id: str) -> CliError:
+    """A desk's refusal as the CLI's one error line and its hint."""
+    default = f"see the open requests with `adk-temporal pending --workflow-id {workflow_id}`"
+    hint = _HINTS.get(refusal.reason, default).format(wid=workflow_id)
+    return CliError(f"{refusal.message} [{refusal.reason}]", hint)
+
+
 async def _answer(
     address: str,
     namespace: str,
     workflow_id: str,
-    request_id: str,
-    kind: str,
-    send: Callable[[InvocationHandle, bool], Awaitable[None]],
+    answer: ConfirmInput | ResumeInput,
     *,
     wait: float,
     checked_only: bool,
+    as_json: bool,
 ) -> str:
-    """Send an answer: the checked update when a worker takes it within ``wait`` seconds,
-    else the signal, which Temporal keeps until a worker picks the run up.
+    """Admit the answer through the desk, checked first: the checked update when a worker
+    takes it within ``wait`` seconds, else the signal, which Temporal keeps until a worker
+    picks the run up.
 
     Returns:
         ``"applied"`` (a worker checked and applied it) or ``"accepted"`` (Temporal holds it).
 
     Raises:
-        CliError: The run or the request id does not exist (checked against what the run
-            published, so no worker is needed to find out), Temporal already holds another
-            answer to the request, a worker refused the answer, or with ``checked_only`` no
-            worker answered in time.
+        CliError: The desk refused the answer (the reason, and who answered first when
+            someone did), or with ``checked_only`` no worker answered in time.
     """
-    client = await connect(address, namespace)
-    adk = AdkClient(client)
-    published = await published_or_fail(adk, workflow_id)
-    hint = f"see the open requests with `adk-temporal pending --workflow-id {workflow_id}`"
-    open_ids = {r.id: r.kind for r in published.requests}
-    if request_id not in open_ids:
-        await refuse_if_answered(client, workflow_id, request_id)
-    if open_ids and open_ids.get(request_id) not in (None, kind):
-        raise CliError(f"{request_id!r} is not a {kind} request", hint)
-    if open_ids and request_id not in open_ids:
-        raise CliError(
-            f"unknown {kind} id {request_id!r}; open requests: {', '.join(open_ids)}", hint
-        )
-    handle = adk.handle(workflow_id)
+    desk = AnswerDesk(AdkClient(await connect(address, namespace)))
     try:
         with err_console.status("waiting for a worker to check the answer…"):
-            return await deliver_answer(
-                lambda checked: send(handle, checked),
-                wait=wait,
-                fallback=not checked_only,
-                # A second answer sent while no worker runs would be dropped unreported.
-                check=lambda: adk.refuse_if_held(workflow_id, request_id),
+            outcome = await desk.submit(
+                workflow_id, answer, policy="check_first", wait=wait, fallback=not checked_only
             )
-    except AnswerPendingError as err:
-        raise CliError(
-            str(err),
-            f"start a worker for the task queue; `adk-temporal show {workflow_id}` then shows "
-            "whether the held answer applied or was refused",
-        ) from err
     except TimeoutError as err:
         raise CliError(
             f"{err}, so it is not confirmed",
             "start a worker for the task queue; Temporal may still apply the update when "
             "one picks the run up (`adk-temporal pending` shows whether it did)",
         ) from None
-    except (UnknownRequestIdError, InvalidResumeInputError, InvalidAnswerError) as err:
-        raise CliError(str(err), hint) from err
+    if isinstance(outcome, Refused):
+        if as_json:
+            print_json(
+                {
+                    "workflow_id": workflow_id,
+                    "request_id": answer_id(answer),
+                    "outcome": "refused",
+                    **outcome.as_json(),
+                }
+            )
+        raise refusal_error(outcome, workflow_id)
+    return outcome.kind
 
 
 def _answerer(as_name: str | None) -> str:
@@ -317,23 +315,22 @@ def confirm(
         raise click.UsageError("--edit-args takes a JSON object, and comes with --approve")
 
     async def body() -> None:
+        answer = ConfirmInput(
+            confirmation_id=confirmation_id,
+            confirmed=approve,
+            payload=payload,
+            answered_by=_answerer(as_name),
+            channel="cli",
+            edited_args=edited_args,
+        )
         outcome = await _answer(
             address,
             namespace,
             workflow_id,
-            confirmation_id,
-            "confirmation",
-            lambda h, checked: h.confirm(
-                confirmation_id,
-                approve,
-                payload,
-                checked=checked,
-                answered_by=_answerer(as_name),
-                channel="cli",
-                edited_args=edited_args,
-            ),
+            answer,
             wait=wait,
             checked_only=checked_only,
+            as_json=as_json,
         )
         verb = (
             "approved with edited arguments"
@@ -373,21 +370,17 @@ def resume(
     """
 
     async def body() -> None:
+        answer = ResumeInput(
+            interrupt_id=interrupt_id, input=value, answered_by=_answerer(as_name), channel="cli"
+        )
         outcome = await _answer(
             address,
             namespace,
             workflow_id,
-            interrupt_id,
-            "input",
-            lambda h, checked: h.resume(
-                interrupt_id,
-                value,
-                checked=checked,
-                answered_by=_answerer(as_name),
-                channel="cli",
-            ),
+            answer,
             wait=wait,
             checked_only=checked_only,
+            as_json=as_json,
         )
         _report_answer(outcome, "answered", interrupt_id, workflow_id, as_json)
 

@@ -10,13 +10,16 @@ invocations run on Temporal workers, or in this process with ``--in-process``.
 from __future__ import annotations
 
 import asyncio
+import getpass
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.markup import escape
 
-from ..app import App
+from ..answers import AnswerDesk, raise_if_refused
+from ..app import App, Stores
 from ..client import AdkClient, InvocationHandle
 from ..events import REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME, Event
 from ..flow.messages import InvocationStatus
@@ -133,7 +136,31 @@ async def _answered(handle: InvocationHandle, ids: set[str]) -> None:
         await asyncio.sleep(_ANSWER_POLL_SECONDS)
 
 
-async def _follow(handle: InvocationHandle) -> InvocationStatus | None:
+class _DeskAnswers:
+    """The chat's answers to one run, admitted through the answer desk as the person at
+    this terminal (``chat``), refusals raised for :func:`answer_request` to print."""
+
+    def __init__(self, adk: AdkClient, workflow_id: str) -> None:
+        self._desk = AnswerDesk(adk)
+        self._workflow_id = workflow_id
+        self._who = getpass.getuser()
+
+    async def confirm(self, confirmation_id: str, confirmed: bool) -> None:
+        """Approve or reject one confirmation request."""
+        outcome = await self._desk.confirm(
+            self._workflow_id, confirmation_id, confirmed, answered_by=self._who, channel="chat"
+        )
+        raise_if_refused(outcome)
+
+    async def resume(self, interrupt_id: str, input: Any) -> None:
+        """Answer one input request."""
+        outcome = await self._desk.resume(
+            self._workflow_id, interrupt_id, input, answered_by=self._who, channel="chat"
+        )
+        raise_if_refused(outcome)
+
+
+async def _follow(handle: InvocationHandle, answers: _DeskAnswers) -> InvocationStatus | None:
     """Print the run's events, answering its requests here, until it ends; ``None`` when the
     input ended while it waited (the run keeps waiting on Temporal)."""
     shown = _Shown()
@@ -151,7 +178,7 @@ async def _follow(handle: InvocationHandle) -> InvocationStatus | None:
         requests = await handle.pending()
         try:
             for request in requests:
-                await answer_request(handle, request, err_console)
+                await answer_request(answers, request, err_console)
         except NoAnswerError:
             err_console.print(
                 f"[yellow]no answer:[/] input ended; {handle.workflow_id} waits on Temporal — "
@@ -169,7 +196,7 @@ def _worker_turn(
 
     async def turn(message: str) -> bool:
         handle = await start_invocation(adk, key, agent, message, _CONFIG)
-        status = await _follow(handle)
+        status = await _follow(handle, _DeskAnswers(adk, handle.workflow_id))
         if status is None:
             return False
         _report(status)
@@ -182,13 +209,7 @@ def _worker_turn(
 async def _chat_local(
     app: App, sessions: SessionService, data_dir: Path, key: SessionKey, agent: str
 ) -> int:
-    runner = Runner(
-        app.agents,
-        session_service=sessions,
-        artifact_service=artifact_store(data_dir),
-        memory_service=app.memory_service,
-        models=app.models,
-    )
+    runner = Runner(app, stores=Stores(sessions, artifact_store(data_dir)))
     return await _converse(_local_turn(runner, key, agent))
 
 

@@ -579,6 +579,7 @@ _COMMANDS = {
     "rotate-key": "adk_temporal.cli.encryption:rotate_key",
     "run": "adk_temporal.cli.invocations:run",
     "server": "adk_temporal.cli.serving:server",
+    "session": "adk_temporal.cli.sessions:session",
     "show": "adk_temporal.cli.operate:show",
     "web": "adk_temporal.cli.web:web",
     "worker": "adk_temporal.cli.serving:worker",

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.text import Text
 from temporalio.client import WorkflowFailureError
 
-from ..app import App
+from ..app import App, Stores
 from ..client import AdkClient, InvocationHandle
 from ..errors import SessionBusyError, SessionNotFoundError
 from ..events import Event
@@ -257,13 +257,7 @@ async def _run_local(
 ) -> int:
     """``run --local``: the invocation in this process, its requests answered here."""
     sessions = session_store(data_dir, postgres_dsn)
-    runner = Runner(
-        app.agents,
-        session_service=sessions,
-        artifact_service=artifact_store(data_dir),
-        memory_service=app.memory_service,
-        models=app.models,
-    )
+    runner = Runner(app, stores=Stores(sessions, artifact_store(data_dir)))
     events: list[Event] = []
     printer = StreamPrinter(console)
     try:

@@ -26,9 +26,9 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from ..buffered_signals import TASK_STARTED
+from ..answers import TASK_STARTED, read_answers
 from ..client import AdkClient, InvocationHandle
-from ..flow.messages import ConfirmInput, InvocationStatus
+from ..flow.messages import InvocationStatus
 from ..ids import id_problem
 from ..queues import unpolled_waits
 from ..visibility import (
@@ -332,13 +332,8 @@ async def _held(
     ``rejected`` or ``answered``; the run applies them once a worker picks it up."""
     if not published.requests or description.status != WorkflowExecutionStatus.RUNNING:
         return {}
-    held: dict[str, str] = {}
-    for answer in await adk.held_answers(workflow_id):
-        if isinstance(answer, ConfirmInput):
-            held.setdefault(answer.confirmation_id, "approved" if answer.confirmed else "rejected")
-        else:
-            held.setdefault(answer.interrupt_id, "answered")
-    return held
+    held = (await read_answers(adk.client, workflow_id)).held
+    return {request_id: earlier.decision for request_id, earlier in held.items()}
 
 
 def _print_shown(

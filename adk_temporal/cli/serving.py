@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ..app import App
+from ..app import App, Stores
 from ..client import DEFAULT_TASK_QUEUE
 from ..demo import DemoError, run_demo
 from ..devserver import DevServer
@@ -108,8 +108,7 @@ def worker(
             client,
             app,
             task_queue=task_queue,
-            session_service=sessions,
-            artifact_service=artifact_store(data_dir, gcs_bucket),
+            stores=Stores(sessions, artifact_store(data_dir, gcs_bucket)),
             max_cached_workflows=max_cached_workflows,
             sticky_timeout=timedelta(seconds=sticky_timeout),
         )
@@ -211,8 +210,7 @@ def dev(
                 client,
                 app,
                 task_queue=task_queue,
-                session_service=sessions,
-                artifact_service=artifact_store(data_dir, gcs_bucket),
+                stores=Stores(sessions, artifact_store(data_dir, gcs_bucket)),
             )
             names = ", ".join(a.name for a in app.agents)
             console.print(f"Temporal dev server on {dev_server.address}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import ipaddress
 import logging
 import os
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from ..app import App
 from ..client import AdkClient
 from ..extras import MissingExtraError, needs_extra
 from ..notifications import NotificationConfigError, secret_from_env
+from ..ports import is_loopback
 from ..web.cors import CorsOriginError, checked_origin
 from ..worker import artifact_store, session_store
 from .common import (
@@ -184,6 +184,21 @@ def _stream_options(command: Callable[..., None]) -> Callable[..., None]:
     "--link-secret-env",
     help="Environment variable holding the answer links' secret, for an app without notifications.",
 )
+@click.option(
+    "--adk-dev",
+    "adk_dev",
+    is_flag=True,
+    help="Development mode for ADK's client and dev UI, which send no token: ADK's routes "
+    "(/run, /apps/..., /list-apps) answer without one, to this machine only; --host must "
+    "be a loopback address.",
+)
+@click.option(
+    "--adk-dev-ui",
+    "adk_dev_ui",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Serve ADK's dev UI under /dev-ui/ from this directory: the browser folder of an "
+    "installed google-adk (.../site-packages/google/adk/cli/browser). Needs --adk-dev.",
+)
 @_stream_options
 def web(
     address: str,
@@ -205,6 +220,8 @@ def web(
     forwarded_allow_ips: str,
     cors_origins: tuple[str, ...],
     link_secret_env: str | None,
+    adk_dev: bool,
+    adk_dev_ui: Path | None,
 ) -> None:
     """Serve the HTTP gateway until Ctrl-C: start runs, list them, answer their requests
     (also through signed links), follow their events; with --console, the web console."""
@@ -218,10 +235,10 @@ def web(
     except MissingExtraError as err:
         raise click.UsageError(str(err)) from None
     served = resolve_app(app_spec, examples) if app_spec or examples else None
-    tokens = _tokens(tokens_file)
+    _check_adk_dev(adk_dev, adk_dev_ui, host)
+    tokens = _tokens(tokens_file, required=not adk_dev)
     secret = _link_secret(served, link_secret_env)
-    proxies = forwarded_allow_ips.strip()
-    _warn_if_clear_text(host, proxies)
+    _warn_if_clear_text(host, proxies := forwarded_allow_ips.strip())
     limits = StreamLimits(*stream_limits)
 
     async def body() -> None:
@@ -238,11 +255,10 @@ def web(
             keepalive=sse_keepalive,
         )
         app = create_app(
-            gateway, tokens, console=with_console, cors_origins=cors_origins, stream_limits=limits
-        )
-        where = f"http://{host}:{port}"
-        pages = f" · console {where}/console" if with_console else ""
-        console.print(f"gateway on {where} · API {where}/v1 · task queue {task_queue}{pages}")
+            gateway, tokens, console=with_console, cors_origins=cors_origins, stream_limits=limits,
+            adk_local=adk_dev, adk_dev_ui=adk_dev_ui,
+        )  # fmt: skip
+        console.print(_banner(f"http://{host}:{port}", task_queue, with_console, adk_dev_ui))
         try:
             await uvicorn.Server(_server_config(app, host, port, proxies)).serve()
         finally:
@@ -251,9 +267,16 @@ def web(
     run_command(body())
 
 
+def _banner(where: str, task_queue: str, with_console: bool, adk_dev_ui: Path | None) -> str:
+    """The line saying what the gateway serves where."""
+    pages = f" · console {where}/console" if with_console else ""
+    pages += f" · ADK dev UI {where}/dev-ui/" if adk_dev_ui else ""
+    return f"gateway on {where} · API {where}/v1 · task queue {task_queue}{pages}"
+
+
 def _warn_if_clear_text(host: str, proxies: str) -> None:
     """Say on stderr, in one line, when tokens would cross a network unencrypted."""
-    if proxies or _loopback(host):
+    if proxies or is_loopback(host):
         return
     # One line, printed before anything else, so it is not lost in a log.
     click.echo(
@@ -287,22 +310,37 @@ def _server_config(app: ASGIApp, host: str, port: int, proxies: str) -> uvicorn.
     return config
 
 
-def _loopback(host: str) -> bool:
-    """Whether ``host`` is reachable from this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a name: it may resolve to any address
+def _check_adk_dev(adk_dev: bool, adk_dev_ui: Path | None, host: str) -> None:
+    """Refuse development mode on an address other machines reach, and the dev UI without it.
+
+    Raises:
+        click.UsageError: ``--adk-dev`` with a host that is not loopback, or
+            ``--adk-dev-ui`` without ``--adk-dev``.
+    """
+    if adk_dev and not is_loopback(host):
+        raise click.UsageError(
+            f"--adk-dev serves without tokens, so it listens on loopback only; --host {host} "
+            "is not (use 127.0.0.1, or tokens without --adk-dev)"
+        )
+    if adk_dev_ui is not None and not (adk_dev_ui / "index.html").is_file():
+        raise click.BadParameter(
+            f"{adk_dev_ui} holds no built dev UI (no index.html); give the browser folder of "
+            "an installed google-adk",
+            param_hint="--adk-dev-ui",
+        )
+    if adk_dev_ui is not None and not adk_dev:
+        raise click.UsageError(
+            "--adk-dev-ui needs --adk-dev: ADK's dev UI sends no token, so it is served in "
+            "development mode only"
+        )
 
 
-def _tokens(tokens_file: Path | None) -> TokenBook:
+def _tokens(tokens_file: Path | None, *, required: bool = True) -> TokenBook:
     """The gateway's bearer tokens: the file's, then ``$ADK_WEB_TOKENS``' on top.
 
     Raises:
         click.BadParameter: A token line is malformed.
-        click.UsageError: There are no tokens at all.
+        click.UsageError: There are no tokens at all, and ``required``.
     """
     from ..web.auth import TokenBook, TokenFileError
 
@@ -314,6 +352,6 @@ def _tokens(tokens_file: Path | None) -> TokenBook:
             tokens = tokens.merged(TokenBook.parse(os.environ[TOKENS_ENV], f"${TOKENS_ENV}"))
     except TokenFileError as err:
         raise click.BadParameter(str(err), param_hint="--tokens-file") from None
-    if not tokens.scopes:
+    if not tokens.scopes and required:
         raise click.UsageError(f"no tokens: give --tokens-file or set ${TOKENS_ENV}")
     return tokens

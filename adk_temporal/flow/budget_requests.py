@@ -12,7 +12,7 @@ from typing import Any
 
 from adk_temporal.events import InputRequest
 
-from .messages import OverBudgetStep, PendingRequest
+from .messages import OverBudgetStep, PendingInput
 
 __all__ = ["BUDGET_REQUEST_PREFIX", "BUDGET_SCHEMA", "BUDGET_TOOL", "allowed", "budget_request"]
 
@@ -38,7 +38,7 @@ def budget_request(
     agent: str,
     branch: str,
     now: float,
-) -> tuple[PendingRequest, InputRequest]:
+) -> tuple[PendingInput, InputRequest]:
     """The request asking whether to allow more tokens than ``over``'s budget, as the
     request book lists it and as the session records it."""
     message = (
@@ -52,7 +52,7 @@ def budget_request(
         message=message,
         input_schema=BUDGET_SCHEMA,
     )
-    pending = PendingRequest(
+    pending = PendingInput(
         kind="input",
         id=request_id,
         function_call_id=request_id,

@@ -8,10 +8,7 @@ from ..compaction import EventsCompactionConfig
 from ..usage import TokenUsage
 from .messages import InvocationRef
 
-__all__ = ["COMPACTION_PATCH", "CompactionInput", "CompactionResult"]
-
-COMPACTION_PATCH = "events-compaction"
-"""The behaviour change that schedules compaction steps; older runs replay without them."""
+__all__ = ["CompactionInput", "CompactionResult"]
 
 
 class CompactionInput(BaseModel):

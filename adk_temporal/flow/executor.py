@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from .compacting import CompactionInput, CompactionResult
+from .graph_messages import NodeStepInput, NodeStepResult
 from .messages import (
     AppendEventsInput,
     InvocationCarry,
@@ -39,6 +40,14 @@ class Executor(Protocol):
 
     async def tool_call(self, inp: ToolCallInput, *, summary: str) -> ToolCallResult:
         """Run one tool call; return its response and the deltas it recorded."""
+        ...
+
+    async def node_step(self, inp: NodeStepInput, *, summary: str) -> NodeStepResult:
+        """Run one node of a graph workflow once; its events are stored by the step.
+
+        A node that raises is a result (:class:`~.graph_messages.NodeFailed`), not an
+        error: the flow decides about retries. Cancelling the call stops the node.
+        """
         ...
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:

@@ -30,7 +30,7 @@ from adk_temporal.confirmation import (
     confirmation_reply,
     edited_reply,
 )
-from adk_temporal.errors import StepFailedError
+from adk_temporal.errors import InvocationErrorCode, StepFailedError
 from adk_temporal.events import (
     REQUEST_CONFIRMATION_FUNCTION_NAME,
     REQUEST_INPUT_FUNCTION_NAME,
@@ -46,9 +46,12 @@ from adk_temporal.run_config import RunConfig
 from adk_temporal.state import TEMP_PREFIX
 from adk_temporal.usage import TokenGrant, TokenUsage
 
+from . import gates
 from .budget_requests import BUDGET_REQUEST_PREFIX, allowed, budget_request
-from .compacting import COMPACTION_PATCH, CompactionInput
+from .compacting import CompactionInput
 from .executor import Executor
+from .graph import GraphHost, GraphRun, output_text
+from .graph_messages import MessageValue
 from .messages import (
     AdkStatus,
     AgentSpec,
@@ -59,6 +62,7 @@ from .messages import (
     EndedStep,
     ErrorStep,
     FinalStep,
+    InlineResult,
     InvocationCarry,
     InvocationRef,
     InvocationResult,
@@ -67,65 +71,40 @@ from .messages import (
     ModelStepInput,
     ModelStepResult,
     OverBudgetStep,
+    PendingConfirmation,
     PendingEvent,
+    PendingInput,
     PendingRequest,
     PlannedCall,
     RanStep,
     ResumeInput,
     StagedResponse,
+    StagedResult,
     ToolCallInput,
     ToolCallResult,
     WorkflowPosition,
     stage_id,
 )
-from .requests import ANSWERED_KEY, RequestBook, answer_record
+from .requests import ANSWERED_KEY, RequestBook, Taken, answer_record
 
-__all__ = ["FLOW_CHANGES", "KEEP_CANCELLED_OUTCOMES", "InvocationFlow"]
-
-_TOOL_FAILURES_REACH_THE_MODEL = "tool-failures-reach-the-model"
-"""Behaviour change: a tool step that failed on every attempt gives the model an error."""
-
-_RECORD_CANCELLATION = "record-cancellation"
-"""Behaviour change: a cancelled invocation closes its requests and stores an event."""
-
-_CARRY_POSITIONS = "carry-sequence-positions"
-"""Behaviour change: a run inside sequential and loop agents may hand over too."""
-
-_FOREIGN_CONFIRMATIONS = "foreign-confirmations-do-not-pause"
-"""Behaviour change: confirmations for calls a step did not make do not pause it."""
-
-_ADK_ESCALATION = "adk-escalation"
-"""Behaviour change: an escalating agent goes on (its summarising model call) and only the
-loops around it stop after it; sequences run on. Runs recorded before 2026-12 with an
-escalation take the old arm (the agent stops, control returns to its parent); it may go once
-none of those runs is still running or waiting."""
+__all__ = ["FLOW_CHANGES", "InvocationFlow"]
 
 _FUNCTION_RESPONSE_SCHEMA: dict[str, Any] = {"type": "object"}
 """What answers a long-running call: a function response is a JSON object."""
 
-_PARALLEL_FAILURE = "parallel-failure-stops-siblings"
-"""Behaviour change: a parallel branch that fails for good cancels its siblings at once.
-Runs recorded before 2026-12 in which a branch failed let the siblings run on."""
-
-KEEP_CANCELLED_OUTCOMES = "cancellation-keeps-tool-outcomes"
-"""Behaviour change: a cancellation waits for the running tool calls and stores what they
-and the step had produced before its cancellation event. Runs recorded before it (with no
-marker) cancel at once and store only the event; this arm may go once no invocation
-started before 2026-12 is still running or waiting."""
-
 FLOW_CHANGES = frozenset(
     {
-        _TOOL_FAILURES_REACH_THE_MODEL,
-        _RECORD_CANCELLATION,
-        _CARRY_POSITIONS,
-        _FOREIGN_CONFIRMATIONS,
-        _ADK_ESCALATION,
-        _PARALLEL_FAILURE,
-        KEEP_CANCELLED_OUTCOMES,
-        COMPACTION_PATCH,
+        gates.TOOL_FAILURES_REACH_THE_MODEL,
+        gates.RECORD_CANCELLATION,
+        gates.CARRY_POSITIONS,
+        gates.FOREIGN_CONFIRMATIONS,
+        gates.ADK_ESCALATION,
+        gates.PARALLEL_FAILURE,
+        gates.KEEP_CANCELLED_OUTCOMES,
+        gates.COMPACTION,
     }
 )
-"""Every behaviour change of the flow gated by ``patched``, for the executor's baselines."""
+"""Every gate the flow asks for (:mod:`.gates`), for the executor's baselines."""
 
 
 @dataclass
@@ -354,7 +333,7 @@ class InvocationFlow:
             raise
         except asyncio.CancelledError:
             # Runs cancelled before cancellations were recorded must replay without it.
-            if self._exec.patched(_RECORD_CANCELLATION):
+            if self._exec.patched(gates.RECORD_CANCELLATION):
                 await self._record_cancellation(frame)
             raise
         if outcome.error is not None:
@@ -380,6 +359,8 @@ class InvocationFlow:
         """Run ``spec`` (any kind) in ``frame`` (whose agent is ``spec``), from ``pending``."""
         if spec.kind == "llm":
             return await self._llm(frame, pending, entry=spec.name)
+        if spec.kind == "graph":
+            return await self._graph(spec, frame, pending)
         if spec.kind == "parallel":
             return await self._parallel(spec, frame, pending)
         return await self._sequence(spec, frame, pending)
@@ -424,7 +405,7 @@ class InvocationFlow:
     def _stops(self, spec: AgentSpec, outcome: _Outcome) -> bool:
         """Whether a sequence or loop ends after a sub-agent that ended this way: on an end
         or an error; on an escalation, a loop (ADK) — or any sequence, for runs that keep
-        the old arm of :data:`_ADK_ESCALATION` or ``escalation="stop"``."""
+        the old arm of :data:`gates.ADK_ESCALATION` or ``escalation="stop"``."""
         if outcome.ended or outcome.error is not None:
             return True
         if not outcome.escalated:
@@ -457,6 +438,19 @@ class InvocationFlow:
             return await self._sequence(spec, frame, [], resumed=(at, inner))
 
         return await enter(frame, 0)
+
+    async def _graph(self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]) -> _Outcome:
+        """Run a graph workflow (ADK 2) from the invocation's message to its output."""
+        assert spec.graph is not None
+        await self._append(frame, pending)
+        host = GraphHost(self._exec, self._ref(frame), self._temp_state, self.book)
+        run = GraphRun(
+            host, spec.graph, names=[spec.name], path=f"{spec.name}@1", branch=frame.branch
+        )
+        outcome = await run.run(MessageValue(kind="message"))
+        if outcome.error is not None:
+            return _Outcome(error=f"{outcome.error.error_type}: {outcome.error.message}")
+        return _Outcome(text=output_text(outcome.output))
 
     async def _parallel(
         self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]
@@ -499,7 +493,7 @@ class InvocationFlow:
     ) -> list[_Outcome]:
         """Wait for a parallel agent's branches. Once one fails, the others are stopped at
         once (ADK-Go cancels their context) and what they had produced is stored; runs
-        recorded before :data:`_PARALLEL_FAILURE` let them run on.
+        recorded before :data:`gates.PARALLEL_FAILURE` let them run on.
 
         Lists, never sets, are iterated: the order of cancellations is a command order.
         """
@@ -508,7 +502,7 @@ class InvocationFlow:
             if not any(_failed(t) for t in tasks if t.done()):
                 continue
             raised = next((t.exception() for t in tasks if t.done() and _raised(t)), None)
-            if self._exec.patched(_PARALLEL_FAILURE):
+            if self._exec.patched(gates.PARALLEL_FAILURE):
                 for task in running:
                     task.cancel()
                 await asyncio.wait(running)
@@ -542,7 +536,9 @@ class InvocationFlow:
         while True:
             if self.step >= self._config.max_steps:
                 message = f"step limit of {self._config.max_steps} model steps reached"
-                await self._record_error(frame, "StepLimitExceeded", message, pending)
+                await self._record_error(
+                    frame, InvocationErrorCode.STEP_LIMIT_EXCEEDED, message, pending
+                )
                 return _Outcome(error=message)
             if self._may_hand_over(frame):
                 await self._append(frame, pending)
@@ -592,7 +588,7 @@ class InvocationFlow:
         over = self._over_budget()
         if over is not None:
             # The step's event is stored: the answer that went over is kept.
-            await self._record_error(frame, "TokenBudgetExceeded", over)
+            await self._record_error(frame, InvocationErrorCode.TOKEN_BUDGET_EXCEEDED, over)
             return _Outcome(error=over)
         match result:
             case DelegateStep():
@@ -646,9 +642,9 @@ class InvocationFlow:
         return None
 
     def _adk_escalation(self) -> bool:
-        """Whether escalations follow ADK (see :data:`_ADK_ESCALATION`); asked only when one
+        """Whether escalations follow ADK (see :data:`gates.ADK_ESCALATION`); asked only when one
         happens, so runs without escalations record nothing."""
-        return self._config.escalation == "adk" and self._exec.patched(_ADK_ESCALATION)
+        return self._config.escalation == "adk" and self._exec.patched(gates.ADK_ESCALATION)
 
     async def _settle(
         self,
@@ -695,7 +691,7 @@ class InvocationFlow:
         if frame.outer is None or not self._exec.should_hand_over():
             return False
         # Runs recorded before positions were carried never handed over inside a sequence.
-        return not frame.outer or self._exec.patched(_CARRY_POSITIONS)
+        return not frame.outer or self._exec.patched(gates.CARRY_POSITIONS)
 
     async def _hand_over(
         self, frame: _Frame, entry: str, paused: dict[str, PlannedCall], *, ended: bool
@@ -786,7 +782,7 @@ class InvocationFlow:
         except asyncio.CancelledError:
             # The events it was to store first (the user's message, the previous step's
             # tool responses) happened: a cancellation stores them.
-            if self._exec.patched(KEEP_CANCELLED_OUTCOMES):
+            if self._exec.patched(gates.KEEP_CANCELLED_OUTCOMES):
                 self._kept += unstored
             raise
         if isinstance(result, DelegateStep):
@@ -862,8 +858,9 @@ class InvocationFlow:
             f"the token budget of the {over.scope} ({over.limit} tokens, {over.used} used) "
             "was not raised: the invocation ends"
         )
-        await self._record_error(frame, "TokenBudgetRefused", message, [answers.reply])
-        return ErrorStep(kind="error", error_code="TokenBudgetRefused", error_message=message)
+        code = InvocationErrorCode.TOKEN_BUDGET_REFUSED
+        await self._record_error(frame, code, message, [answers.reply])
+        return ErrorStep(kind="error", error_code=code.value, error_message=message)
 
     def _over_budget(self) -> str | None:
         """Why the invocation must end on its token budget, or ``None``."""
@@ -910,7 +907,7 @@ class InvocationFlow:
         try:
             results = await asyncio.gather(*tasks)
         except asyncio.CancelledError:
-            if self._exec.patched(KEEP_CANCELLED_OUTCOMES):
+            if self._exec.patched(gates.KEEP_CANCELLED_OUTCOMES):
                 if tasks:
                     await asyncio.wait(tasks)
                 self._kept += unstored or []
@@ -925,7 +922,7 @@ class InvocationFlow:
             for call, result in zip(calls, results, strict=True)
         ]
         responses: list[Event | StagedResponse] = [
-            StagedResponse(staged=result.staged) if result.staged is not None else event
+            StagedResponse(staged=result.staged) if isinstance(result, StagedResult) else event
             for event, result in zip(events, results, strict=True)
         ]
         actions = merge_actions([result.actions for result in results])
@@ -939,8 +936,10 @@ class InvocationFlow:
         return _Responses(merged, actions)
 
     def _response_event(self, frame: _Frame, call: PlannedCall, result: ToolCallResult) -> Event:
-        """The function-response event of one call's result (a new id)."""
-        response = types.FunctionResponse(id=call.id, name=call.name, response=result.response)
+        """The function-response event of one call's result (a new id; a staged result's
+        response is not in it)."""
+        inline = result.response if isinstance(result, InlineResult) else None
+        response = types.FunctionResponse(id=call.id, name=call.name, response=inline)
         return self._event(
             frame,
             frame.agent,
@@ -961,7 +960,7 @@ class InvocationFlow:
         for call, task in zip(calls, tasks, strict=True):
             finished = task.done() and not task.cancelled() and task.exception() is None
             result = task.result() if finished else None
-            if result is not None and result.staged is not None:
+            if isinstance(result, StagedResult):
                 responses.append(StagedResponse(staged=result.staged))
             elif result is not None:
                 responses.append(self._response_event(frame, call, result))
@@ -983,10 +982,10 @@ class InvocationFlow:
             # Runs recorded before tool failures reached the model failed here; they must
             # replay that way.
             if call.options.on_failure == "fail_invocation" or not self._exec.patched(
-                _TOOL_FAILURES_REACH_THE_MODEL
+                gates.TOOL_FAILURES_REACH_THE_MODEL
             ):
                 raise
-            return ToolCallResult(response={"error": err.message})
+            return InlineResult(response={"error": err.message})
 
     async def _agent_tool_call(self, frame: _Frame, call: PlannedCall) -> ToolCallResult:
         """Run the agent behind an ``AgentTool`` in isolation scope = the call id."""
@@ -1003,7 +1002,7 @@ class InvocationFlow:
         # skip_summarization) were about the child's own run.
         actions = EventActions(state_delta=merged.state_delta, artifact_delta=merged.artifact_delta)
         response = {"error": outcome.error} if outcome.error else {"result": outcome.text}
-        return ToolCallResult(response=response, actions=actions)
+        return InlineResult(response=response, actions=actions)
 
     async def _append(self, frame: _Frame, events: list[PendingEvent]) -> None:
         if not events:
@@ -1015,7 +1014,7 @@ class InvocationFlow:
             )
         except asyncio.CancelledError:
             # Cancelled before it was known stored: stored again (appends are idempotent).
-            if self._exec.patched(KEEP_CANCELLED_OUTCOMES):
+            if self._exec.patched(gates.KEEP_CANCELLED_OUTCOMES):
                 self._kept += events
             raise
 
@@ -1024,7 +1023,7 @@ class InvocationFlow:
     ) -> None:
         """Persist an error event (after any pending events); never masks the error."""
         event = self._event(frame, frame.agent, None)
-        event.error_code = code
+        event.error_code = str(code)  # the code's text: stores hold plain strings
         event.error_message = message
         # The error being recorded may be the store's own: the invocation fails either way.
         with contextlib.suppress(StepFailedError):
@@ -1037,7 +1036,7 @@ class InvocationFlow:
         """Close the open requests and store one cancellation event; the session is free."""
         self.book.close_all()
         event = self._event(frame, frame.agent, None)
-        event.error_code = "Cancelled"
+        event.error_code = InvocationErrorCode.CANCELLED.value
         event.error_message = "the invocation was cancelled"
         with contextlib.suppress(StepFailedError):
             await self._append(frame, [*self._kept, event])
@@ -1054,7 +1053,7 @@ class InvocationFlow:
         # Confirmations only for calls the step did not make build no request event in ADK,
         # and the step goes on; runs recorded before this waited on an empty request.
         foreign = bool(response.actions.requested_tool_confirmations)
-        return foreign and not self._exec.patched(_FOREIGN_CONFIRMATIONS)
+        return foreign and not self._exec.patched(gates.FOREIGN_CONFIRMATIONS)
 
     def _open_requests(
         self, frame: _Frame, actions: EventActions, by_id: dict[str, PlannedCall]
@@ -1113,7 +1112,7 @@ class InvocationFlow:
         opened: list[tuple[PendingRequest, InputRequest | None]] = []
         for request_id, call in confirmations.items():
             confirmation = actions.requested_tool_confirmations[call.id]
-            pending = PendingRequest(
+            pending = PendingConfirmation(
                 kind="confirmation",
                 id=request_id,
                 function_call_id=call.id,
@@ -1131,7 +1130,7 @@ class InvocationFlow:
             opened.append((pending, None))
         for interrupt_id, request in actions.requested_inputs.items():
             call = by_id[request.function_call_id]
-            pending = PendingRequest(
+            asked = PendingInput(
                 kind="input",
                 id=interrupt_id,
                 function_call_id=request.function_call_id,
@@ -1144,7 +1143,7 @@ class InvocationFlow:
                 expires_at=expiry(request.timeout_seconds),
                 opened_at=now,
             )
-            opened.append((pending, request))
+            opened.append((asked, request))
         return opened
 
     async def _wait_for_answers(self, frame: _Frame, ids: list[str]) -> _Answers:
@@ -1164,49 +1163,9 @@ class InvocationFlow:
             self.book.expire(ids, self._exec.now())
             if self.book.answered(ids):
                 break
-        parts: list[types.Part] = []
         answers = _Answers()
         now = self._exec.now()
-        for pending, answer, expired in self.book.take(ids):
-            response: dict[str, Any]
-            if isinstance(answer, ConfirmInput):
-                response = confirmation_reply(
-                    answer.confirmed,
-                    answer.payload,
-                    call_digest=pending.call_digest,
-                    expired=expired,
-                )
-                answers.confirmations[pending.function_call_id] = ToolConfirmation(
-                    hint=pending.hint,
-                    confirmed=answer.confirmed,
-                    payload=answer.payload,
-                    expired=expired,
-                )
-                if answer.edited_args is not None and not expired:
-                    response.update(edited_reply(pending.tool, answer.edited_args))
-                    answers.edits[pending.function_call_id] = answer.edited_args
-                name = REQUEST_CONFIRMATION_FUNCTION_NAME
-            elif expired:
-                response = input_reply(None, expired=True)
-                answers.expired.setdefault(pending.function_call_id, []).append(pending.id)
-                name = REQUEST_INPUT_FUNCTION_NAME
-            else:
-                response = input_reply(answer.input)
-                answers.inputs.setdefault(pending.function_call_id, {})[pending.id] = answer.input
-                name = REQUEST_INPUT_FUNCTION_NAME
-            if pending.opened_at is not None:
-                # How long a human took: the audit trail's figure, and the wait metric's.
-                response[WAITED_KEY] = round(max(0.0, now - pending.opened_at), 3)
-            record = answer_record(answer)
-            if record is not None:
-                response[ANSWERED_KEY] = record
-            parts.append(
-                types.Part(
-                    function_response=types.FunctionResponse(
-                        id=pending.id, name=name, response=response
-                    )
-                )
-            )
+        parts = [_reply_part(taken, answers, now) for taken in self.book.take(ids)]
         self._exec.status_changed()
         answers.reply = self._event(frame, "user", types.Content(role="user", parts=parts))
         return answers
@@ -1218,7 +1177,7 @@ class InvocationFlow:
         compacts after an invocation); the step leaves open requests' events alone."""
         root = self._trees.get(self.agent)
         config = root.compaction if root is not None else None
-        if config is None or not self._exec.patched(COMPACTION_PATCH):
+        if config is None or not self._exec.patched(gates.COMPACTION):
             return
         inp = CompactionInput(
             ref=self._ref(frame),
@@ -1248,7 +1207,7 @@ class InvocationFlow:
                 message=message,
                 input_schema=_FUNCTION_RESPONSE_SCHEMA,
             )
-            pending = PendingRequest(
+            pending = PendingInput(
                 kind="input",
                 id=call.id,
                 function_call_id=call.id,
@@ -1273,7 +1232,10 @@ class InvocationFlow:
         held = [
             p.id
             for p in self.book.opened()
-            if p.long_running and p.agent == frame.agent and p.branch == frame.branch
+            if isinstance(p, PendingInput)
+            and p.long_running
+            and p.agent == frame.agent
+            and p.branch == frame.branch
         ]
         if not held:
             return None
@@ -1324,3 +1286,46 @@ class InvocationFlow:
             error=error,
             usage=self.usage,
         )
+
+
+def _reply_part(taken: Taken, answers: _Answers, now: float) -> types.Part:
+    """The reply to one answered (or expired) request, as a part of the reply event; what
+    the re-dispatched call receives is noted in ``answers``."""
+    pending, answer, expired = taken
+    response: dict[str, Any]
+    if isinstance(answer, ConfirmInput):
+        # The book takes only answers of the request's kind.
+        assert isinstance(pending, PendingConfirmation)
+        response = confirmation_reply(
+            answer.confirmed,
+            answer.payload,
+            call_digest=pending.call_digest,
+            expired=expired,
+        )
+        answers.confirmations[pending.function_call_id] = ToolConfirmation(
+            hint=pending.hint,
+            confirmed=answer.confirmed,
+            payload=answer.payload,
+            expired=expired,
+        )
+        if answer.edited_args is not None and not expired:
+            response.update(edited_reply(pending.tool, answer.edited_args))
+            answers.edits[pending.function_call_id] = answer.edited_args
+        name = REQUEST_CONFIRMATION_FUNCTION_NAME
+    elif expired:
+        response = input_reply(None, expired=True)
+        answers.expired.setdefault(pending.function_call_id, []).append(pending.id)
+        name = REQUEST_INPUT_FUNCTION_NAME
+    else:
+        response = input_reply(answer.input)
+        answers.inputs.setdefault(pending.function_call_id, {})[pending.id] = answer.input
+        name = REQUEST_INPUT_FUNCTION_NAME
+    if pending.opened_at is not None:
+        # How long a human took: the audit trail's figure, and the wait metric's.
+        response[WAITED_KEY] = round(max(0.0, now - pending.opened_at), 3)
+    record = answer_record(answer)
+    if record is not None:
+        response[ANSWERED_KEY] = record
+    return types.Part(
+        function_response=types.FunctionResponse(id=pending.id, name=name, response=response)
+    )

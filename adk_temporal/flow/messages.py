@@ -24,6 +24,8 @@ from adk_temporal.ids import session_key_of
 from adk_temporal.run_config import RunConfig
 from adk_temporal.usage import BudgetScope, TokenGrant, TokenUsage
 
+from .graph_spec import GraphSpec
+
 __all__ = [
     "DEFAULT_TOOL_ATTEMPTS",
     "PREVIEW_BYTES",
@@ -37,6 +39,7 @@ __all__ = [
     "EndedStep",
     "ErrorStep",
     "FinalStep",
+    "InlineResult",
     "InvocationCarry",
     "InvocationRef",
     "InvocationResult",
@@ -48,7 +51,9 @@ __all__ = [
     "NotifyEvent",
     "NotifyPlan",
     "OverBudgetStep",
+    "PendingConfirmation",
     "PendingEvent",
+    "PendingInput",
     "PendingRequest",
     "PlannedCall",
     "RanStep",
@@ -58,6 +63,7 @@ __all__ = [
     "RetrySettings",
     "RouteStep",
     "StagedResponse",
+    "StagedResult",
     "ToolCallInput",
     "ToolCallResult",
     "ToolOptions",
@@ -203,7 +209,7 @@ class AgentSpec(BaseModel):
     """An agent's kind and sub-agents: all the flow needs to orchestrate it."""
 
     name: str
-    kind: Literal["llm", "sequential", "parallel", "loop"]
+    kind: Literal["llm", "sequential", "parallel", "loop", "graph"]
     sub_agents: list[AgentSpec] = Field(default_factory=list)
     parent: str | None = None
     max_iterations: int | None = None
@@ -219,6 +225,8 @@ class AgentSpec(BaseModel):
     (``ids.any_app_task_queue``), where the run's steps then go."""
     compaction: EventsCompactionConfig | None = None
     """On a tree's root: when the serving app compacts sessions (``None``: never)."""
+    graph: GraphSpec | None = None
+    """A graph workflow's graph (:mod:`adk_temporal.workflow`)."""
 
     def find(self, name: str) -> AgentSpec | None:
         """The agent called ``name`` in this tree, or ``None``."""
@@ -426,17 +434,37 @@ class ToolCallInput(BaseModel):
     """The invocation's options, as the tool sees them (``ctx.run_config``)."""
 
 
-class ToolCallResult(BaseModel):
-    """Result of the tool step: where its response is, and the deltas the tool recorded.
+class StagedResult(BaseModel):
+    """A tool step's result: the id its response event is staged under in the session store
+    (the response itself stays out of history), and the deltas the tool recorded."""
 
-    ``staged`` is the id the step staged its response event under (the response itself
-    stays out of history); ``response`` is the response inline, as steps of earlier
-    releases and the flow's own results (agent tools, failed calls) carry it.
+    staged: str
+    actions: EventActions = Field(default_factory=EventActions)
+
+
+class InlineResult(BaseModel):
+    """A result carrying its response inline: the flow's own results (an agent tool's
+    answer, a failed call's error).
+
+    Also the legacy wire shape of a tool step: steps of releases before responses were
+    staged (2026-11) returned this; their results still decode from recorded histories.
     """
 
     response: dict[str, Any] | None = None
-    staged: str | None = None
     actions: EventActions = Field(default_factory=EventActions)
+
+
+def _result_tag(value: Any) -> str:
+    staged = value.get("staged") if isinstance(value, dict) else getattr(value, "staged", None)
+    return "staged" if staged is not None else "inline"
+
+
+ToolCallResult: TypeAlias = Annotated[
+    Annotated[StagedResult, Tag("staged")] | Annotated[InlineResult, Tag("inline")],
+    Discriminator(_result_tag),
+]
+"""Result of the tool step: staged (what tool steps return) or inline. Told apart by
+whether ``staged`` is set, as results were recorded before the two arms had names."""
 
 
 class AppendEventsInput(BaseModel):
@@ -484,53 +512,86 @@ class ResumeInput(BaseModel):
     """When the run took the answer (see :attr:`ConfirmInput.answered_at`)."""
 
 
-class PendingRequest(BaseModel):
-    """An open confirmation or input request, as ``adk_pending`` lists it."""
+class _OpenRequest(BaseModel):
+    """What every open request has, as ``adk_pending`` lists it."""
 
-    kind: Literal["confirmation", "input"]
     id: str
     function_call_id: str
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
-    hint: str = ""
-    payload: Any = None
-    message: str = ""
-    input_schema: dict[str, Any] | None = None
-    call_digest: str = ""
     agent: str = ""
     branch: str = ""
     expires_at: float | None = None
     """When the request expires (POSIX seconds), if it has a deadline."""
-    long_running: bool = False
-    """An input request whose answer is the function response of a long-running tool's
-    call ``function_call_id`` (its id is that call id); stored as the user's response."""
     opened_at: float | None = None
     """When the request was opened (POSIX seconds; ``None`` in runs recorded before)."""
+
+    def _summary(self, **asked: Any) -> RequestSummary:
+        """The published summary, with what this kind of request asks (``asked``)."""
+        payload = asked.pop("digested")
+        encoded = json.dumps(payload, sort_keys=True, default=str).encode()
+        return RequestSummary(
+            id=self.id,
+            tool=self.tool,
+            call=call_summary(self.tool, self.args),
+            agent=self.agent,
+            branch=self.branch,
+            payload_digest=hashlib.sha256(encoded).hexdigest()[:16],
+            payload_size=len(encoded),
+            expires_at=self.expires_at,
+            args=self.args if json_size(self.args, "the arguments") <= PREVIEW_BYTES else None,
+            opened_at=self.opened_at,
+            **asked,
+        )
+
+
+class PendingConfirmation(_OpenRequest):
+    """An open confirmation request: approve or reject the call ``function_call_id``."""
+
+    kind: Literal["confirmation"]
+    hint: str = ""
+    payload: Any = None
+    call_digest: str = ""
     edit_schema: dict[str, Any] | None = None
     """A confirmation of an ``editable`` tool's call: the schema edited arguments must
     satisfy; ``None``: the approver may not edit them."""
 
     def summary(self) -> RequestSummary:
         """What is published about this request where Temporal serves it without a worker."""
-        payload = self.payload if self.kind == "confirmation" else self.input_schema
-        encoded = json.dumps(payload, sort_keys=True, default=str).encode()
-        return RequestSummary(
-            kind=self.kind,
-            id=self.id,
-            tool=self.tool,
-            call=call_summary(self.tool, self.args),
-            agent=self.agent,
-            branch=self.branch,
+        return self._summary(
+            kind="confirmation",
             hint=_clip(self.hint),
-            message=_clip(self.message),
-            payload_digest=hashlib.sha256(encoded).hexdigest()[:16],
-            payload_size=len(encoded),
-            expires_at=self.expires_at,
-            long_running=self.long_running,
-            args=self.args if json_size(self.args, "the arguments") <= PREVIEW_BYTES else None,
-            payload_preview=_preview(payload) if self.kind == "confirmation" else "",
-            opened_at=self.opened_at,
+            digested=self.payload,
+            payload_preview=_preview(self.payload),
         )
+
+
+class PendingInput(_OpenRequest):
+    """An open input request: a value (satisfying ``input_schema``) answers it."""
+
+    kind: Literal["input"]
+    message: str = ""
+    input_schema: dict[str, Any] | None = None
+    long_running: bool = False
+    """An input request whose answer is the function response of a long-running tool's
+    call ``function_call_id`` (its id is that call id); stored as the user's response."""
+
+    def summary(self) -> RequestSummary:
+        """What is published about this request where Temporal serves it without a worker."""
+        return self._summary(
+            kind="input",
+            message=_clip(self.message),
+            digested=self.input_schema,
+            long_running=self.long_running,
+        )
+
+
+PendingRequest: TypeAlias = Annotated[
+    PendingConfirmation | PendingInput, Field(discriminator="kind")
+]
+"""An open request, as ``adk_pending`` lists it and a run carries it across continue-as-new:
+a confirmation or an input request, told apart by ``kind``. Requests stored by earlier
+releases had every field of both kinds; each arm ignores the other's."""
 
 
 def _clip(text: str, limit: int = 500) -> str:

@@ -42,6 +42,7 @@ from .messages import (
     CarriedRequest,
     ConfirmInput,
     InvocationCarry,
+    PendingConfirmation,
     PendingRequest,
     Refusal,
     ResumeInput,
@@ -141,7 +142,7 @@ def _reason(problem: AdkRequestError) -> str:
     return str(problem)
 
 
-def _digest_problem(pending: PendingRequest, answer: ConfirmInput) -> AdkRequestError | None:
+def _digest_problem(pending: PendingConfirmation, answer: ConfirmInput) -> AdkRequestError | None:
     """The call-binding rule of :mod:`adk_temporal.confirmation`, applied to a signal.
 
     A signal without a digest is addressed by confirmation id alone; the runtime binds it by
@@ -160,7 +161,7 @@ def _digest_problem(pending: PendingRequest, answer: ConfirmInput) -> AdkRequest
     return None
 
 
-def _edit_problem(pending: PendingRequest, answer: ConfirmInput) -> AdkRequestError | None:
+def _edit_problem(pending: PendingConfirmation, answer: ConfirmInput) -> AdkRequestError | None:
     """Why an approval's edited arguments cannot replace the call's, or ``None``."""
     if answer.edited_args is None:
         return None

@@ -15,6 +15,10 @@ activity or a replayed workflow sees exactly what the first attempt saw:
    in from the pattern's named groups. Several calls make one reply of parallel calls.
 4. Otherwise the reply is a fixed fallback text.
 
+Each reply reports the tokens it would cost (:func:`estimated_usage`: a token per four
+characters of the request and of the reply), so token budgets and compaction can be tried
+without a key; ``report_usage=False`` reports none.
+
 Function-call ids are ``call-<n>``, numbered on from the function calls already in the
 conversation, so they are unique within it and identical on every retry.
 
@@ -38,12 +42,14 @@ from google.genai import types
 from adk_temporal.models.llm import LlmRequest, LlmResponse
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "DEFAULT_FALLBACK_TEXT",
     "ScriptedCall",
     "ScriptedModel",
     "ScriptedReply",
     "ScriptedRule",
     "SummaryTemplate",
+    "estimated_usage",
     "weather_model",
     "weather_rules",
     "weather_summaries",
@@ -144,6 +150,8 @@ class ScriptedModel:
             ``None`` streams the complete reply only.
         stream_delay_seconds: The pause between two streamed chunks.
         sleep: How to pause; tests pass a fake to stream without waiting.
+        report_usage: Give each reply the token usage :func:`estimated_usage` counts, as a
+            real model reports it, so token budgets and compaction work offline.
 
     Raises:
         ValueError: ``stream_chunk_chars`` is below 1 or ``stream_delay_seconds`` negative.
@@ -160,6 +168,7 @@ class ScriptedModel:
         stream_chunk_chars: int | None = None,
         stream_delay_seconds: float = 0.0,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        report_usage: bool = True,
     ) -> None:
         if stream_chunk_chars is not None and stream_chunk_chars < 1:
             raise ValueError(
@@ -177,6 +186,7 @@ class ScriptedModel:
         self._summaries = dict(summaries or {})
         self._script = tuple(script)
         self._fallback_text = fallback_text
+        self._report_usage = report_usage
 
     @property
     def name(self) -> str:
@@ -190,12 +200,20 @@ class ScriptedModel:
         """Reply to ``request`` deterministically.
 
         Args:
-            request: The conversation; only its contents are read.
+            request: The conversation; its contents are read (and its system instruction,
+                for the usage).
 
         Returns:
             The scripted reply, a summary of function responses, the matching rule's
-            function calls, or the fallback text.
+            function calls, or the fallback text; with ``report_usage``, carrying the tokens
+            :func:`estimated_usage` counts unless a scripted response brought its own.
         """
+        reply = self._reply(request)
+        if self._report_usage and reply.usage is None:
+            reply = reply.model_copy(update={"usage": estimated_usage(request, reply)})
+        return reply
+
+    def _reply(self, request: LlmRequest) -> LlmResponse:
         contents = request.contents
         # Counting over the whole conversation only when the answer needs it keeps text
         # replies as cheap at turn 1,000 as at turn 1.
@@ -269,6 +287,39 @@ class ScriptedModel:
             except (KeyError, IndexError, TypeError, ValueError):
                 pass  # The response lacks a field the template names: use the generic text.
         return f"{name} returned {json.dumps(data, ensure_ascii=False, default=str)}."
+
+
+CHARS_PER_TOKEN = 4
+"""How many characters :func:`estimated_usage` counts as one token (Gemini's rule of thumb)."""
+
+
+def _chars(content: types.Content) -> int:
+    """The characters a model would read of ``content``: text, and calls and responses as
+    their name and JSON."""
+    total = 0
+    for part in content.parts or ():
+        total += len(part.text or "")
+        for named in (part.function_call, part.function_response):
+            if named is not None:
+                body = named.args if isinstance(named, types.FunctionCall) else named.response
+                total += len(named.name or "") + len(json.dumps(body or {}, default=str))
+    return total
+
+
+def estimated_usage(
+    request: LlmRequest, reply: LlmResponse
+) -> types.GenerateContentResponseUsageMetadata:
+    """The tokens a reply is reported to cost offline: a token per :data:`CHARS_PER_TOKEN`
+    characters (rounded up) of the request (system instruction included) and of the reply."""
+    prompt = len(request.system_instruction or "") + sum(_chars(c) for c in request.contents)
+    candidates = _chars(reply.content) if reply.content is not None else 0
+    prompt_tokens = -(-prompt // CHARS_PER_TOKEN)
+    candidate_tokens = -(-candidates // CHARS_PER_TOKEN)
+    return types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=prompt_tokens,
+        candidates_token_count=candidate_tokens,
+        total_token_count=prompt_tokens + candidate_tokens,
+    )
 
 
 def _first_call(contents: Sequence[types.Content]) -> int:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..ids import SessionKey
 from .conversations import ConversationStore
+from .initial import create_session
 from .ledger import TokenLedger, TokenTotals
 from .memory import InMemorySessionService
 from .partials import PartialChannel
@@ -31,6 +32,7 @@ __all__ = [
     "StagingArea",
     "TokenLedger",
     "TokenTotals",
+    "create_session",
 ]
 
 

@@ -19,14 +19,17 @@ from ..agents import (
     SequentialAgent,
 )
 from ..flow.messages import AgentSpec, NotifyPlan
+from ..workflow import Workflow
 
 __all__ = ["describe", "describe_tree"]
 
 
 def describe(registry: AgentRegistry, agent: BaseAgent) -> AgentSpec:
     """The spec of ``agent`` and everything below it."""
-    kind: Literal["llm", "sequential", "parallel", "loop"]
-    if isinstance(agent, Agent):
+    kind: Literal["llm", "sequential", "parallel", "loop", "graph"]
+    if isinstance(agent, Workflow):
+        kind = "graph"
+    elif isinstance(agent, Agent):
         kind = "llm"
     elif isinstance(agent, LoopAgent):
         kind = "loop"
@@ -43,6 +46,7 @@ def describe(registry: AgentRegistry, agent: BaseAgent) -> AgentSpec:
         sub_agents=[describe(registry, sub) for sub in agent.sub_agents],
         parent=parent.name if parent else None,
         max_iterations=agent.max_iterations if isinstance(agent, LoopAgent) else None,
+        graph=agent.spec() if isinstance(agent, Workflow) else None,
     )
 
 

@@ -75,7 +75,7 @@ async def _count(services: StepServices, ref: SessionRef, event: Event) -> Token
     """The summary's tokens, counted towards the cumulative budgets under the event's id
     (once, however often the step is retried)."""
     usage = TokenUsage.of(event.usage_metadata)
-    if services.token_budgets.bounded() and event.usage_metadata is not None:
+    if services.app.token_budgets.bounded() and event.usage_metadata is not None:
         await services.sessions.record_tokens(ref.key, event.id, usage.total_tokens)
     return usage
 
@@ -84,7 +84,7 @@ async def _summarise(
     services: StepServices, inp: CompactionInput, ref: SessionRef, plan: CompactionPlan
 ) -> tuple[types.Content, types.GenerateContentResponseUsageMetadata | None]:
     """The summary of ``plan.inputs`` from the configured model (or the agent's)."""
-    name = inp.config.summarizer_model or services.agents.llm_agent(ref.agent_name).model
+    name = inp.config.summarizer_model or services.agents.model_of(ref.agent_name)
     text = f"{inp.config.prompt}\n\n{transcript(plan.inputs)}"
     request = LlmRequest(
         model=name, contents=[types.Content(role="user", parts=[types.Part(text=text)])]

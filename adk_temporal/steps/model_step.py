@@ -89,6 +89,11 @@ class _Step:
     actions: EventActions = field(default_factory=EventActions)
 
     @property
+    def model(self) -> str:
+        """The model the agent calls: its own or the nearest one above it."""
+        return self.services.agents.model_of(self.agent.name)
+
+    @property
     def key_base(self) -> str:
         # One key per step and callback site: a fixed key would make a save in step 2 look
         # like a retry of step 1's save of the same name.
@@ -143,7 +148,7 @@ async def model_step(
     reply = await _step(services, inp, step_ref, attempt, heartbeat)
     if isinstance(reply, RouteStep | DelegateStep | OverBudgetStep):
         return reply
-    if reply.usage is not None and services.token_budgets.bounded():
+    if reply.usage is not None and services.app.token_budgets.bounded():
         # Under the step's event id: a retry that finds the reply stored counts it once.
         tokens = reply.usage.total_tokens
         await services.sessions.record_tokens(ref.key, inp.model_event_id, tokens)
@@ -175,7 +180,7 @@ async def _step(
     agent = services.agents[ref.agent_name]
     workflow_agent = not isinstance(agent, Agent)
     if isinstance(agent, Agent):
-        group = services.model_group(agent.model)
+        group = services.model_group(services.agents.model_of(agent.name))
         if group != inp.model_group:
             return RouteStep(kind="route", group=group)
     loaded = await services.load_session(ref)
@@ -210,7 +215,7 @@ async def _step(
     except ModelUnavailableError as err:
         # A provider may ask for hours; the worker's bound keeps the run moving.
         if err.retry_after is not None:
-            err.retry_after = min(err.retry_after, services.max_retry_after_seconds)
+            err.retry_after = min(err.retry_after, services.app.max_retry_after.total_seconds())
         raise
     return await _record_reply(step, response, taken)
 
@@ -224,7 +229,7 @@ async def _over_budget(
     once more is allowed. A retry of a step whose reply is stored goes on whatever was
     spent since: the model was called already.
     """
-    budgets = services.token_budgets
+    budgets = services.app.token_budgets
     for grant in inp.grants:
         await services.sessions.grant_tokens(ref.key, grant.scope, grant.id, grant.tokens)
     if not budgets.bounded() or inp.model_event_id in loaded.stored.ids:
@@ -238,8 +243,9 @@ async def _over_budget(
 
 def _tree(services: StepServices, ref: SessionRef) -> AgentSpec:
     tree = describe_tree(services.agents, ref.agent_name, services.notify)
-    if services.compaction is not None:
-        tree = tree.model_copy(update={"compaction": services.compaction})
+    compaction = services.app.events_compaction_config
+    if compaction is not None:
+        tree = tree.model_copy(update={"compaction": compaction})
     return tree.model_copy(update={"own_queue": True}) if services.app_name else tree
 
 
@@ -308,7 +314,7 @@ async def _request(step: _Step) -> LlmRequest:
         contents = [*contents, types.Content(role="user", parts=[types.Part(text=CONTINUE)])]
     return LlmRequest(
         contents=contents,
-        model=agent.model,
+        model=step.model,
         system_instruction=system or None,
         tools=[t.declaration() for t in step.tools],
         generation_config=agent.request_config,
@@ -342,7 +348,7 @@ async def _call_model(
             if isinstance(early, LlmResponse):
                 return early
         response = await _generate(
-            agent, step.services.models.resolve(agent.model), request, forwarder
+            agent, step.model, step.services.models.resolve(step.model), request, forwarder
         )
         fault_point("model.during_call")
         if agent.after_model_callback is not None:
@@ -369,10 +375,14 @@ async def _forwarder(step: _Step, attempt: int) -> PartialForwarder:
 
 
 async def _generate(
-    agent: Agent, model: Model, request: LlmRequest, forwarder: PartialForwarder | None
+    agent: Agent,
+    name: str,
+    model: Model,
+    request: LlmRequest,
+    forwarder: PartialForwarder | None,
 ) -> LlmResponse:
-    """One call of ``model``, traced."""
-    with span(f"chat {agent.model}", {"adk.agent": agent.name}) as current:
+    """One call of ``model`` (registered as ``name``), traced."""
+    with span(f"chat {name}", {"adk.agent": agent.name}) as current:
         started = time.perf_counter()
         if forwarder is None:
             response = await model.generate(request)
@@ -383,7 +393,7 @@ async def _generate(
         record_model_step(
             current,
             system="gcp.gemini" if isinstance(model, GeminiModel) else type(model).__name__,
-            model=agent.model,
+            model=name,
             seconds=time.perf_counter() - started,
             input_tokens=usage.prompt_token_count if usage else None,
             output_tokens=usage.candidates_token_count if usage else None,

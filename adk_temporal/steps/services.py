@@ -8,26 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 from google.genai import types
 
-from ..agents import Agent, AgentRegistry, BaseAgent
+from ..agents import Agent, AgentRegistry
+from ..app import App, Stores
 from ..artifacts import ArtifactService
-from ..compaction import EventsCompactionConfig
 from ..context import InvocationContext
 from ..errors import UnknownAppError
 from ..events import Event
 from ..flow.messages import NotifyPlan
 from ..history import USER_AUTHOR
-from ..memory import MemoryService
-from ..model_limits import ModelLimit, limit_for
-from ..models import ModelRegistry, default_registry
-from ..notifications import Notifications
+from ..model_limits import limit_for
+from ..models import ModelRegistry
 from ..run_config import RunConfig
 from ..sessions import Session, SessionService
-from ..usage import TokenBudgets
 from .ref import SessionRef
 from .session_cache import LoadedSession, SessionEventsCache
 
@@ -36,66 +32,51 @@ __all__ = ["StepServices", "user_content"]
 
 @dataclass(frozen=True)
 class StepServices:
-    """The services every step uses, shared by the steps of one worker or runner."""
+    """The services every step uses, shared by the steps of one worker or runner.
 
+    Built from the :class:`~adk_temporal.app.App` and its :class:`~adk_temporal.app.Stores`
+    whole (:meth:`build`); each setting is read from the app under the app's own name.
+    """
+
+    app: App
+    stores: Stores
     agents: AgentRegistry
-    sessions: SessionService
-    models: ModelRegistry
-    artifacts: ArtifactService | None = None
-    memory: MemoryService | None = None
     events_cache: SessionEventsCache = field(default_factory=SessionEventsCache)
-    request_timeout_seconds: float | None = None
-    """How long requests wait when their tool set no timeout; ``None``: for ever."""
-    app_name: str | None = None
-    """The app these services serve; invocations of another app are refused."""
-    notify: NotifyPlan | None = None
-    """The notifications the app sends, told to the workflow with the agent tree."""
-    max_retry_after_seconds: float = 300.0
-    """The longest wait before a model step's next attempt that a provider's
-    ``Retry-After`` may impose; longer requests are shortened to this."""
-    model_limits: tuple[ModelLimit, ...] = ()
-    """The models whose steps run on a limit's own task queue (:mod:`..model_limits`)."""
-    token_budgets: TokenBudgets = field(default_factory=TokenBudgets)
-    """The cumulative token budgets model steps check before they call a model."""
-    compaction: EventsCompactionConfig | None = None
-    """When the app's sessions are compacted; told to the workflow with the agent tree."""
 
     @classmethod
-    def build(
-        cls,
-        agents: Sequence[BaseAgent],
-        *,
-        session_service: SessionService,
-        artifact_service: ArtifactService | None = None,
-        memory_service: MemoryService | None = None,
-        models: ModelRegistry | None = None,
-        request_timeout: timedelta | None = None,
-        app_name: str | None = None,
-        notifications: Notifications | None = None,
-        max_retry_after: timedelta = timedelta(minutes=5),
-        model_limits: Sequence[ModelLimit] = (),
-        token_budgets: TokenBudgets | None = None,
-        compaction: EventsCompactionConfig | None = None,
-    ) -> StepServices:
-        """The services from what a worker or runner is configured with (see ``AdkPlugin``)."""
-        return cls(
-            agents=AgentRegistry(agents),
-            sessions=session_service,
-            models=models or default_registry(),
-            artifacts=artifact_service,
-            memory=memory_service,
-            request_timeout_seconds=request_timeout.total_seconds() if request_timeout else None,
-            app_name=app_name,
-            notify=notifications.plan() if notifications else None,
-            max_retry_after_seconds=max_retry_after.total_seconds(),
-            model_limits=tuple(model_limits),
-            token_budgets=token_budgets or TokenBudgets(),
-            compaction=compaction,
-        )
+    def build(cls, app: App, stores: Stores) -> StepServices:
+        """The services of ``app`` over ``stores``."""
+        return cls(app=app, stores=stores, agents=AgentRegistry(app.agents))
+
+    @property
+    def sessions(self) -> SessionService:
+        """The session store."""
+        return self.stores.sessions
+
+    @property
+    def artifacts(self) -> ArtifactService | None:
+        """The artifact store; ``None`` leaves ``ctx.artifacts`` as ``None``."""
+        return self.stores.artifacts
+
+    @property
+    def models(self) -> ModelRegistry:
+        """The app's model registry."""
+        return self.app.models
+
+    @property
+    def app_name(self) -> str | None:
+        """The app these services serve; steps of another app are refused."""
+        return self.app.name
+
+    @property
+    def notify(self) -> NotifyPlan | None:
+        """The notifications the app sends, told to the workflow with the agent tree."""
+        notifications = self.app.notifications
+        return notifications.plan() if notifications is not None else None
 
     def model_group(self, model: str) -> str | None:
         """The limit ``model``'s steps run under, by name; ``None`` when it has none."""
-        limit = limit_for(self.model_limits, model)
+        limit = limit_for(self.app.model_limits, model)
         return limit.group if limit is not None else None
 
     def serves(self, ref: SessionRef) -> bool:
@@ -142,7 +123,7 @@ class StepServices:
             isolation_scope=ref.isolation_scope,
             user_content=user_content(loaded, ref, session.events),
             artifact_service=self.artifacts,
-            memory_service=self.memory,
+            memory_service=self.app.memory_service,
             resume_inputs=resume_inputs,
             expired_inputs=expired_inputs,
             workflow_id=ref.workflow_id,

@@ -31,8 +31,8 @@ from ..errors import (
     ToolError,
     UnencodableValueError,
 )
-from ..events import Event, EventActions
-from ..flow.messages import ToolCallInput, ToolCallResult, ToolOptions, stage_id
+from ..events import Event, EventActions, ToolConfirmation
+from ..flow.messages import StagedResult, ToolCallInput, ToolOptions, stage_id
 from ..state import TEMP_PREFIX
 from ..tools import FunctionTool
 from ..tracing import record_tool_call, span
@@ -50,7 +50,7 @@ async def tool_call(
     *,
     attempt: int = 1,
     heartbeat: Heartbeat | None = None,
-) -> ToolCallResult:
+) -> StagedResult:
     """Run the call's handler (or its confirmation gate); stage the response, return deltas.
 
     Args:
@@ -113,8 +113,18 @@ async def _context(
         ictx,
         function_call_id=inp.call.id,
         actions=EventActions(),
-        tool_confirmation=inp.tool_confirmation,
+        tool_confirmation=_as_sent(inp.tool_confirmation),
     )
+
+
+def _as_sent(confirmation: ToolConfirmation | None) -> ToolConfirmation | None:
+    """The user's answer as they sent it: an answer carries no hint, so the re-run tool
+    reads none (ADK-Python ``tests/unittests/flows/llm_flows/test_request_confirmation.py``:
+    the tool gets the function response's ``ToolConfirmation`` whole). Done here, on the
+    worker, so the inputs the workflow records stay as they were."""
+    if confirmation is None or not confirmation.hint:
+        return confirmation
+    return confirmation.model_copy(update={"hint": ""})
 
 
 async def _invoke(
@@ -154,9 +164,10 @@ async def _stage(
     agent: Agent,
     response: dict[str, Any],
     actions: EventActions,
-) -> ToolCallResult:
+) -> StagedResult:
     """Stage the response in the session store; only its id and the deltas travel back."""
-    default = services.request_timeout_seconds
+    timeout = services.app.request_timeout
+    default = timeout.total_seconds() if timeout is not None else None
     for confirmation in actions.requested_tool_confirmations.values():
         if confirmation.timeout_seconds is None:
             confirmation.timeout_seconds = default
@@ -194,7 +205,7 @@ async def _stage(
         timestamp=time.time(),
     )
     await services.sessions.stage_events(ref.key, [staged])
-    return ToolCallResult(staged=staged.id, actions=actions)
+    return StagedResult(staged=staged.id, actions=actions)
 
 
 def _problem(

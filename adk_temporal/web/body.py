@@ -13,7 +13,15 @@ from starlette.requests import Request
 
 from .errors import ApiError
 
-__all__ = ["MAX_BODY_BYTES", "MAX_JSON_DEPTH", "parse_json", "read_body", "read_form", "read_model"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "MAX_JSON_DEPTH",
+    "parse_json",
+    "read_body",
+    "read_form",
+    "read_model",
+    "validated",
+]
 
 MAX_BODY_BYTES = 1 << 20
 """The largest body accepted (1 MiB); the answers it carries have smaller budgets still."""
@@ -116,7 +124,15 @@ async def read_model(request: Request, model: type[M], limit: int = MAX_BODY_BYT
         ApiError: 413 over ``limit``, 400 not strict bounded JSON (:func:`parse_json`), 422
             not the model's shape.
     """
-    data = parse_json(await read_body(request, limit))
+    return validated(model, parse_json(await read_body(request, limit)))
+
+
+def validated(model: type[M], data: Any) -> M:
+    """Parsed JSON ``data`` as ``model``.
+
+    Raises:
+        ApiError: 422 naming each field that does not fit the model.
+    """
     try:
         return model.model_validate(data)
     except ValidationError as err:

@@ -46,7 +46,8 @@ def cors_options(origins: Sequence[str]) -> dict[str, Any]:
     :func:`checked_origin`) rather than at the first request."""
     return {
         "allow_origins": [checked_origin(origin) for origin in origins],
-        "allow_methods": ["GET", "POST"],
+        # DELETE and PATCH: ADK's session routes (adk_temporal.web.adk).
+        "allow_methods": ["GET", "POST", "DELETE", "PATCH"],
         "allow_headers": ["Authorization", "Content-Type", "Last-Event-ID"],
         "allow_credentials": False,
         "max_age": 600,

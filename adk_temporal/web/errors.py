@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 from temporalio.service import RPCError, RPCStatusCode
 
-from ..client import AnswerPendingError
+from ..answers import Refused
 from ..errors import (
     AdkRequestError,
     BudgetExceededError,
@@ -26,10 +28,14 @@ __all__ = ["ApiError", "ErrorBody", "ErrorDocument", "api_error"]
 
 
 class ErrorBody(BaseModel):
-    """What went wrong: a stable machine-readable type and a sentence for people."""
+    """What went wrong: a stable machine-readable type and a sentence for people; for a
+    refused answer, also the answer desk's reason (the same on every surface) and the answer
+    that came first (who, when)."""
 
     type: str
     message: str
+    reason: str | None = None
+    earlier: dict[str, Any] | None = None
 
 
 class ErrorDocument(BaseModel):
@@ -42,22 +48,32 @@ class ApiError(Exception):
     """A refusal with its HTTP status; rendered as an :class:`ErrorDocument`."""
 
     def __init__(
-        self, status: int, type: str, message: str, headers: dict[str, str] | None = None
+        self,
+        status: int,
+        type: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+        *,
+        refusal: Refused | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.type = type
         self.message = message
         self.headers = headers or {}
+        self.refusal = refusal
 
     def document(self) -> ErrorDocument:
         """The JSON body of this refusal."""
-        return ErrorDocument(error=ErrorBody(type=self.type, message=self.message))
+        body = ErrorBody(type=self.type, message=self.message)
+        if self.refusal is not None:
+            shown = self.refusal.as_json()
+            body.reason, body.earlier = shown["reason"], shown["earlier"]
+        return ErrorDocument(error=body)
 
 
 # Most specific first: the first class the error is an instance of decides.
 _REQUEST_ERRORS: list[tuple[type[Exception], int, str]] = [
-    (AnswerPendingError, 409, "answer_pending"),
     (UnknownRequestIdError, 404, "unknown_request"),
     (ConfirmationMismatchError, 409, "confirmation_mismatch"),
     (InvalidResumeInputError, 422, "invalid_input"),

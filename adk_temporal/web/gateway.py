@@ -1,22 +1,19 @@
 """What the HTTP API and the console do, over :class:`~adk_temporal.client.AdkClient`.
 
-An answer is sent as the checked update at once: with a worker running, the worker checks
-and applies it and nothing else is asked of Temporal. When no worker takes it within
-:data:`~adk_temporal.delivery.VET_AFTER_SECONDS`, the gateway reads the run: an id the run
-did not publish as open is refused (no worker needed to find out), as is an answer to a
-request Temporal already holds a signal for (409); else it waits for a worker until
-``answer_wait`` seconds, then leaves the answer with Temporal as a signal (checked again
-for a held answer just before).
+Answers go through the answer desk (:class:`~adk_temporal.answers.AnswerDesk`) with the
+update sent first: with a worker running, the worker checks and applies it and nothing else
+is asked of Temporal; when no worker takes it within a moment the desk reads the run. The
+gateway only translates the desk's outcome: 200 applied, 202 accepted, and a refusal as its
+status and error type, with the desk's reason and the earlier answer (who, when) in the body.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import quote
 
 from temporalio.client import (
@@ -26,6 +23,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from ..answers import AnswerDesk, Outcome, RefusalReason, Refused
 from ..app import App
 from ..artifacts import (
     ArtifactService,
@@ -34,15 +32,13 @@ from ..artifacts import (
     LoadRequest,
     VersionsRequest,
 )
-from ..client import AdkClient, AnswerPendingError, InvocationHandle
-from ..delivery import AnswerDelivery, deliver_answer
+from ..client import AdkClient, InvocationHandle
 from ..errors import (
     ArtifactNotFoundError,
     ArtifactServiceNotConfiguredError,
     InvalidArtifactRequestError,
     InvocationNotFoundError,
     SessionExistsError,
-    UnknownRequestIdError,
 )
 from ..ids import SessionKey, session_key_of, workflow_id_for
 from ..queues import unpolled_waits
@@ -57,7 +53,7 @@ from ..visibility import (
     run_status,
 )
 from ..workflows.messages import ADK_AGENT, ADK_SESSION, ADK_USER, Published
-from .errors import ApiError
+from .errors import ApiError, api_error
 from .models import (
     AnswerOutcome,
     CancelOutcome,
@@ -124,6 +120,10 @@ class Gateway:
     answer_wait: float = 5.0
     link_secret: bytes | None = field(default=None, repr=False)
     keepalive: float = 15.0
+    desk: AnswerDesk = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.desk = AnswerDesk(self.adk)
 
     # ---------------------------------------------------------------- runs
 
@@ -367,28 +367,27 @@ class Gateway:
         channel: str = "gateway",
         edited_args: dict[str, Any] | None = None,
     ) -> AnswerOutcome:
-        """Approve or reject a confirmation request (see the module's note on the path),
+        """Approve or reject a confirmation request through the answer desk (update first),
         recorded as answered by ``answered_by`` (authenticated) through ``channel``; an
-        approval with ``edited_args`` runs the call with them."""
-        handle = self.handle(ids)
-        outcome = await self._answer(
-            handle,
+        approval with ``edited_args`` runs the call with them.
+
+        Raises:
+            ApiError: The desk refused the answer (:func:`refusal_error`).
+        """
+        workflow_id = workflow_id_for(ids)
+        outcome = await self.desk.confirm(
+            workflow_id,
             confirmation_id,
-            "confirmation",
-            lambda checked: handle.confirm(
-                confirmation_id,
-                confirmed,
-                payload,
-                call_digest=call_digest,
-                checked=checked,
-                answered_by=answered_by,
-                channel=channel,
-                edited_args=edited_args,
-            ),
+            confirmed,
+            payload,
+            call_digest=call_digest,
+            answered_by=answered_by,
+            channel=channel,
+            edited_args=edited_args,
+            policy="update_first",
+            wait=self.answer_wait,
         )
-        return AnswerOutcome(
-            workflow_id=handle.workflow_id, request_id=confirmation_id, outcome=outcome
-        )
+        return _answered(workflow_id, confirmation_id, outcome)
 
     async def resume(
         self,
@@ -399,61 +398,19 @@ class Gateway:
         answered_by: str | None = None,
         channel: str = "gateway",
     ) -> AnswerOutcome:
-        """Answer an input request (see the module's note on the path), recorded as
-        :meth:`confirm` records it."""
-        handle = self.handle(ids)
-        outcome = await self._answer(
-            handle,
+        """Answer an input request through the answer desk, recorded as :meth:`confirm`
+        records it."""
+        workflow_id = workflow_id_for(ids)
+        outcome = await self.desk.resume(
+            workflow_id,
             interrupt_id,
-            "input",
-            lambda checked: handle.resume(
-                interrupt_id, value, checked=checked, answered_by=answered_by, channel=channel
-            ),
+            value,
+            answered_by=answered_by,
+            channel=channel,
+            policy="update_first",
+            wait=self.answer_wait,
         )
-        return AnswerOutcome(
-            workflow_id=handle.workflow_id, request_id=interrupt_id, outcome=outcome
-        )
-
-    async def _answer(
-        self,
-        handle: InvocationHandle,
-        request_id: str,
-        kind: Literal["confirmation", "input"],
-        send: Callable[[bool], Awaitable[None]],
-        published: Published | None = None,
-    ) -> AnswerDelivery:
-        """Send the answer, refused when the request is not open or an answer to it is held.
-
-        ``published`` is what the run published, read by the caller: the answer is then
-        checked before it is sent (the history read for held answers, since the caller may
-        have awaited more since). Else the update goes first and the run is read only when
-        no worker takes it at once.
-        """
-
-        async def vet() -> None:
-            description, published = await self.described(handle)
-            _require_open(handle.workflow_id, published, request_id, kind)
-            # A fresh description tells when nothing can be held, sparing the history.
-            await self.adk.refuse_if_held(handle.workflow_id, request_id, described=description)
-
-        # An answer Temporal already holds (sent while no worker ran) would be applied and
-        # this one dropped unreported: refuse it, naming the request.
-        check = partial(self.adk.refuse_if_held, handle.workflow_id, request_id)
-        try:
-            if published is None:
-                return await deliver_answer(send, wait=self.answer_wait, check=check, vet=vet)
-            _require_open(handle.workflow_id, published, request_id, kind)
-            return await deliver_answer(send, wait=self.answer_wait, check=check)
-        except RPCError as err:
-            await self._refuse_if_closed(handle, err)
-            raise
-
-    async def _refuse_if_closed(self, handle: InvocationHandle, err: RPCError) -> None:
-        """Raise 409 ``run_closed`` when Temporal refused an answer because the run closed
-        while it was being sent (its memo still listed the request: an answer's run
-        publishes in the task after it)."""
-        if err.status == RPCStatusCode.NOT_FOUND:
-            await self._require_running(handle, "it closed before the answer reached it")
+        return _answered(workflow_id, interrupt_id, outcome)
 
     async def _require_running(self, handle: InvocationHandle, why: str) -> None:
         """Raise 409 ``run_closed``, naming the run's state and ``why``, unless it runs."""
@@ -477,75 +434,25 @@ class Gateway:
     # ---------------------------------------------------------------- links
 
     async def apply_link(self, link: AnswerLink) -> AnswerOutcome:
-        """Apply a verified answer link once.
+        """Apply a verified answer link once, through the answer desk, checked first: a
+        link names an invocation, which only a read of the run can tell.
 
         Raises:
-            ApiError: 409 when the run is closed, the link names another invocation of the
-                workflow, or its request is no longer open (answered already: a reused link).
-            AnswerPendingError: Temporal holds another answer to the request that no worker
-                has taken yet (this link, reused, or any other answer): 409.
+            ApiError: The desk refused it: 409 ``link_used`` when its request is no longer
+                open (answered already: a reused link, or expired), otherwise as
+                :func:`refusal_error` (``run_closed``, ``wrong_run``, ``answer_pending``…).
         """
-        handle = self.adk.handle(link.workflow_id)
-        used = ApiError(
-            409,
-            "link_used",
-            f"request {link.request_id} is no longer open: it was answered "
-            "already (this link or another answer), or it expired",
+        outcome = await self.desk.confirm(
+            link.workflow_id,
+            link.request_id,
+            link.decision == "approve",
+            call_digest=link.call_digest or None,
+            channel="link",
+            policy="check_first",
+            wait=self.answer_wait,
+            invocation_id=link.invocation_id,
         )
-        published = await self._link_target(handle, link, used)
-        try:
-            outcome = await self._answer(
-                handle,
-                link.request_id,
-                "confirmation",
-                lambda checked: handle.confirm(
-                    link.request_id,
-                    link.decision == "approve",
-                    call_digest=link.call_digest or None,
-                    checked=checked,
-                    channel="link",
-                ),
-                published,
-            )
-        except AnswerPendingError:
-            raise  # another answer is held for the request: say so, not "link used"
-        except UnknownRequestIdError as err:
-            raise used from err  # answered between the check and the update
-        return AnswerOutcome(
-            workflow_id=link.workflow_id, request_id=link.request_id, outcome=outcome
-        )
-
-    async def _link_target(
-        self, handle: InvocationHandle, link: AnswerLink, used: ApiError
-    ) -> Published:
-        """What the link's run published, once it is running the link's invocation and
-        the link's request is open (``used`` is raised when it is not)."""
-        description, published = await self.described(handle)
-        if description.status != WorkflowExecutionStatus.RUNNING:
-            raise ApiError(409, "run_closed", f"{link.workflow_id} is no longer running")
-        current = await self._invocation_id(handle)
-        if current is not None and current != link.invocation_id:
-            raise ApiError(
-                409,
-                "wrong_run",
-                f"the link answers invocation {link.invocation_id}, but "
-                f"{link.workflow_id} now runs invocation {current}",
-            )
-        if not any(r.id == link.request_id for r in published.requests):
-            raise used
-        return published
-
-    async def _invocation_id(self, handle: InvocationHandle) -> str | None:
-        """The run's current invocation id; ``None`` when no worker answers.
-
-        Without a worker the open request ids still bind a link to its invocation: they are
-        generated by the run, so no other invocation has them.
-        """
-        try:
-            async with asyncio.timeout(_QUERY_SECONDS):
-                return (await handle.status()).invocation_id
-        except (RPCError, TimeoutError):
-            return None
+        return _answered(link.workflow_id, link.request_id, outcome, _link_refusal)
 
     # ---------------------------------------------------------------- rewind, fork
 
@@ -647,20 +554,6 @@ class Gateway:
         return artifact_content(name, version, loaded.part)
 
 
-def _require_open(
-    workflow_id: str, published: Published, request_id: str, kind: Literal["confirmation", "input"]
-) -> None:
-    """Raise :class:`UnknownRequestIdError` unless ``published`` has ``request_id`` open as
-    a request of ``kind``."""
-    open_ids = {r.id: r.kind for r in published.requests}
-    if open_ids.get(request_id) != kind:
-        listed = ", ".join(i for i, k in open_ids.items() if k == kind) or "none"
-        raise UnknownRequestIdError(
-            f"{workflow_id} has no open {kind} request {request_id!r}; "
-            f"open {kind} requests: {listed}"
-        )
-
-
 def _store_refusal(err: Exception) -> ApiError:
     """The refusal of a rewind or fork the error tree maps to no status of its own."""
     if isinstance(err, InvocationNotFoundError):
@@ -668,3 +561,48 @@ def _store_refusal(err: Exception) -> ApiError:
     if isinstance(err, SessionExistsError):
         return ApiError(409, "session_exists", str(err))
     return ApiError(503, "no_artifact_store", str(err))
+
+
+_REFUSALS: dict[RefusalReason, tuple[int, str]] = {
+    "not_open": (404, "unknown_request"),
+    "wrong_kind": (404, "unknown_request"),
+    "already_answered": (409, "already_answered"),
+    "expired": (409, "expired"),
+    "held": (409, "answer_pending"),
+    "run_closed": (409, "run_closed"),
+    "no_run": (404, "no_invocation"),
+    "wrong_run": (409, "wrong_run"),
+}
+"""The HTTP status and error type of each reason the desk refuses an answer for; an
+``invalid`` answer takes its typed error's (``invalid_input``, ``confirmation_mismatch``…)."""
+
+
+def _answered(
+    workflow_id: str,
+    request_id: str,
+    outcome: Outcome,
+    refusal: Callable[[Refused], ApiError] | None = None,
+) -> AnswerOutcome:
+    """The desk's outcome as the gateway's: applied or accepted, else ``refusal(...)``
+    raised (by default :func:`refusal_error`)."""
+    if isinstance(outcome, Refused):
+        raise (refusal or refusal_error)(outcome)
+    return AnswerOutcome(workflow_id=workflow_id, request_id=request_id, outcome=outcome.kind)
+
+
+def refusal_error(refusal: Refused) -> ApiError:
+    """The desk's refusal as the gateway's: status and type by reason, the reason itself and
+    the earlier answer (who, when) in the body."""
+    known = api_error(refusal.error) if refusal.error is not None else None
+    if known is not None and refusal.reason == "invalid":
+        return ApiError(known.status, known.type, refusal.message, refusal=refusal)
+    status, kind = _REFUSALS.get(refusal.reason, (409, refusal.reason))
+    return ApiError(status, kind, refusal.message, refusal=refusal)
+
+
+def _link_refusal(refusal: Refused) -> ApiError:
+    """A link's refusal: a request no longer open is a used link (409 ``link_used``)."""
+    if refusal.reason in ("not_open", "already_answered", "expired"):
+        message = f"this link can no longer be used: {refusal.message}"
+        return ApiError(409, "link_used", message, refusal=refusal)
+    return refusal_error(refusal)

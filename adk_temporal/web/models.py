@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..delivery import AnswerDelivery
+from ..answers import AnswerDelivery
 from ..flow.messages import ConfirmInput
 from ..queues import QueueWait
 

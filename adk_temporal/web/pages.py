@@ -55,7 +55,10 @@ def html_page(template: str, *, status: int = 200, **context: Any) -> HTMLRespon
 
 def error_page(err: ApiError) -> HTMLResponse:
     """A refusal as a page, with the same status the JSON refusal has."""
-    return html_page("error.html", status=err.status, message=err.message, kind=err.type)
+    reason = err.refusal.reason if err.refusal is not None else None
+    return html_page(
+        "error.html", status=err.status, message=err.message, kind=err.type, reason=reason
+    )
 
 
 def wants_html(request: Request) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -17,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from temporalio.service import RPCError
 
 from ..errors import AdkError
+from .adk import DEV_UI_PATH, DEV_UI_POLICY, AdkAccess, AdkSurface, adk_routes, dev_ui_routes
 from .api import OPERATIONS
 from .auth import TokenBook
 from .console import console_routes
@@ -47,9 +49,16 @@ _HEADERS = [
 ]
 
 
+_DEV_UI_HEADERS = [
+    *(h for h in _HEADERS if h[0] != b"content-security-policy"),
+    (b"content-security-policy", DEV_UI_POLICY),
+]
+
+
 class _SecurityHeaders:
     """Adds the headers above to every response (streams included, unlike a
-    ``BaseHTTPMiddleware``, which would buffer them)."""
+    ``BaseHTTPMiddleware``, which would buffer them); ADK's dev UI pages get their own
+    content policy."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -58,10 +67,12 @@ class _SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        path: str = scope.get("path", "")
+        headers = _DEV_UI_HEADERS if path.startswith(DEV_UI_PATH) else _HEADERS
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *_HEADERS]
+                message["headers"] = [*message.get("headers", []), *headers]
             await send(message)
 
         await self.app(scope, receive, with_headers)
@@ -81,7 +92,9 @@ async def _refusal(request: Request, exc: Exception) -> Response:
     # Console pages refuse as pages; their event stream's script reads JSON like the API.
     if path.startswith("/console") and not path.endswith("/events"):
         return error_page(err)
-    return JSONResponse(err.document().model_dump(), status_code=err.status, headers=err.headers)
+    return JSONResponse(
+        err.document().model_dump(exclude_none=True), status_code=err.status, headers=err.headers
+    )
 
 
 def _version() -> str:
@@ -98,10 +111,20 @@ def create_app(
     console: bool = False,
     cors_origins: Sequence[str] = (),
     stream_limits: StreamLimits | None = None,
+    adk_local: bool = False,
+    adk_dev_ui: Path | None = None,
 ) -> Starlette:
     """The ASGI app serving ``gateway`` to holders of ``tokens``; the console only when
     ``console`` is true; cross-origin calls from ``cors_origins`` only; event streams within
-    ``stream_limits`` (by default :class:`~adk_temporal.web.sse.StreamLimits`' own)."""
+    ``stream_limits`` (by default :class:`~adk_temporal.web.sse.StreamLimits`' own).
+
+    ADK's API-server routes (:mod:`adk_temporal.web.adk`) take the same tokens, or with
+    ``adk_local`` none, from this machine only; ``adk_dev_ui`` (a directory holding ADK's
+    built dev UI) serves that UI under ``/dev-ui/``.
+
+    Raises:
+        DevUiError: ``adk_dev_ui`` holds no built dev UI.
+    """
     document = openapi_document(OPERATIONS, "adk-temporal gateway", _version())
 
     async def openapi(request: Request) -> Response:
@@ -114,6 +137,9 @@ def create_app(
     ]
     if console:
         served += console_routes()
+    served += adk_routes()
+    if adk_dev_ui is not None:
+        served += dev_ui_routes(adk_dev_ui)
     handlers = {kind: _refusal for kind in (ApiError, AdkError, RPCError, HTTPException, Exception)}
     app = Starlette(routes=served, exception_handlers=handlers)
     app.add_middleware(_SecurityHeaders)
@@ -124,4 +150,5 @@ def create_app(
     app.state.tokens = tokens
     app.state.console_sessions = ConsoleSessions()
     app.state.streams = StreamSlots(stream_limits or StreamLimits())
+    app.state.adk = AdkSurface(gateway, AdkAccess(tokens, local_only=adk_local))
     return app

@@ -23,7 +23,7 @@ from typing import Any
 
 from temporalio.client import Client
 
-from adk_temporal.app import load_app
+from adk_temporal.app import Stores, load_app
 from adk_temporal.codec import EncryptionCodec
 from adk_temporal.converter import adk_data_converter
 from adk_temporal.devserver import DevServer
@@ -135,8 +135,7 @@ class PageRun:
             client,
             app,
             task_queue=DEFAULT_TASK_QUEUE,
-            session_service=session_store(data),
-            artifact_service=artifact_store(data),
+            stores=Stores(session_store(data), artifact_store(data)),
             max_cached_workflows=0,
         )
         await worker.__aenter__()

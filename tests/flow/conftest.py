@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from adk_temporal.agents import BaseAgent
+from adk_temporal.app import App, Stores
 from adk_temporal.artifacts import InMemoryArtifactService
+from adk_temporal.budgets import Budgets
 from adk_temporal.runner import Runner
 from adk_temporal.sessions import InMemorySessionService
 
@@ -35,17 +37,17 @@ LocalFactory = Callable[..., AbstractAsyncContextManager[LocalRuntime]]
 
 @pytest.fixture
 def run_local() -> LocalFactory:
-    """A runner for ``agents`` with in-memory sessions and artifacts."""
+    """A runner for ``agents`` (and the other ``App`` settings given) with in-memory
+    sessions and artifacts."""
 
     @asynccontextmanager
     async def factory(
-        agents: Sequence[BaseAgent], **runner_kwargs: Any
+        agents: Sequence[BaseAgent], *, budgets: Budgets | None = None, **app_settings: Any
     ) -> AsyncIterator[LocalRuntime]:
         sessions = InMemorySessionService()
         artifacts = InMemoryArtifactService()
-        runner = Runner(
-            agents, session_service=sessions, artifact_service=artifacts, **runner_kwargs
-        )
+        app = App(agents, **app_settings)
+        runner = Runner(app, stores=Stores(sessions, artifacts), budgets=budgets)
         yield LocalRuntime(runner, sessions, artifacts)
 
     return factory

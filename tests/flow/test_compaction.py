@@ -38,7 +38,9 @@ async def test_every_second_invocation_compacts_and_the_next_turn_reads_the_summ
     models, model = queue_registry("m", replies)
     config = EventsCompactionConfig(compaction_interval=2)
     key = SessionKey(APP, USER, f"s-{uuid.uuid4().hex[:8]}")
-    async with run_local([Agent(name="agent", model="m")], models=models, compaction=config) as rt:
+    async with run_local(
+        [Agent(name="agent", model="m")], models=models, events_compaction_config=config
+    ) as rt:
         for message in ("one", "two", "three"):
             result = await rt.adk.run(*key, "agent", message)
             assert result.status == "completed"
@@ -73,7 +75,7 @@ async def test_a_pending_approval_is_not_compacted_and_the_tool_reenters_once(
     agent = Agent(name="agent", model="m", tools=[FunctionTool(pay, require_confirmation=True)])
     config = EventsCompactionConfig(compaction_interval=2)
     key = SessionKey(APP, USER, f"s-{uuid.uuid4().hex[:8]}")
-    async with run_local([agent], models=models, compaction=config) as rt:
+    async with run_local([agent], models=models, events_compaction_config=config) as rt:
         first = await rt.adk.run(*key, "agent", "hi")
         handle = await rt.adk.start(*key, "agent", "pay 5")
         await handle.wait_for_status("awaiting_confirmation", timeout=30)
@@ -106,7 +108,9 @@ async def test_a_function_can_summarise(run_local: LocalFactory) -> None:
     models.register("by-function", lambda name: FunctionSummarizer(name, summarise))
     config = EventsCompactionConfig(compaction_interval=2, summarizer_model="by-function")
     key = SessionKey(APP, USER, f"s-{uuid.uuid4().hex[:8]}")
-    async with run_local([Agent(name="agent", model="m")], models=models, compaction=config) as rt:
+    async with run_local(
+        [Agent(name="agent", model="m")], models=models, events_compaction_config=config
+    ) as rt:
         for message in ("one", "two", "three"):
             assert (await rt.adk.run(*key, "agent", message)).status == "completed"
     [text] = seen

@@ -21,7 +21,7 @@ from adk_temporal.confirmation import call_digest, check_reply_digest
 from adk_temporal.context import ToolContext
 from adk_temporal.errors import ConfirmationMismatchError, UnknownRequestIdError
 from adk_temporal.events import Event, ToolConfirmation
-from adk_temporal.flow.messages import PendingRequest
+from adk_temporal.flow.messages import PendingConfirmation, PendingRequest
 from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, ScriptedModel
 from adk_temporal.runner import LocalInvocation
@@ -138,8 +138,9 @@ async def _paused(
 async def test_ctx_f15_approved_call_reenters_with_same_id_and_decision(
     run_local: LocalFactory,
 ) -> None:
-    """An approval re-runs the original call (same id, name, args) with the decision as
-    ctx.tool_confirmation: the request's hint, the answer's confirmed and payload."""
+    """An approval re-runs the original call (same id, name, args) with the answer as sent
+    as ctx.tool_confirmation: its confirmed and payload, no hint, as ADK-Python hands it over
+    (tests/unittests/flows/llm_flows/test_request_confirmation.py)."""
     seen: list[Entry] = []
     tools = [_asking("buy_report", seen, hint="Buy?")]
     models = _registry({"buyer": [_call("buy_report", target="Hangzhou"), "done"]})
@@ -157,7 +158,7 @@ async def test_ctx_f15_approved_call_reenters_with_same_id_and_decision(
         Entry(
             call.id or "",
             {"target": "Hangzhou"},
-            ToolConfirmation(hint="Buy?", confirmed=True, payload={"price": 2}),
+            ToolConfirmation(confirmed=True, payload={"price": 2}),
         ),
     ]
     assert [r.id for r in _responses(events, "buy_report")] == [call.id, call.id]
@@ -180,7 +181,7 @@ async def test_ctx_f15_rejected_call_is_dispatched_with_confirmed_false(
     assert result.status == "completed"
     [first, again] = seen
     assert again.call_id == first.call_id == request.function_call_id
-    assert again.confirmation == ToolConfirmation(hint="ok?", confirmed=False)
+    assert again.confirmation == ToolConfirmation(confirmed=False)
     assert _responses(events, "buy_report")[-1].response == {"status": "rejected"}
 
 
@@ -278,9 +279,7 @@ async def test_ctx_f11_paused_calls_redispatch_in_request_order(run_local: Local
     assert [r.id for r in redispatched.function_responses()] == [c.id for c in calls]
     assert [r.name for r in redispatched.function_responses()] == names
     decisions = {e.call_id: e.confirmation for e in seen if e.confirmation is not None}
-    assert decisions == {
-        c.id: ToolConfirmation(hint="ok?", confirmed=True, payload=c.name) for c in calls
-    }
+    assert decisions == {c.id: ToolConfirmation(confirmed=True, payload=c.name) for c in calls}
 
 
 async def test_ctx_f16_reentered_tool_asks_again_and_the_new_answer_resumes_it(
@@ -309,12 +308,13 @@ async def test_ctx_f16_reentered_tool_asks_again_and_the_new_answer_resumes_it(
     assert result.status == "completed"
     assert second.id != first.id
     assert second.function_call_id == first.function_call_id
+    assert isinstance(second, PendingConfirmation)
     assert (second.hint, second.payload) == ("second approval", "again")
     assert [e.call_id for e in seen] == [first.function_call_id] * 3
     assert [e.confirmation for e in seen] == [
         None,
-        ToolConfirmation(hint="first approval", confirmed=True, payload="first"),
-        ToolConfirmation(hint="second approval", confirmed=True, payload="second"),
+        ToolConfirmation(confirmed=True, payload="first"),
+        ToolConfirmation(confirmed=True, payload="second"),
     ]
     assert [c.id for c in _request_calls(events)] == [first.id, second.id]
     assert _responses(events, "buy_report")[-1].response == {"done": "Oslo"}
@@ -379,14 +379,15 @@ async def test_ctx_f8_parallel_agents_resume_only_their_own_requests(
         result = await handle.result()
         events = await _events(rt, session_id)
     assert result.status == "completed"
-    assert {p.agent: p.hint for p in requests} == {"left": "left?", "right": "right?"}
+    hints = {p.agent: p.hint for p in requests if isinstance(p, PendingConfirmation)}
+    assert hints == {"left": "left?", "right": "right?"}
     assert [e.confirmation for e in right_seen] == [
         None,
-        ToolConfirmation(hint="right?", confirmed=True, payload="R"),
+        ToolConfirmation(confirmed=True, payload="R"),
     ]
     assert [e.confirmation for e in left_seen] == [
         None,
-        ToolConfirmation(hint="left?", confirmed=False, payload="L"),
+        ToolConfirmation(confirmed=False, payload="L"),
     ]
     for agent, seen in (("left", left_seen), ("right", right_seen)):
         [call] = [c for c in _model_calls(events, "buy_report") if c.id in _ids(events, agent)]
@@ -426,8 +427,8 @@ async def test_ctx_f8_an_answer_for_another_invocations_request_is_refused(
         await buyer.confirm(own.id, True)
         await buyer.result()
     assert own.id != other.id
-    assert [e.confirmation for e in theirs] == [None, ToolConfirmation(hint="ok?", confirmed=True)]
-    assert [e.confirmation for e in mine] == [None, ToolConfirmation(hint="ok?", confirmed=True)]
+    assert [e.confirmation for e in theirs] == [None, ToolConfirmation(confirmed=True)]
+    assert [e.confirmation for e in mine] == [None, ToolConfirmation(confirmed=True)]
 
 
 async def test_ctx_f10_a_call_that_asks_twice_makes_one_request_and_runs_once(
@@ -455,9 +456,10 @@ async def test_ctx_f10_a_call_that_asks_twice_makes_one_request_and_runs_once(
         result = await handle.result()
         events = await _events(rt, session_id)
     assert result.status == "completed"
+    assert isinstance(request, PendingConfirmation)
     assert (request.hint, request.payload) == ("again", "new")
     assert len(_request_calls(events)) == 1
-    assert entries == [None, ToolConfirmation(hint="again", confirmed=True, payload="new")]
+    assert entries == [None, ToolConfirmation(confirmed=True, payload="new")]
 
 
 async def test_ctx_f10_a_call_answered_twice_in_one_pause_is_dispatched_once(
@@ -489,7 +491,7 @@ async def test_ctx_f10_a_call_answered_twice_in_one_pause_is_dispatched_once(
     assert result.status == "completed"
     assert (approval.kind, question.kind) == ("confirmation", "input")
     assert question.function_call_id == approval.function_call_id
-    assert entries == [(None, None), (ToolConfirmation(hint="book?", confirmed=True), "May")]
+    assert entries == [(None, None), (ToolConfirmation(confirmed=True), "May")]
     assert [r.response for r in _responses(events, "book_trip")] == [WAITING, {"booked": "May"}]
 
 
@@ -508,6 +510,7 @@ async def test_ctx_f12_recorded_reply_is_bound_to_its_request(run_local: LocalFa
     [stored_request] = _request_calls(events)
     [reply] = _responses(events, REQUEST)
     digest = call_digest("buy_report", {"target": "Oslo"})
+    assert isinstance(request, PendingConfirmation)
     assert request.call_digest == digest
     assert (stored_request.args or {})["callDigest"] == digest
     assert (reply.response or {})["callDigest"] == digest
@@ -529,6 +532,7 @@ async def test_ctx_f12_mismatched_reply_is_refused_and_the_call_is_not_resumed_b
         forged = call_digest("buy_report", {})
         with pytest.raises(ConfirmationMismatchError, match="approves a different call"):
             await handle.confirm(buy.id, True, call_digest=forged)
+        assert isinstance(send, PendingConfirmation)
         await handle.confirm(send.id, True, call_digest=send.call_digest)
         assert await handle.pending() == [buy]
         assert (await handle.status()).status == "awaiting_confirmation"
@@ -539,8 +543,8 @@ async def test_ctx_f12_mismatched_reply_is_refused_and_the_call_is_not_resumed_b
     assert result.status == "completed"
     decisions = {e.call_id: e.confirmation for e in seen if e.confirmation is not None}
     assert decisions == {
-        buy.function_call_id: ToolConfirmation(hint="ok?", confirmed=False),
-        send.function_call_id: ToolConfirmation(hint="ok?", confirmed=True),
+        buy.function_call_id: ToolConfirmation(confirmed=False),
+        send.function_call_id: ToolConfirmation(confirmed=True),
     }
     assert [(r.id, (r.response or {})["confirmed"]) for r in _responses(events, REQUEST)] == [
         (buy.id, False),
@@ -600,6 +604,7 @@ async def test_ctx_f13_recorded_replies_keep_their_wire_shape(run_local: LocalFa
     assert list(reply) == ["confirmed", "payload", "callDigest", "waitedSeconds", "answered"]
     assert reply.pop("waitedSeconds") >= 0
     assert {**reply.pop("answered"), "at": 0} == {"by": None, "channel": "in-process", "at": 0}
+    assert isinstance(approval, PendingConfirmation)
     assert reply == {"confirmed": True, "payload": {"n": 1}, "callDigest": approval.call_digest}
     value = dict(answered.response or {})
     assert list(value) == ["input", "waitedSeconds", "answered"]

@@ -19,6 +19,7 @@ import pytest
 from google.genai import types
 
 from adk_temporal.errors import InvalidResumeInputError
+from adk_temporal.flow.messages import PendingInput
 from adk_temporal.ids import SessionKey
 from adk_temporal.tools import LONG_RUNNING_NOTE, LongRunningFunctionTool
 
@@ -77,6 +78,7 @@ async def test_the_invocation_waits_for_the_function_response_and_the_model_sees
             call_id,
             "increaseByOne",
         )
+        assert isinstance(request, PendingInput)
         assert request.long_running
         first, second = found.model.requests
         assert first.contents == [_text("test1")]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from adk_temporal.agents import Agent
+from adk_temporal.flow.messages import PendingInput
 from adk_temporal.ids import SessionKey
 
 from ..adk_models import Reply, call, queue_registry
@@ -54,6 +55,7 @@ async def test_the_readme_adk_agent_waits_for_approval_and_reimburses(
         follow_up = await rt.adk.start(*key, "front_desk", "thanks")
         await follow_up.result()
         agent = (await follow_up.status()).agent
+    assert isinstance(request, PendingInput)
     assert (request.tool, request.long_running) == ("ask_for_approval", True)
     assert (result.status, result.final_text) == ("completed", "Paid 120.")
     assert agent == "approver"

@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from ..commands import adk_command, offline_env
+from ..commands import adk_command, offline_env, run_adk
 
 EXIT_PAUSED = 3
 
@@ -68,3 +68,71 @@ def test_end_of_input_while_waiting_exits_paused(tmp_path: Path) -> None:
     assert result.returncode == EXIT_PAUSED, result.stdout + result.stderr
     assert "no answer" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+BUDGETED_APP = """
+from datetime import timedelta
+
+from google.genai import types
+
+from adk_temporal.agents import Agent
+from adk_temporal.app import App
+from adk_temporal.models import LlmResponse, ModelRegistry
+from adk_temporal.usage import TokenBudgets
+
+
+class Priced:
+    name = "scripted:priced"
+
+    async def generate(self, request):
+        usage = types.GenerateContentResponseUsageMetadata(total_token_count=100)
+        part = types.Part(text="answer")
+        return LlmResponse(content=types.Content(role="model", parts=[part]), usage=usage)
+
+
+models = ModelRegistry()
+models.register("scripted:priced", lambda _name: Priced())
+app = App(
+    agents=[Agent("assistant", "scripted:priced")],
+    name="budgeted",
+    models=models,
+    token_budgets=TokenBudgets(session=50),
+    request_timeout=timedelta(minutes=1),
+)
+"""
+
+
+def test_run_local_applies_the_apps_token_budget(tmp_path: Path) -> None:
+    """`run --local --local-app` takes the App whole: its session budget (50 tokens, 100 a
+    reply) pauses the session's second turn on the terminal, and a refusal ends it (the
+    budget was dropped on this path before)."""
+    (tmp_path / "budgeted_app.py").write_text(BUDGETED_APP)
+
+    def turn(message: str, answers: str) -> subprocess.CompletedProcess[str]:
+        return run_adk(
+            "run",
+            "--local",
+            "--local-app",
+            "budgeted_app:app",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--app",
+            "budgeted",
+            "--user",
+            "u-1",
+            "--session",
+            "s-1",
+            "--agent",
+            "assistant",
+            message,
+            cwd=tmp_path,
+            stdin=answers,
+        )
+
+    first = turn("one", "")
+    assert first.returncode == 0, first.stdout + first.stderr
+    second = turn("two", '{"allow": 0}\n')
+    assert "token budget of the session (50 tokens) is reached" in second.stderr, (
+        second.stdout + second.stderr
+    )
+    assert second.returncode != 0

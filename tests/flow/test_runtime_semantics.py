@@ -12,6 +12,7 @@ from google.genai import types
 from adk_temporal.agents import Agent
 from adk_temporal.context import CallbackContext, ToolContext
 from adk_temporal.events import Event
+from adk_temporal.flow.messages import PendingConfirmation
 from adk_temporal.ids import SessionKey
 from adk_temporal.memory import InMemoryMemoryService
 from adk_temporal.models import (
@@ -80,6 +81,7 @@ async def test_static_gate_pauses_large_calls_and_honours_the_answer(
         await handle.wait_for_status("awaiting_confirmation", timeout=30)
         [request] = await handle.pending()
         assert request.args == {"amount": 500}
+        assert isinstance(request, PendingConfirmation)
         assert request.hint == "Please approve or reject the tool call transfer_money()."
         await handle.confirm(request.id, approve)
         result = await handle.result()
@@ -349,6 +351,7 @@ async def test_a_reentered_tool_may_ask_for_confirmation_again(run_local: LocalF
             while [p.id for p in await handle.pending()] in ([], [first.id]):
                 await asyncio.sleep(0.1)
         [second] = await handle.pending()
+        assert isinstance(second, PendingConfirmation)
         assert second.hint == "second approval"
         assert second.function_call_id == first.function_call_id
         await handle.confirm(second.id, True, payload={"step": 2})

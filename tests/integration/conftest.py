@@ -19,6 +19,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from adk_temporal.agents import Agent
+from adk_temporal.app import App, Stores
 from adk_temporal.artifacts import FileArtifactService
 from adk_temporal.client import AdkClient
 from adk_temporal.devserver import DevServer
@@ -74,8 +75,9 @@ WorkerFactory = Callable[..., AbstractAsyncContextManager[Runtime]]
 
 @pytest.fixture
 def run_worker(temporal_client: Client, tmp_path: Path) -> WorkerFactory:
-    """Start a worker for ``agents`` on a fresh task queue (or ``task_queue``) with SQLite
-    sessions (or ``sessions``) and files under the test's temporary directory."""
+    """Start a worker for ``agents`` (and the other ``App`` settings given) on a fresh task
+    queue (or ``task_queue``) with SQLite sessions (or ``sessions``) and files under the
+    test's temporary directory."""
 
     @asynccontextmanager
     async def factory(
@@ -84,15 +86,13 @@ def run_worker(temporal_client: Client, tmp_path: Path) -> WorkerFactory:
         max_cached_workflows: int = 0,
         task_queue: str | None = None,
         sessions: SqliteSessionService | None = None,
-        **plugin_kwargs: Any,
+        **app_settings: Any,
     ) -> AsyncIterator[Runtime]:
         sessions = sessions or SqliteSessionService(tmp_path / "sessions.db")
         artifacts = FileArtifactService(tmp_path / "artifacts")
         # A test that restarts "the" worker passes the queue of the first one.
         task_queue = task_queue or f"tq-{uuid.uuid4().hex[:12]}"
-        plugin = AdkPlugin(
-            agents, session_service=sessions, artifact_service=artifacts, **plugin_kwargs
-        )
+        plugin = AdkPlugin(App(agents, **app_settings), stores=Stores(sessions, artifacts))
         # max_cached_workflows=0 replays every workflow task from history, so each test
         # also proves the workflow code is deterministic.
         async with Worker(

@@ -9,7 +9,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,9 +140,15 @@ class Gateway:
 
 @contextmanager
 def gateway_process(
-    deployment: Deployment, tmp: Path, *, console: bool = False
+    deployment: Deployment,
+    tmp: Path,
+    *,
+    console: bool = False,
+    app: str | None = None,
+    args: Sequence[str] = (),
 ) -> Iterator[Gateway]:
-    """``adk-temporal web`` for the examples app on ``deployment``, until the block ends."""
+    """``adk-temporal web`` for the examples app (or ``app``, ``module:attribute``) on
+    ``deployment``, with more options ``args``, until the block ends."""
     tokens = tmp / "tokens.txt"
     tokens.write_text(f"# tests\n{TOKEN} weather\n{OTHER_TOKEN} other\n")
     port = free_port()
@@ -152,7 +158,8 @@ def gateway_process(
     process = subprocess.Popen(
         deployment.command(
             "web",
-            "--examples",
+            *(["--app", app] if app else ["--examples"]),
+            *args,
             "--port",
             str(port),
             "--tokens-file",

@@ -13,7 +13,7 @@ from temporalio.client import Client
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import WorkerConfig
 
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.examples.weather import build_weather_agent
 from adk_temporal.plugin import AdkPlugin
 from adk_temporal.queues import live_identities
@@ -64,8 +64,7 @@ async def workers(
                 await connect_like(client),
                 app,
                 task_queue=task_queue,
-                session_service=sessions,
-                artifact_service=artifact_store(root / label),
+                stores=Stores(sessions, artifact_store(root / label)),
                 max_cached_workflows=max_cached_workflows,
                 sticky_timeout=timedelta(seconds=1),
             )

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.artifacts import VersionsRequest
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.errors import ArtifactNotFoundError
@@ -49,8 +49,7 @@ async def _two_apps(
                 own,
                 App(agents=[build_weather_agent("scripted:weather")], name=name),
                 task_queue=task_queue,
-                session_service=sessions,
-                artifact_service=artifact_store(root / name),
+                stores=Stores(sessions, artifact_store(root / name)),
                 max_cached_workflows=0,
                 sticky_timeout=timedelta(seconds=1),
             )

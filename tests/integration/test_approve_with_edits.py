@@ -16,6 +16,7 @@ from adk_temporal.confirmation import call_digest
 from adk_temporal.devserver import DevServer
 from adk_temporal.errors import EditNotAllowedError, InvalidEditError
 from adk_temporal.examples.weather import build_weather_agent
+from adk_temporal.flow.messages import PendingConfirmation
 from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, ScriptedModel, ScriptedReply
 from adk_temporal.tools import FunctionTool
@@ -60,6 +61,7 @@ async def test_an_approval_with_edited_arguments_runs_the_call_with_them(
     async with run_worker([agent], models=models) as rt:
         handle = await _paused(rt, APP, "payer", "pay bob")
         [request] = await handle.pending()
+        assert isinstance(request, PendingConfirmation)
         assert request.edit_schema is not None
         with pytest.raises(InvalidEditError, match=r"\$\.amount: type"):
             await handle.confirm(request.id, True, edited_args={"amount": "lots", "to": "bob"})
@@ -89,6 +91,7 @@ async def test_a_tool_not_declared_editable_refuses_edits_and_stays_open(
     async with run_worker([build_weather_agent("scripted:weather")]) as rt:
         handle = await _paused(rt, "weather", "weather_agent", "Buy a weather report for Rome")
         [request] = await handle.pending()
+        assert isinstance(request, PendingConfirmation)
         assert request.edit_schema is None
         with pytest.raises(EditNotAllowedError, match="editable=True"):
             await handle.confirm(request.id, True, edited_args={"city": "Paris"})

@@ -166,7 +166,9 @@ async def test_confirm_wrong_id_fails_clearly_right_id_completes(
     [request] = _pending_json(cli_worker, "--workflow-id", wid)
 
     wrong = cli_worker.run(*cli_worker.temporal("confirm", wid, "adk-wrong", "--approve"))
-    assert_one_line_error(wrong, "unknown confirmation id 'adk-wrong'", request["id"])
+    assert_one_line_error(
+        wrong, "has no open confirmation request 'adk-wrong'", request["id"], "[not_open]"
+    )
     assert "adk-temporal pending --workflow-id" in wrong.stderr
 
     right = cli_worker.run(*cli_worker.temporal("confirm", wid, request["id"], "--approve"))

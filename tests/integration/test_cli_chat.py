@@ -265,7 +265,7 @@ async def test_a_second_confirm_says_the_request_was_already_answered(worker: Wo
     again = worker.run("confirm", wid, request["id"], "--reject", *connection)
     assert again.returncode == 1, again.stdout + again.stderr
     assert f"request {request['id']!r} of {wid} was already answered: approved at" in again.stderr
-    assert "(through a checked update)" in again.stderr
+    assert "(through cli)" in again.stderr and "[already_answered]" in again.stderr
     assert "this answer was not sent" in again.stderr
     assert "check the workflow id" not in again.stderr
     assert "Traceback" not in again.stderr

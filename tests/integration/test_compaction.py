@@ -33,7 +33,7 @@ async def test_a_pending_approval_survives_a_compaction_on_temporal(
     session store, not in the run's history."""
     app = compaction_app()
     sid = f"s-{uuid.uuid4().hex[:8]}"
-    async with run_worker([app.agent], models=app.models, compaction=CONFIG) as rt:
+    async with run_worker([app.agent], models=app.models, events_compaction_config=CONFIG) as rt:
         first = await (await rt.adk.start(COMPACTION_APP, USER, sid, "payer", "hi")).result()
         handle = await rt.adk.start(
             COMPACTION_APP,

@@ -28,13 +28,13 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient
 from adk_temporal.codec import KEY_FILE_ENV, EncryptionCodec
 from adk_temporal.converter import adk_data_converter
 from adk_temporal.devserver import DevServer, find_temporal_binary
 from adk_temporal.examples.weather import APP_NAME, _forecast, build_weather_agent
-from adk_temporal.flow.messages import InvocationResult
+from adk_temporal.flow.messages import InvocationResult, PendingConfirmation
 from adk_temporal.ports import free_port
 from adk_temporal.worker import artifact_store, build_worker, session_store
 
@@ -225,8 +225,7 @@ async def _invoke(deployment: Deployment, session_id: str, markers: Markers) -> 
         adk.client,
         App(agents=[build_weather_agent("scripted:weather")]),
         task_queue=task_queue,
-        session_service=sessions,
-        artifact_service=artifact_store(deployment.data_dir),
+        stores=Stores(sessions, artifact_store(deployment.data_dir)),
         max_cached_workflows=0,
     )
     # AdkPlugin configures the worker from the client's converter: the codec carries over.
@@ -252,6 +251,7 @@ async def _invoke(deployment: Deployment, session_id: str, markers: Markers) -> 
             )
             await paid.wait_for_status("awaiting_confirmation", timeout=30)
             [request] = await paid.pending()
+            assert isinstance(request, PendingConfirmation)
             assert request.payload == {"city": markers.city, "price_usd": 2.0}
             await paid.confirm(request.id, True, {"note": markers.approval})
             assert (await paid.result()).status == "completed"

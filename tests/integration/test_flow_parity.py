@@ -20,6 +20,7 @@ import pytest
 from google.genai import types
 
 from adk_temporal.agents import BaseAgent
+from adk_temporal.app import App, Stores
 from adk_temporal.artifacts import (
     ArtifactService,
     FileArtifactService,
@@ -172,7 +173,7 @@ async def test_temporal_and_in_process_store_the_same_session(
     agents, models = build()
     sessions = SqliteSessionService(tmp_path / "local" / "sessions.db")
     artifacts = FileArtifactService(tmp_path / "local" / "artifacts")
-    runner = Runner(agents, session_service=sessions, artifact_service=artifacts, models=models)
+    runner = Runner(App(agents, models=models), stores=Stores(sessions, artifacts))
 
     async def in_process(app: str, agent: str, message: str) -> _Handle:
         return await runner.start(app, USER, SESSION, agent, message)

@@ -15,6 +15,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from adk_temporal.app import Stores
 from adk_temporal.client import AdkClient
 from adk_temporal.devserver import DevServer
 from adk_temporal.errors import WorkerQueueError
@@ -45,8 +46,7 @@ def test_a_worker_on_a_queue_of_others_is_refused_when_built(
             temporal_client,
             weather_app(app),
             task_queue=queue,
-            session_service=InMemorySessionService(),
-            artifact_service=None,
+            stores=Stores(InMemorySessionService()),
         )
     assert repr(queue) in str(refused.value)
     assert "--task-queue q" in str(refused.value)
@@ -58,8 +58,7 @@ def test_a_worker_of_the_app_itself_may_start_on_its_own_queue(temporal_client: 
         temporal_client,
         weather_app("alpha"),
         task_queue="q/apps/alpha",
-        session_service=InMemorySessionService(),
-        artifact_service=None,
+        stores=Stores(InMemorySessionService()),
     )
 
 
@@ -110,9 +109,7 @@ async def test_runs_complete_beside_a_worker_of_another_app_on_their_queue(
         )
         evil_store = SqliteSessionService(tmp_path / "evil.db")
         stack.push_async_callback(evil_store.close)
-        evil = UncheckedPlugin(
-            weather_app("evil").agents, session_service=evil_store, app_name="evil"
-        )
+        evil = UncheckedPlugin(weather_app("evil"), stores=Stores(evil_store))
         await stack.enter_async_context(
             Worker(
                 await connect_like(temporal_client),

@@ -19,16 +19,14 @@ import uuid
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowExecutionDescription
+from temporalio.client import Client, WorkflowExecutionDescription
 
-from adk_temporal.client import AdkClient, AnswerPendingError, InvocationHandle
+from adk_temporal.answers import AnswerDesk, RunAnswers, read_answers
+from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.devserver import DevServer
-from adk_temporal.errors import UnknownRequestIdError
-from adk_temporal.flow.messages import ConfirmInput, ResumeInput
 from adk_temporal.ids import SessionKey
 from adk_temporal.web.errors import ApiError
 from adk_temporal.web.gateway import Gateway
-from adk_temporal.workflows.messages import Published
 
 from ..commands import run_cli
 from .workers import Deployment, worker_process
@@ -36,33 +34,36 @@ from .workers import Deployment, worker_process
 pytestmark = pytest.mark.integration
 
 
-class CountingClient(AdkClient):
-    """An ``AdkClient`` that counts its reads of runs' histories for held answers."""
+class HistoryReads:
+    """Counts the answer desk's reads of runs' histories (its one reader, ``read_answers``)."""
 
-    history_reads = 0
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = read_answers
 
-    async def held_answers(self, workflow_id: str) -> list[ConfirmInput | ResumeInput]:
-        """Count the read, then make it."""
-        self.history_reads += 1
-        return await super().held_answers(workflow_id)
+        async def counted(client: Client, workflow_id: str) -> RunAnswers:
+            self.count += 1
+            return await real(client, workflow_id)
 
-
-class CountingGateway(Gateway):
-    """A gateway that counts its descriptions of runs."""
-
-    descriptions = 0
-
-    async def described(
-        self, handle: InvocationHandle
-    ) -> tuple[WorkflowExecutionDescription, Published]:
-        """Count the description, then read it."""
-        self.descriptions += 1
-        return await super().described(handle)
+        monkeypatch.setattr("adk_temporal.answers.desk.read_answers", counted)
 
 
-async def _counting(deployment: Deployment) -> CountingClient:
-    connected = await AdkClient.connect(deployment.address, task_queue=deployment.task_queue)
-    return CountingClient(connected.client, task_queue=deployment.task_queue)
+class _Describes:
+    """Counts the answer desk's descriptions of runs."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        real = InvocationHandle.describe
+
+        async def counted(handle: InvocationHandle) -> WorkflowExecutionDescription:
+            self.count += 1
+            return await real(handle)
+
+        monkeypatch.setattr(InvocationHandle, "describe", counted)
+
+
+async def _client(deployment: Deployment) -> AdkClient:
+    return await AdkClient.connect(deployment.address, task_queue=deployment.task_queue)
 
 
 @pytest.fixture(scope="module")
@@ -84,28 +85,38 @@ async def _paused(gateway: Gateway, city: str) -> tuple[SessionKey, str]:
 
 
 async def test_an_answer_a_worker_takes_reads_nothing_of_the_run(
-    deployment: Deployment,
+    deployment: Deployment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With a worker, the approval applies with neither a description of the run nor a read
     of its history; a wrong id is refused by the worker, as the gateway would."""
-    adk = await _counting(deployment)
-    gateway = CountingGateway(adk=adk, answer_wait=60)
+    reads = HistoryReads(monkeypatch)
+    adk = await _client(deployment)
+    gateway = Gateway(adk=adk, answer_wait=60)
+    # The run is read only when no worker took the update within vet_after: a loaded
+    # machine's worker may take longer than the default half second.
+    gateway.desk = AnswerDesk(adk, vet_after=30)
     with worker_process(deployment):
         ids, request_id = await _paused(gateway, "Lima")
-        seen = gateway.descriptions
-        with pytest.raises(UnknownRequestIdError, match="adk-nope"):
+        described = _Describes(monkeypatch)
+        with pytest.raises(ApiError, match="adk-nope") as unknown:
             await gateway.confirm(ids, "adk-nope", True, answered_by="token:test")
+        assert (unknown.value.status, unknown.value.type) == (404, "unknown_request")
+        unknown_reads = (described.count, reads.count)
         answered = await gateway.confirm(ids, request_id, True, answered_by="token:test")
     assert answered.outcome == "applied"
-    assert (gateway.descriptions - seen, adk.history_reads) == (0, 0)
+    # The worker's refusal of an unknown id is explained from the run (one description,
+    # one history read: was it answered before?); the applied answer reads nothing.
+    assert unknown_reads == (1, 1)
+    assert (described.count, reads.count) == unknown_reads
 
 
 async def test_once_an_answer_is_held_the_history_is_read_and_another_is_refused(
-    deployment: Deployment,
+    deployment: Deployment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No worker: the first answer becomes a signal (the history is read before it); the
     second finds a task pending, reads the history and is refused as an answer on its way."""
-    adk = await _counting(deployment)
+    reads = HistoryReads(monkeypatch)
+    adk = await _client(deployment)
     gateway = Gateway(adk=adk, answer_wait=1.0)
     with worker_process(deployment):
         ids, request_id = await _paused(gateway, "Quito")
@@ -113,11 +124,15 @@ async def test_once_an_answer_is_held_the_history_is_read_and_another_is_refused
     assert first.outcome == "accepted"
     # The check just before the signal, and the vet's when it saw the update's own task
     # pending (Temporal shows the task an untaken update waits in as pending).
-    assert adk.history_reads in (1, 2)
-    reads = adk.history_reads
-    with pytest.raises(AnswerPendingError, match="on its way"):
+    assert reads.count in (1, 2)
+    before = reads.count
+    with pytest.raises(ApiError, match="on its way") as held:
         await gateway.confirm(ids, request_id, False, answered_by="token:test")
-    assert adk.history_reads == reads + 1
+    assert (held.value.status, held.value.type) == (409, "answer_pending")
+    refusal = held.value.refusal
+    assert refusal is not None and refusal.earlier is not None
+    assert (refusal.reason, refusal.earlier.answered_by) == ("held", "token:test")
+    assert reads.count == before + 1
     await adk.client.get_workflow_handle(gateway.handle(ids).workflow_id).terminate("test over")
 
 
@@ -128,14 +143,15 @@ async def test_a_second_answer_waits_out_a_hung_workers_task_and_is_refused(
     without completing them: Temporal keeps the first answer's signal out of the history
     until the task times out. The second answer waits for that and is refused; once the hung
     worker is gone, a fresh one applies the first answer, charging once."""
-    adk = await _counting(deployment)
+    adk = await _client(deployment)
     gateway = Gateway(adk=adk, answer_wait=1.0)
     with worker_process(deployment) as hung:
         ids, request_id = await _paused(gateway, "Oslo")
         os.kill(hung.pid, signal.SIGSTOP)
         first = await gateway.confirm(ids, request_id, True, answered_by="token:test")
-        with pytest.raises(AnswerPendingError, match="on its way"):
+        with pytest.raises(ApiError, match="on its way") as held:
             await gateway.confirm(ids, request_id, False, answered_by="token:test")
+        assert held.value.type == "answer_pending"
         handle = adk.handle(gateway.handle(ids).workflow_id)
         # The hung worker's tasks time out, so the one pending is a retry.
         shown = await run_cli(deployment.address, "show", handle.workflow_id, "--json")
@@ -157,28 +173,35 @@ async def test_a_second_answer_waits_out_a_hung_workers_task_and_is_refused(
     assert len(charged) == 1
 
 
-async def test_an_answer_the_run_closed_under_is_refused_as_run_closed(
+async def test_answers_to_a_closed_run_say_why_and_who_answered_first(
     deployment: Deployment,
 ) -> None:
-    """An answer checked against what the run published just before it closed (its memo
-    lists the request until the task after the answer): Temporal refuses the update as the
-    run completed, and the gateway says 409 ``run_closed``, not 404."""
-    adk = await _counting(deployment)
+    """After a run completed, a second answer to its answered request is 409
+    ``already_answered`` naming who answered and when; an answer to a run terminated while
+    its request was open is 409 ``run_closed``, naming its state."""
+    adk = await _client(deployment)
     gateway = Gateway(adk=adk, answer_wait=5.0)
     with worker_process(deployment):
         ids, request_id = await _paused(gateway, "Accra")
         handle = gateway.handle(ids)
-        _, published = await gateway.described(handle)
-        assert (await gateway.confirm(ids, request_id, True)).outcome == "applied"
+        assert (await gateway.confirm(ids, request_id, True, answered_by="alice")).outcome == (
+            "applied"
+        )
         async with asyncio.timeout(60):
             await handle.result()
-        with pytest.raises(ApiError) as refused:
-            await gateway._answer(
-                handle,
-                request_id,
-                "confirmation",
-                lambda checked: handle.confirm(request_id, False, checked=checked),
-                published,
-            )
-    assert (refused.value.status, refused.value.type) == (409, "run_closed")
-    assert "completed" in str(refused.value)
+        with pytest.raises(ApiError) as answered:
+            await gateway.confirm(ids, request_id, False, answered_by="bob")
+        other, other_request = await _paused(gateway, "Dakar")
+    await adk.client.get_workflow_handle(gateway.handle(other).workflow_id).terminate("over")
+    with pytest.raises(ApiError) as closed:
+        await gateway.confirm(other, other_request, True, answered_by="bob")
+    assert (answered.value.status, answered.value.type) == (409, "already_answered")
+    earlier = answered.value.document().error.earlier
+    assert earlier is not None
+    assert (earlier["decision"], earlier["answered_by"], earlier["channel"]) == (
+        "approved",
+        "alice",
+        "gateway",
+    )
+    assert (closed.value.status, closed.value.type) == (409, "run_closed")
+    assert "terminated" in str(closed.value)

@@ -14,10 +14,10 @@ from urllib.parse import quote
 import pytest
 from temporalio.client import Client
 
-from adk_temporal.client import AdkClient, AnswerPendingError
+from adk_temporal.answers import read_answers
+from adk_temporal.client import AdkClient
 from adk_temporal.codec import EncryptionCodec
 from adk_temporal.devserver import DevServer
-from adk_temporal.flow.messages import ConfirmInput
 from adk_temporal.plugin import adk_data_converter
 from adk_temporal.signing import AnswerLink, sign_link
 
@@ -184,6 +184,7 @@ async def test_without_a_worker_a_second_answer_to_one_request_is_refused(
     for what, reply in later.items():
         assert reply.status == 409, (what, reply.text)
         assert reply.json["error"]["type"] == "answer_pending", what
+        assert reply.json["error"]["reason"] == "held", what
         assert request["id"] in reply.json["error"]["message"], what
         assert "on its way" in reply.json["error"]["message"], what
     by_cli = await run_cli(
@@ -237,11 +238,9 @@ async def test_a_held_answer_is_read_through_the_clients_codec(
             if e.HasField("workflow_execution_signaled_event_attributes")
         ]
         assert b"adk-held" not in signal.input.SerializeToString()
-        [held] = await adk.held_answers(handle.workflow_id)
-        assert held == ConfirmInput(confirmation_id="adk-held", confirmed=False)
-        with pytest.raises(AnswerPendingError, match="a rejection"):
-            await adk.refuse_if_held(handle.workflow_id, "adk-held")
-        await adk.refuse_if_held(handle.workflow_id, "adk-other")
+        held = (await read_answers(adk.client, handle.workflow_id)).held
+        assert list(held) == ["adk-held"]
+        assert (held["adk-held"].decision, held["adk-held"].channel) == ("rejected", "signal")
     finally:
         await adk.client.get_workflow_handle(handle.workflow_id).terminate("the test is over")
 

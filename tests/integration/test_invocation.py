@@ -25,6 +25,7 @@ from adk_temporal.errors import (
 )
 from adk_temporal.events import REQUEST_CONFIRMATION_FUNCTION_NAME, Event
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.flow.messages import PendingConfirmation
 from adk_temporal.ids import SessionKey
 from adk_temporal.models import ModelRegistry, ScriptedCall, ScriptedModel, ScriptedRule
 from adk_temporal.sessions import SqliteSessionService
@@ -253,6 +254,7 @@ async def test_checked_update_rejects_answered_id_wrong_kind_and_digest(
         handle = await rt.adk.start(APP_NAME, USER, session_id, "weather_agent", "buy two")
         await _pause(handle, "awaiting_confirmation")
         rome, oslo = await handle.pending()
+        assert isinstance(rome, PendingConfirmation) and isinstance(oslo, PendingConfirmation)
         assert (rome.args, oslo.args) == ({"city": "Rome"}, {"city": "Oslo"})
         with pytest.raises(UnknownRequestIdError, match=f"{rome.id}.*adk_confirm"):
             await handle.resume(rome.id, "x")

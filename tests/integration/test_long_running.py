@@ -18,6 +18,7 @@ from google.genai import types
 
 from adk_temporal.devserver import DevServer
 from adk_temporal.errors import InvalidResumeInputError
+from adk_temporal.flow.messages import PendingInput
 from adk_temporal.ids import SessionKey
 
 from ..adk_models import call
@@ -61,6 +62,7 @@ async def test_the_wait_survives_a_worker_restart_and_the_cli_answers(
         result = await handle.result()
         events = (await rt.sessions.get(key)).events
     assert (result.status, result.final_text) == ("completed", "response2")
+    assert isinstance(request, PendingInput)
     assert request.long_running and request.id == found.calls[0]
     assert len(found.calls) == 1
     answered = [e for e in events if e.author == "user" and e.function_responses()]

@@ -22,6 +22,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from adk_temporal.artifacts import VersionsRequest
 from adk_temporal.background_http import BackgroundServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.flow.messages import PendingConfirmation
 from adk_temporal.notifications import Endpoint, Notifications
 from adk_temporal.signing import read_link, verify_body
 from adk_temporal.visibility import WAITING_VIEW
@@ -175,7 +176,9 @@ async def test_a_pause_is_notified_signed_with_links_and_answered_once(
     [request] = doc["requests"]
     assert request["id"] == pending.id and request["kind"] == "confirmation"
     assert request["tool"] == "buy_weather_report" and request["args"] == {"city": "Oslo"}
+    assert isinstance(pending, PendingConfirmation)
     assert request["payload"] == pending.payload and request["hint"] == pending.hint
+    assert isinstance(pending, PendingConfirmation)
     assert request["call_digest"] == pending.call_digest
     session_url = f"{GATEWAY}/v1/apps/{APP_NAME}/users/{USER}/sessions/{session_id}"
     assert request["answer"]["url"] == f"{session_url}/confirm"

@@ -136,7 +136,7 @@ async def test_without_a_worker_pending_lists_and_confirm_is_applied_later(
     shown = await _cli(dev_server, "pending", "--workflow-id", handle.workflow_id)
     assert request.id in shown.stdout and f"--address {dev_server.address}" in shown.stdout
     wrong = await _cli(dev_server, "confirm", handle.workflow_id, "adk-nope", "--approve")
-    assert wrong.returncode == 1 and "unknown confirmation id 'adk-nope'" in wrong.stderr
+    assert wrong.returncode == 1 and "no open confirmation request 'adk-nope'" in wrong.stderr
     checked = await _cli(
         dev_server,
         "confirm",

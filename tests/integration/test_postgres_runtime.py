@@ -9,6 +9,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from adk_temporal.app import App, Stores
 from adk_temporal.artifacts import FileArtifactService, VersionsRequest
 from adk_temporal.client import AdkClient
 from adk_temporal.devserver import DevServer
@@ -28,9 +29,7 @@ def _worker(
 ) -> Worker:
     """A worker with its own PostgreSQL connection pool, like a worker on another machine."""
     plugin = AdkPlugin(
-        [build_weather_agent("scripted:weather")],
-        session_service=sessions,
-        artifact_service=artifacts,
+        App([build_weather_agent("scripted:weather")]), stores=Stores(sessions, artifacts)
     )
     return Worker(
         client,

@@ -18,6 +18,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from adk_temporal.app import App, Stores
 from adk_temporal.artifacts import (
     ArtifactService,
     GcsArtifactService,
@@ -72,9 +73,7 @@ def _gcs_worker(
         artifacts = GcsArtifactService(bucket, client=server.client())
         task_queue = f"tq-{uuid.uuid4().hex[:12]}"
         plugin = AdkPlugin(
-            [build_weather_agent("scripted:weather")],
-            session_service=sessions,
-            artifact_service=artifacts,
+            App([build_weather_agent("scripted:weather")]), stores=Stores(sessions, artifacts)
         )
         async with Worker(
             client,

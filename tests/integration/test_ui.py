@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import pytest
 
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
@@ -74,8 +74,7 @@ async def paused_run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
             adk.client,
             App(agents=[build_weather_agent("scripted:weather")]),
             task_queue=task_queue,
-            session_service=sessions,
-            artifact_service=artifact_store(root / "data"),
+            stores=Stores(sessions, artifact_store(root / "data")),
         )
         async with worker, async_playwright() as playwright:
             handle = await adk.start(
@@ -121,7 +120,7 @@ async def _frames_text(page: Page) -> str:
 async def test_waiting_runs_query_lists_the_paused_invocation(
     paused_run: PausedRun, tmp_path: Path
 ) -> None:
-    """The saved view docs/console.md gives (invocations waiting for an answer, no
+    """The saved view docs/guides/console.md gives (invocations waiting for an answer, no
     auxiliary runs) shows the run in the UI's list."""
     page = await _new_page(paused_run)
     try:

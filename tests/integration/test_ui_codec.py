@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 import pytest
 
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.codec import EncryptionCodec, rotate_key_file
 from adk_temporal.codec_server import CodecServer
@@ -77,8 +77,7 @@ async def encrypted_run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
             adk.client,
             App(agents=[build_weather_agent("scripted:weather")]),
             task_queue=task_queue,
-            session_service=sessions,
-            artifact_service=artifact_store(root / "data"),
+            stores=Stores(sessions, artifact_store(root / "data")),
         )
         async with worker, async_playwright() as playwright:
             handle = await adk.start(

@@ -23,7 +23,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.converter import PayloadCodec
 from temporalio.worker import Replayer
 
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient
 from adk_temporal.codec import EncryptionCodec, EncryptionKeys, rotate_key_file
 from adk_temporal.converter import adk_data_converter
@@ -46,7 +46,7 @@ def _replayer(codec: PayloadCodec | None) -> Replayer:
     # the converter it is given, exactly as a worker keeps its client's.
     return Replayer(
         workflows=[],
-        plugins=[AdkPlugin([], session_service=InMemorySessionService())],
+        plugins=[AdkPlugin(App([]), stores=Stores(InMemorySessionService()))],
         data_converter=adk_data_converter(codec=codec),
     )
 
@@ -123,8 +123,7 @@ async def test_record_the_encrypted_history(dev_server: DevServer, tmp_path: Pat
         adk.client,
         App(agents=[build_weather_agent("scripted:weather")]),
         task_queue=task_queue,
-        session_service=sessions,
-        artifact_service=artifact_store(tmp_path / "data"),
+        stores=Stores(sessions, artifact_store(tmp_path / "data")),
         max_cached_workflows=0,
     )
     async with worker:

@@ -37,7 +37,7 @@ from temporalio.worker import Replayer, Worker
 
 from adk_temporal import client as client_module
 from adk_temporal.agents import Agent, BaseAgent
-from adk_temporal.app import App
+from adk_temporal.app import App, Stores
 from adk_temporal.background_http import BackgroundServer
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.context import ToolContext
@@ -57,6 +57,7 @@ from adk_temporal.worker import build_worker, worker_identity
 from ..adk_scenarios import failing_fan, long_running_agent
 from ..compaction_app import COMPACTION_APP, compaction_app
 from ..compaction_app import CONFIG as COMPACTION_CONFIG
+from ..graphs.ours import build as build_graph
 from ..integration.conftest import WorkerFactory
 from ..integration.queue_workers import (
     UncheckedPlugin,
@@ -78,7 +79,9 @@ USER = "u-replay"
 def _replayer() -> Replayer:
     # The plugin configures the replayer exactly as it configures workers: workflows,
     # data converter and sandbox pass-through.
-    return Replayer(workflows=[], plugins=[AdkPlugin([], session_service=InMemorySessionService())])
+    return Replayer(
+        workflows=[], plugins=[AdkPlugin(App([]), stores=Stores(InMemorySessionService()))]
+    )
 
 
 def _committed() -> list[Path]:
@@ -382,6 +385,26 @@ async def _mcp_approve(adk: AdkClient, sid: str) -> InvocationHandle:
     return await _answer_confirmation(handle, True)
 
 
+GRAPH_APP = "graphs"
+
+
+def _graph_app() -> tuple[list[BaseAgent], ModelRegistry]:
+    return [build_graph("pause_in_branch").workflow], ModelRegistry()
+
+
+async def _graph_join_pause(adk: AdkClient, sid: str) -> InvocationHandle:
+    """An ADK 2 graph: one branch of a join pauses (RequestInput) while the other finishes;
+    the answer completes the join."""
+    handle = await adk.start(GRAPH_APP, USER, sid, "branching", "go")
+    await handle.wait_for_status("awaiting_input")
+    await handle.resume("q-ok", {"result": True})
+    return handle
+
+
+GRAPH_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
+    "graph_join_pause": _graph_join_pause,
+}
+
 MCP_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     # A tool of an MCP server (stdio) that needs approval, approved by signal.
     "mcp_approval": _mcp_approve,
@@ -400,6 +423,7 @@ ALL_SCENARIOS = {
     *MCP_SCENARIOS,
     *NOTIFY_SCENARIOS,
     *ADK_SCENARIOS,
+    *GRAPH_SCENARIOS,
     "long_running_restart",
     "token_budget_pause",
     "app_queue_approve",
@@ -459,6 +483,7 @@ async def test_record_missing_histories(
         (EDGES_APP, _edges_app(), dict(EDGES_SCENARIOS)),
         (MCP_APP, _mcp_app(tmp_path / "mcp-calls.jsonl"), MCP_SCENARIOS),
         (ADK_APP, _adk_app(), ADK_SCENARIOS),
+        (GRAPH_APP, _graph_app(), GRAPH_SCENARIOS),
     ]
     for app, (agents, models), scenarios in groups:
         async with run_worker(agents, models=models) as rt:
@@ -520,7 +545,9 @@ async def _record_compaction(run_worker: WorkerFactory, client: Client) -> None:
     approval is pending when ``adk_compact`` runs; approved, it completes."""
     app = compaction_app()
     sid = f"replay-compaction-{uuid.uuid4().hex[:6]}"
-    async with run_worker([app.agent], models=app.models, compaction=COMPACTION_CONFIG) as rt:
+    async with run_worker(
+        [app.agent], models=app.models, events_compaction_config=COMPACTION_CONFIG
+    ) as rt:
         await (await rt.adk.start(COMPACTION_APP, USER, sid, "payer", "hi")).result()
         handle = await rt.adk.start(COMPACTION_APP, USER, sid, "payer", "pay 5")
         await _answer_confirmation(handle, True)
@@ -535,9 +562,7 @@ async def _record_app_queue(client: Client, name: str, own_queues: bool) -> None
     sessions = InMemorySessionService()
     queue = f"replay-{uuid.uuid4().hex[:8]}"
     app = App(agents=[build_weather_agent("scripted:weather")], name=APP_NAME)
-    worker = build_worker(
-        client, app, task_queue=queue, session_service=sessions, artifact_service=None
-    )
+    worker = build_worker(client, app, task_queue=queue, stores=Stores(sessions))
     adk = AdkClient(client, task_queue=queue, own_queues=own_queues)
     async with worker:
         async with asyncio.timeout(60):
@@ -560,9 +585,7 @@ async def _record_hand_back(client: Client, root: Path) -> None:
     queue = f"replay-{uuid.uuid4().hex[:8]}"
     own = app_task_queue(queue, "alpha")
     async with workers(client, root, queue, {"alpha": weather_app("alpha")}):
-        evil = UncheckedPlugin(
-            weather_app("evil").agents, session_service=InMemorySessionService(), app_name="evil"
-        )
+        evil = UncheckedPlugin(weather_app("evil"), stores=Stores(InMemorySessionService()))
         async with Worker(
             await connect_like(client),
             task_queue=own,

@@ -206,3 +206,30 @@ def test_loop_agent_spec_carries_kind_and_limit() -> None:
     assert (found.kind, found.max_iterations) == ("loop", 4)
     assert [s.name for s in found.sub_agents] == ["a", "b"]
     assert found.parent == "root"
+
+
+def test_a_sub_agent_without_a_model_uses_its_nearest_llm_ancestors() -> None:
+    """ADK's canonical_model: a model-less agent takes the nearest LLM agent's model above
+    it, through workflow agents; its own model wins; LlmAgent is ADK's name for Agent."""
+    from adk_temporal import LlmAgent
+
+    leaf = LlmAgent(name="leaf")
+    own = LlmAgent(name="own", model="scripted:own")
+    middle = LlmAgent(name="middle", sub_agents=[SequentialAgent("steps", sub_agents=[leaf])])
+    root = LlmAgent(name="root", model="scripted:root", sub_agents=[middle, own])
+    registry = AgentRegistry([root])
+    assert LlmAgent is Agent
+    assert [registry.model_of(n) for n in ("root", "middle", "leaf", "own")] == [
+        "scripted:root",
+        "scripted:root",
+        "scripted:root",
+        "scripted:own",
+    ]
+    with pytest.raises(UnknownAgentError):
+        registry.model_of("steps")
+
+
+def test_an_llm_agent_with_no_model_anywhere_above_is_refused() -> None:
+    """A tree whose LLM agent has no model to inherit fails when it is served, naming it."""
+    with pytest.raises(ValueError, match="agent 'helper' has no model"):
+        AgentRegistry([SequentialAgent("steps", sub_agents=[Agent("helper")])])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from adk_temporal.app import App, Stores
 from adk_temporal.errors import AdkRunError, UnknownAppError
 from adk_temporal.examples.weather import build_weather_agent
 from adk_temporal.flow.messages import InvocationRef, ModelStepInput, RouteStep
@@ -22,7 +23,7 @@ REF = SessionRef(
 
 def _services(sessions: InMemorySessionService, app: str | None) -> StepServices:
     agents = [build_weather_agent("scripted:weather")]
-    return StepServices.build(agents, session_service=sessions, app_name=app)
+    return StepServices.build(App(agents, name=app), Stores(sessions))
 
 
 async def test_another_apps_model_step_is_routed_back_and_touches_nothing() -> None:

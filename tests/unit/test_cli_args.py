@@ -16,7 +16,13 @@ from google.genai import types
 
 from adk_temporal.cli import main
 from adk_temporal.events import Event, EventActions
-from adk_temporal.flow.messages import ConfirmInput, PendingRequest, ResumeInput
+from adk_temporal.flow.messages import (
+    ConfirmInput,
+    PendingConfirmation,
+    PendingInput,
+    PendingRequest,
+    ResumeInput,
+)
 from adk_temporal.render import event_lines, workflows_url
 from adk_temporal.workflows.details import answer_commands
 
@@ -138,13 +144,21 @@ def test_artifacts_cat_refuses_a_negative_version() -> None:
 
 
 def _request(kind: str) -> PendingRequest:
-    return PendingRequest(
-        kind=kind,  # type: ignore[arg-type]
-        id="adk-123" if kind == "confirmation" else "call-1/input-1",
+    if kind == "confirmation":
+        return PendingConfirmation(
+            kind="confirmation",
+            id="adk-123",
+            function_call_id="call-1",
+            tool="buy_weather_report",
+            args={"city": "Hangzhou"},
+            hint="Buy it?",
+        )
+    return PendingInput(
+        kind="input",
+        id="call-1/input-1",
         function_call_id="call-1",
         tool="buy_weather_report",
         args={"city": "Hangzhou"},
-        hint="Buy it?",
     )
 
 

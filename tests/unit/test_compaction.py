@@ -14,6 +14,7 @@ from google.genai import types
 from pydantic import ValidationError
 
 from adk_temporal.agents import Agent
+from adk_temporal.app import App, Stores
 from adk_temporal.compaction import (
     EventsCompactionConfig,
     open_boundary,
@@ -226,7 +227,7 @@ async def test_the_step_stores_one_compaction_and_a_retry_stores_no_second() -> 
     await sessions.append_events(KEY, _session(3))
     registry, model = queue_registry("summ", ["the user asked three questions"])
     services = StepServices.build(
-        [Agent(name="agent", model="summ")], session_service=sessions, models=registry
+        App([Agent(name="agent", model="summ")], models=registry), Stores(sessions)
     )
     ref, inp = _step_of_third_invocation()
     result = await compact_events(services, inp, ref)
@@ -260,10 +261,12 @@ async def test_the_summary_counts_towards_token_budgets_once() -> None:
     registry = ModelRegistry()
     registry.register("priced-summ", lambda _: _PricedSummarizer())
     services = StepServices.build(
-        [Agent(name="agent", model="priced-summ")],
-        session_service=sessions,
-        models=registry,
-        token_budgets=TokenBudgets(session=1000),
+        App(
+            [Agent(name="agent", model="priced-summ")],
+            models=registry,
+            token_budgets=TokenBudgets(session=1000),
+        ),
+        Stores(sessions),
     )
     ref, inp = _step_of_third_invocation()
     first = await compact_events(services, inp, ref)

@@ -10,7 +10,13 @@ from rich.console import Console
 
 from adk_temporal.confirmation import confirmation_reply, confirmation_request_call
 from adk_temporal.events import Event, EventActions, ToolConfirmation
-from adk_temporal.flow.messages import PREVIEW_BYTES, InvocationStatus, PendingRequest
+from adk_temporal.flow.messages import (
+    PREVIEW_BYTES,
+    InvocationStatus,
+    PendingConfirmation,
+    PendingInput,
+    PendingRequest,
+)
 from adk_temporal.render import summary_lines
 from adk_temporal.web.chat import chat_cards
 from adk_temporal.web.humantime import ago, duration, waiting_for
@@ -106,7 +112,7 @@ def test_times_read_as_people_say_them() -> None:
 
 
 def _request(payload: object, args: dict[str, object]) -> PendingRequest:
-    return PendingRequest(
+    return PendingConfirmation(
         kind="confirmation",
         id="adk-1",
         function_call_id="f-1",
@@ -167,7 +173,7 @@ def test_artifacts_are_opened_by_what_they_hold() -> None:
 def test_the_details_first_line_says_what_the_run_waits_for() -> None:
     """The Temporal UI's current details open with one scannable line naming the tools."""
     approval = _request({"amount": 12}, {"amount": 12})
-    asked = approval.model_copy(update={"kind": "input", "id": "adk-2", "tool": "ask_dates"})
+    asked = PendingInput(kind="input", id="adk-2", function_call_id="f-1", tool="ask_dates")
     now = InvocationStatus(
         status="awaiting_confirmation", invocation_id="e-1", agent="billing", step=1
     )

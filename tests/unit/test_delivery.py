@@ -7,8 +7,7 @@ import asyncio
 import pytest
 from temporalio.service import RPCError, RPCStatusCode
 
-from adk_temporal.client import AnswerPendingError
-from adk_temporal.delivery import deliver_answer
+from adk_temporal.answers import deliver_answer
 from adk_temporal.errors import UnknownRequestIdError
 
 
@@ -87,8 +86,8 @@ async def test_a_vetted_out_answer_waits_for_a_trailing_reply() -> None:
 
 async def test_no_worker_and_a_closed_request_is_refused_without_a_signal() -> None:
     """Nobody takes the update and the run shows the request closed: refused, no signal."""
-    run = Run("never", vet_error=AnswerPendingError("already has an answer on its way"))
-    with pytest.raises(AnswerPendingError, match="on its way"):
+    run = Run("never", vet_error=UnknownRequestIdError("already has an answer on its way"))
+    with pytest.raises(UnknownRequestIdError, match="on its way"):
         await _deliver(run)
     assert run.sent == ["update"]
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from google.genai import types
 
+from adk_temporal.errors import InvocationErrorCode
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
 
 
@@ -25,6 +28,7 @@ def test_ctx_b8_event_actions_json_keys() -> None:
         "end_invocation",
         "rewind_before_invocation_id",
         "compaction",
+        "route",
     }
 
 
@@ -146,3 +150,16 @@ def test_is_final_response(event: Event, final: bool) -> None:
 def test_has_trailing_code_execution_result(event: Event, trailing: bool) -> None:
     """Only a code-execution result in the last part counts as trailing."""
     assert event.has_trailing_code_execution_result() is trailing
+
+
+def test_the_flow_ends_invocations_only_with_codes_of_the_register() -> None:
+    """Every error code the flow stores for its own reasons is an InvocationErrorCode: no
+    string literal stands in for one (they drifted apart before)."""
+    flow = Path(__file__).resolve().parents[2] / "adk_temporal" / "flow"
+    literals = {
+        node.value
+        for path in flow.glob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    assert literals & {code.value for code in InvocationErrorCode} == set()

@@ -230,6 +230,42 @@ async def test_braces_spaces_and_non_names_follow_the_upstream_template() -> Non
     )
 
 
+async def test_nested_state_paths_resolve_as_the_upstream_test_expects() -> None:
+    """ADK-Python test_instructions.py test_build_system_instruction: ``{customer.profile.
+    name}`` reads the nested value and ``{customer?.preferences.alias}`` (optional, missing)
+    is empty, beside the flat and non-name groups."""
+    ctx = await _ctx(
+        {
+            "customerId": "1234567890",
+            "customer_int": 30,
+            "customer": {"profile": {"name": "Test User", "email": "test@example.com"}},
+        }
+    )
+    template = (
+        "Use the echo_info tool to echo { customerId }, {{customer_int  }, "
+        "{customer.profile.name}, {customer?.preferences.alias}, "
+        "{  non-identifier-float}}, {'key1': 'value1'} and {{'key2': 'value2'}}."
+    )
+    assert await inject_session_state(template, ctx) == (
+        "Use the echo_info tool to echo 1234567890, 30, Test User, , "
+        "{  non-identifier-float}}, {'key1': 'value1'} and {{'key2': 'value2'}}."
+    )
+
+
+async def test_nested_paths_that_do_not_resolve() -> None:
+    """ADK-Python test_nested_templating: a ``?`` after any segment (or at the end) makes a
+    missing path empty; an unmarked one, a path through a non-dict value and a segment that
+    is no name stay as written; a scoped first segment and ``None`` read as flat keys do."""
+    ctx = await _ctx({"user": {"profile": {"name": "Ada"}, "n": 3}, "app:cfg": {"tier": None}})
+    template = (
+        "{user.profile.name}|{user.settings?.preferences.theme}|{user.preferences.value}|"
+        "{user.n.x}|{user.profile.name?}|{gone.x}|{gone?.x}|{user.bad-name}|{app:cfg.tier}"
+    )
+    assert await inject_session_state(template, ctx) == (
+        "Ada||{user.preferences.value}|{user.n.x}|Ada|{gone.x}||{user.bad-name}|"
+    )
+
+
 async def test_scope_prefixes_are_names_and_other_prefixes_are_not() -> None:
     """ADK-Python test_instructions.py test_build_system_instruction_with_namespace:
     ``app:``, ``user:`` and ``temp:`` keys are read, ``a:key`` stays as written."""

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from adk_temporal.agents import Agent
+from adk_temporal.app import App, Stores
 from adk_temporal.errors import ModelUnavailableError
 from adk_temporal.model_limits import (
     ModelLimit,
@@ -149,10 +150,12 @@ async def test_a_wait_beyond_the_workers_bound_is_shortened_and_honoured_in_proc
     models = ModelRegistry()
     models.register("scripted:limited", lambda n: _Limited(name=n, script=["fine"]))
     runner = Runner(
-        [Agent("agent", "scripted:limited")],
-        session_service=InMemorySessionService(),
-        models=models,
-        max_retry_after=timedelta(milliseconds=50),
+        App(
+            [Agent("agent", "scripted:limited")],
+            models=models,
+            max_retry_after=timedelta(milliseconds=50),
+        ),
+        stores=Stores(InMemorySessionService()),
     )
     result = await runner.run("app", "u", "s", "agent", "hi")
     assert (result.status, result.final_text) == ("completed", "fine")

@@ -11,10 +11,11 @@ from http.server import HTTPServer
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 
 from adk_temporal.background_http import BackgroundServer
 from adk_temporal.examples.webhook_receiver import receiver
-from adk_temporal.flow.messages import PendingRequest
+from adk_temporal.flow.messages import PendingInput, PendingRequest
 from adk_temporal.notifications import (
     Endpoint,
     Notice,
@@ -52,7 +53,7 @@ def _confirmation(**changes: Any) -> PendingRequest:
         "payload": {"price_usd": 2.0},
         "call_digest": "d1g3st",
     }
-    return PendingRequest(**{**fields, **changes})
+    return TypeAdapter(PendingRequest).validate_python({**fields, **changes})
 
 
 def _notice(*requests: PendingRequest, event: Any = "paused") -> Notice:
@@ -163,7 +164,7 @@ def test_a_link_expires_with_its_request_when_that_is_sooner() -> None:
 
 
 def test_an_input_request_is_answered_through_resume_and_has_no_links() -> None:
-    request = PendingRequest(
+    request = PendingInput(
         kind="input",
         id="int-1",
         function_call_id="call-2",

@@ -18,6 +18,8 @@ from adk_temporal.events import InputRequest
 from adk_temporal.flow.messages import (
     ConfirmInput,
     InvocationCarry,
+    PendingConfirmation,
+    PendingInput,
     PendingRequest,
     Refusal,
     ResumeInput,
@@ -28,7 +30,7 @@ SCHEMA = {"type": "string"}
 
 
 def _confirmation(request_id: str = "adk-1") -> PendingRequest:
-    return PendingRequest(
+    return PendingConfirmation(
         kind="confirmation",
         id=request_id,
         function_call_id="call-1",
@@ -39,7 +41,7 @@ def _confirmation(request_id: str = "adk-1") -> PendingRequest:
 
 
 def _input(request_id: str = "seat") -> tuple[PendingRequest, InputRequest]:
-    pending = PendingRequest(kind="input", id=request_id, function_call_id="call-2", tool="pick")
+    pending = PendingInput(kind="input", id=request_id, function_call_id="call-2", tool="pick")
     request = InputRequest(interrupt_id=request_id, function_call_id="call-2", input_schema=SCHEMA)
     return pending, request
 
@@ -223,7 +225,7 @@ BUY_DIGEST = call_digest("buy", {"city": "Oslo"})
 
 def _asked(request_id: str, call_id: str, *, agent: str = "report_agent") -> PendingRequest:
     """A confirmation request of ``agent`` for call ``call_id`` to ``buy`` in Oslo."""
-    return PendingRequest(
+    return PendingConfirmation(
         kind="confirmation",
         id=request_id,
         function_call_id=call_id,
@@ -349,9 +351,7 @@ def test_ctx_f18_confirmation_reply_cannot_answer_input_request() -> None:
     """A confirmation answer addressed to an input request's id (or an input to a
     confirmation's id) is refused and answers nothing."""
     book = RequestBook()
-    pending = PendingRequest(
-        kind="input", id="call-1/input-1", function_call_id="call-1", tool="buy"
-    )
+    pending = PendingInput(kind="input", id="call-1/input-1", function_call_id="call-1", tool="buy")
     book.open(pending, InputRequest(interrupt_id="call-1/input-1", function_call_id="call-1"))
     book.open(_asked("adk-c1", "call-1"))
     confirm = ConfirmInput(confirmation_id="call-1/input-1", confirmed=True)

@@ -327,3 +327,20 @@ def test_default_registry_resolves_gemini_and_the_weather_demo(
     assert isinstance(scripted, Model)
     with pytest.raises(UnknownModelError, match="'scripted:other'"):
         registry.resolve("scripted:other")
+
+
+async def test_replies_report_estimated_token_usage() -> None:
+    """Every reply reports tokens (a token per four characters of request and reply, rounded
+    up), so budgets work offline; a scripted response's own usage stays; it can be off."""
+    request = LlmRequest(
+        model="scripted", contents=[user("weather in Rome?")], system_instruction="Be brief."
+    )
+    reply = await ScriptedModel(script=["Sunny."]).generate(request)
+    assert reply.usage is not None
+    assert (reply.usage.prompt_token_count, reply.usage.candidates_token_count) == (7, 2)
+    assert reply.usage.total_token_count == 9
+    own = types.GenerateContentResponseUsageMetadata(total_token_count=42)
+    kept = await ScriptedModel(script=[LlmResponse(usage=own)]).generate(request)
+    assert kept.usage == own
+    silent = await ScriptedModel(script=["Sunny."], report_usage=False).generate(request)
+    assert silent.usage is None

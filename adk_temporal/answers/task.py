@@ -1,4 +1,4 @@
-"""When a run's history shows every signal sent to it.
+"""When a run's history shows every signal sent to it (and what its workflow task is doing).
 
 Temporal keeps a signal that arrives while a workflow task is running out of the history
 until that task ends: completed by its worker, or timed out when the worker hung or died
@@ -10,9 +10,10 @@ second, conflicting one.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from temporalio.api.enums.v1 import PendingWorkflowTaskState
-from temporalio.client import WorkflowExecutionDescription, WorkflowHandle
+from temporalio.client import WorkflowExecutionDescription
 
 __all__ = ["DEFAULT_TASK_TIMEOUT_SECONDS", "TASK_STARTED", "once_signals_show"]
 
@@ -31,7 +32,8 @@ TASK_STARTED = PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED
 
 
 async def once_signals_show(
-    handle: WorkflowHandle[object, object], described: WorkflowExecutionDescription
+    describe: Callable[[], Awaitable[WorkflowExecutionDescription]],
+    described: WorkflowExecutionDescription,
 ) -> WorkflowExecutionDescription:
     """The run's description once no workflow task that was running at ``described`` runs.
 
@@ -54,7 +56,7 @@ async def once_signals_show(
         async with asyncio.timeout(timeout + _GRACE_SECONDS):
             while True:
                 await asyncio.sleep(_POLL_SECONDS)
-                latest = await handle.describe()
+                latest = await describe()
                 now = latest.raw_description.pending_workflow_task
                 if now.state != TASK_STARTED or now.started_time != started:
                     return latest

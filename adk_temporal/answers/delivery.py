@@ -1,9 +1,10 @@
 """How an answer reaches a run: the checked update when a worker takes it in time, else the
 signal, which Temporal keeps until a worker picks the run up.
 
-The gateway sends the update first and reads the run only when no worker took it at once
-(``vet``): with a worker running, an answer costs one call to Temporal, as a bare signal
-does. The CLI checks first (``check``), since a person waits on its refusals either way.
+The mechanics under the desk's delivery policies: ``update_first`` sends the update first
+and reads the run only when no worker took it at once (``vet``), so with a worker running
+an answer costs one call to Temporal, as a bare signal does; ``check_first`` checks before
+anything is sent (``check``), since a person waits on its refusals either way.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ async def deliver_answer(
             keeps until a worker picks the run up.
         wait: Seconds to wait for a worker to take the update.
         fallback: Send the signal when no worker took the update in time.
-        check: Raises when the answer must not be sent (:meth:`AdkClient.refuse_if_held`);
+        check: Raises when the answer must not be sent (the desk's check of the run);
             called before the update and again before the signal, since another answer
             may have become a signal while this one waited for a worker.
         vet: Raises when the answer must not be sent, from what Temporal shows of the run
@@ -60,9 +61,9 @@ async def deliver_answer(
     Raises:
         TimeoutError: No worker took the update in time and ``fallback`` is false (Temporal
             may still apply it once one picks the run up).
-        AnswerPendingError: ``check`` or ``vet`` found another answer held by Temporal
-            (nothing sent, or only the update, which the worker then refuses as already
-            answered).
+        Exception: What ``check`` or ``vet`` raised to refuse the answer (nothing sent, or
+            only the update, which the worker then refuses as already answered), or the
+            worker's own refusal of the update.
     """
     if check is not None and vet is None:
         await check()

@@ -1,0 +1,96 @@
+"""Graph workflows at their edges, in-process: a malformed answer is refused and the pause
+stays open, a cancelled graph stops its nodes, a large output reaches the next node from
+the store, and a node kind not supported yet fails with a typed error."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from adk_temporal.agents import Agent
+from adk_temporal.app import App, Stores
+from adk_temporal.errors import InvalidResumeInputError
+from adk_temporal.flow.graph_messages import INLINE_VALUE_BYTES
+from adk_temporal.ids import SessionKey
+from adk_temporal.runner import Runner
+from adk_temporal.sessions import InMemorySessionService
+from adk_temporal.workflow import START, RequestInput, Workflow
+
+KEY = SessionKey("app", "u", "s-edges")
+
+
+def _runner(graph: Workflow | Agent, *others: Workflow) -> tuple[Runner, InMemorySessionService]:
+    sessions = InMemorySessionService()
+    return Runner(App([graph, *others]), stores=Stores(sessions)), sessions
+
+
+async def test_an_answer_breaking_the_schema_is_refused_and_the_pause_stays() -> None:
+    """A RequestInput's response_schema is enforced where the answer enters; a valid answer
+    then completes the graph."""
+
+    def ask(node_input: Any) -> RequestInput:
+        schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+        return RequestInput(interrupt_id="q-n", message="A number?", response_schema=schema)
+
+    def use(node_input: dict[str, Any]) -> int:
+        return int(node_input["n"]) * 2
+
+    runner, _ = _runner(Workflow(name="numbers", edges=[(START, ask, use)]))
+    run = await runner.start(KEY.app_name, KEY.user_id, KEY.session_id, "numbers", "go")
+    await run.wait_for_status("awaiting_input")
+    with pytest.raises(InvalidResumeInputError):
+        await run.resume("q-n", {"n": "seven"})
+    assert [p.id for p in await run.pending()] == ["q-n"]
+    await run.resume("q-n", {"n": 7})
+    assert (await run.result()).final_text == "14"
+
+
+async def test_a_cancelled_graph_stops_its_running_nodes() -> None:
+    """Cancelling a graph while one branch waits and another runs stops both and stores
+    one cancellation event."""
+    started = asyncio.Event()
+
+    async def slow(node_input: Any) -> str:
+        started.set()
+        await asyncio.sleep(60)
+        return "late"
+
+    def ask(node_input: Any) -> RequestInput:
+        return RequestInput(interrupt_id="q-wait", message="Wait")
+
+    runner, sessions = _runner(Workflow(name="both", edges=[(START, (slow, ask))]))
+    run = await runner.start(KEY.app_name, KEY.user_id, KEY.session_id, "both", "go")
+    await run.wait_for_status("awaiting_input")
+    await asyncio.wait_for(started.wait(), 30)
+    await run.cancel()
+    assert (await run.result()).status == "cancelled"
+    events = (await sessions.get(KEY)).events
+    assert [e.error_code for e in events if e.error_code] == ["Cancelled"]
+
+
+async def test_a_large_output_reaches_the_next_node_from_the_store() -> None:
+    """An output over the inline limit crosses as its event's id; the next node gets it
+    whole."""
+
+    def big(node_input: Any) -> str:
+        return "x" * (INLINE_VALUE_BYTES * 20)
+
+    def measure(node_input: str) -> int:
+        return len(node_input)
+
+    runner, _ = _runner(Workflow(name="sizes", edges=[(START, big, measure)]))
+    result = await runner.run(KEY.app_name, KEY.user_id, KEY.session_id, "sizes", "go")
+    assert result.final_text == str(INLINE_VALUE_BYTES * 20)
+
+
+async def test_an_agent_node_fails_with_a_typed_error() -> None:
+    """An LLM agent as a node is not run yet: the node's error event says so by type."""
+    agent = Agent("helper", "scripted:none")
+    runner, sessions = _runner(Workflow(name="agentic", edges=[(START, agent)]))
+    result = await runner.run(KEY.app_name, KEY.user_id, KEY.session_id, "agentic", "go")
+    assert result.status == "failed"
+    errors = [e for e in (await sessions.get(KEY)).events if e.error_code]
+    assert [e.error_code for e in errors] == ["WorkflowConfigurationError"]
+    assert "cannot run as a graph node yet" in (errors[0].error_message or "")

@@ -1,0 +1,69 @@
+"""Run one scenario on google-adk 2.13 and print what it stored, as JSON.
+
+Runs in google-adk's own environment (it pins google-genai below 3, so it never joins
+ours): ``python adk_side.py <scenario>``. Prints ``{"events": [...], "state": {...},
+"error": ...}`` on its last line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import types as pytypes
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+# google-adk is only in its own environment (tests.graphs.adk_env), never in ours.
+import google.adk.workflow as adk_workflow  # type: ignore[import-untyped,unused-ignore]
+from google.adk.events import RequestInput  # type: ignore[import-untyped,unused-ignore]
+from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped,unused-ignore]
+from google.genai import types
+
+from tests.graphs.record import event_record, normal
+from tests.graphs.scenarios import SCENARIOS, Answer
+
+
+def names() -> Any:
+    """ADK's names, as the scenarios use them."""
+    found = {n: getattr(adk_workflow, n) for n in adk_workflow.__all__}
+    return pytypes.SimpleNamespace(**found, RequestInput=RequestInput)
+
+
+def content(message: str | Answer) -> types.Content:
+    if isinstance(message, Answer):
+        response = types.FunctionResponse(
+            id=message.interrupt_id, name="adk_request_input", response=message.response
+        )
+        return types.Content(role="user", parts=[types.Part(function_response=response)])
+    return types.Content(role="user", parts=[types.Part(text=message)])
+
+
+async def main(name: str) -> dict[str, Any]:
+    scenario = SCENARIOS[name](names())
+    runner = InMemoryRunner(node=scenario.workflow, app_name="app")
+    session = await runner.session_service.create_session(app_name="app", user_id="u")
+    error = None
+    for message in scenario.messages:
+        try:
+            async for _ in runner.run_async(
+                user_id="u", session_id=session.id, new_message=content(message)
+            ):
+                pass
+        except Exception as err:  # the run failed: compared with ours
+            error = type(err).__name__
+    stored = await runner.session_service.get_session(
+        app_name="app", user_id="u", session_id=session.id
+    )
+    assert stored is not None
+    return {
+        "events": [event_record(e) for e in stored.events],
+        "state": normal(stored.state),
+        "error": error,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(sys.argv[1]))))

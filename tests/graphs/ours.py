@@ -1,0 +1,77 @@
+"""Running a scenario on adk-temporal, recorded as the ADK side records it."""
+
+from __future__ import annotations
+
+import types as pytypes
+from typing import Any
+
+import adk_temporal.workflow as ours
+from adk_temporal.app import App, Stores
+from adk_temporal.ids import SessionKey
+from adk_temporal.runner import Runner
+from adk_temporal.sessions import InMemorySessionService, SessionService
+
+from .record import event_record, normal
+from .scenarios import SCENARIOS, Answer, Scenario
+
+__all__ = ["IN_BOTH", "KEY", "PAUSING", "build", "names", "recorded", "run_in_process"]
+
+IN_BOTH = [
+    "chain",
+    "fan_out_join",
+    "routes",
+    "loop",
+    "nested",
+    "dynamic",
+    "retry",
+    "retry_unlisted",
+    "timeout",
+    "max_concurrency",
+    "two_terminals",
+]
+"""The scenarios both engines run from one message to the end."""
+
+PAUSING = ["pause", "pause_rerun", "pause_in_branch"]
+"""The scenarios that pause and are answered (by a later message on ADK; by an answer to
+the waiting invocation here)."""
+
+KEY = SessionKey("app", "u", "s-graph")
+"""The session every scenario runs in (one store per run)."""
+
+
+def names() -> Any:
+    """Our names, as the scenarios use them."""
+    return pytypes.SimpleNamespace(**{n: getattr(ours, n) for n in ours.__all__})
+
+
+def build(scenario: str) -> Scenario:
+    """The scenario built with our names."""
+    return SCENARIOS[scenario](names())
+
+
+async def recorded(sessions: SessionService, error: str | None) -> dict[str, Any]:
+    """What the session holds after the run, as the ADK side records it."""
+    session = await sessions.get(KEY)
+    return {
+        "events": [event_record(e) for e in session.events],
+        "state": normal(session.state),
+        "error": error,
+    }
+
+
+async def run_in_process(scenario: str) -> dict[str, Any]:
+    """Run ``scenario`` on the in-process runner; its record."""
+    built = build(scenario)
+    sessions = InMemorySessionService()
+    runner = Runner(App([built.workflow]), stores=Stores(sessions))
+    message, *answers = built.messages
+    assert isinstance(message, str)
+    run = await runner.start(
+        KEY.app_name, KEY.user_id, KEY.session_id, built.workflow.name, message
+    )
+    for answer in answers:
+        assert isinstance(answer, Answer)
+        await run.wait_for_status("awaiting_input")
+        await run.resume(answer.interrupt_id, answer.response)
+    result = await run.result()
+    return await recorded(sessions, result.error if result.status == "failed" else None)
