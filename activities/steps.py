@@ -3,23 +3,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import TypeVar
+
 from temporalio import activity
 
 from adk_temporal.activities.short_ids import StepInput, restored, short_result
+from adk_temporal.errors import UnknownAppError
 from adk_temporal.flow.compacting import CompactionInput, CompactionResult
 from adk_temporal.flow.graph_messages import NodeStepInput, NodeStepResult
 from adk_temporal.flow.messages import (
     AppendEventsInput,
     ModelStepInput,
     ModelStepReply,
+    RouteStep,
     ToolCallInput,
     ToolCallResult,
 )
-from adk_temporal.steps import StepServices, append_events, model_step, tool_call
+from adk_temporal.steps import SessionRef, StepServices, append_events, model_step, tool_call
 from adk_temporal.steps.compaction import compact_events
 from adk_temporal.steps.node_step import node_step
 
 from .adapter import heartbeat, step_ref, translate_errors
+from .routing import AppRouter
+
+T = TypeVar("T")
 
 __all__ = [
     "AppendEventsActivity",
@@ -35,19 +43,31 @@ class ModelStepActivity:
 
     def __init__(self, services: StepServices) -> None:
         self._services = services
+        self._router = AppRouter()
 
     @activity.defn(name="adk_model_step")
     @translate_errors
     async def run(self, inp: ModelStepInput) -> ModelStepReply:
         """The model step (``adk_temporal.steps.model_step``) as a Temporal activity."""
         whole = _whole(inp)
-        return await model_step(
+        reply = await model_step(
             self._services,
             whole,
             step_ref(whole.ref),
             attempt=activity.info().attempt,
             heartbeat=heartbeat(),
         )
+        return await self._routed(reply)
+
+    async def _routed(self, reply: ModelStepReply) -> ModelStepReply:
+        """``reply`` with where the run's steps go: a step of another app is routed, and an
+        unnamed app's tree says whether to leave a queue named apps share."""
+        if isinstance(reply, RouteStep):
+            return await self._router.route(reply.app) if reply.app is not None else reply
+        tree = getattr(reply, "tree", None)
+        if tree is None or self._services.app_name is not None:
+            return reply
+        return reply.model_copy(update={"tree": await self._router.unnamed_tree(tree)})
 
 
 class ToolCallActivity:
@@ -55,19 +75,18 @@ class ToolCallActivity:
 
     def __init__(self, services: StepServices) -> None:
         self._services = services
+        self._router = AppRouter()
 
     @activity.defn(name="adk_tool_call")
     @translate_errors
     async def run(self, inp: ToolCallInput) -> ToolCallResult:
         """The tool call (``adk_temporal.steps.tool_call``) as a Temporal activity."""
         whole = _whole(inp)
-        result = await tool_call(
-            self._services,
-            whole,
-            step_ref(whole.ref),
-            attempt=activity.info().attempt,
-            heartbeat=heartbeat(),
+        ref = step_ref(whole.ref)
+        step = tool_call(
+            self._services, whole, ref, attempt=activity.info().attempt, heartbeat=heartbeat()
         )
+        result = await _handed_back(self._router, ref, step)
         return short_result(result, inp, whole)
 
 
@@ -89,13 +108,15 @@ class AppendEventsActivity:
 
     def __init__(self, services: StepServices) -> None:
         self._services = services
+        self._router = AppRouter()
 
     @activity.defn(name="adk_append_events")
     @translate_errors
     async def run(self, inp: AppendEventsInput) -> None:
         """The append step (``adk_temporal.steps.append_events``) as a Temporal activity."""
         whole = _whole(inp)
-        await append_events(self._services, whole, step_ref(whole.ref))
+        ref = step_ref(whole.ref)
+        await _handed_back(self._router, ref, append_events(self._services, whole, ref))
 
 
 class CompactionActivity:
@@ -103,13 +124,23 @@ class CompactionActivity:
 
     def __init__(self, services: StepServices) -> None:
         self._services = services
+        self._router = AppRouter()
 
     @activity.defn(name="adk_compact")
     @translate_errors
     async def run(self, inp: CompactionInput) -> CompactionResult:
         """The compaction step (``adk_temporal.steps.compaction``) as a Temporal activity."""
         whole = _whole(inp)
-        return await compact_events(self._services, whole, step_ref(whole.ref))
+        ref = step_ref(whole.ref)
+        return await _handed_back(self._router, ref, compact_events(self._services, whole, ref))
+
+
+async def _handed_back(router: AppRouter, ref: SessionRef, step: Awaitable[T]) -> T:
+    """``step``'s result; a step of another app is handed back with where it goes."""
+    try:
+        return await step
+    except UnknownAppError:
+        raise await router.refusal(ref.key.app_name) from None
 
 
 def _whole(inp: StepInput) -> StepInput:

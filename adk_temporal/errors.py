@@ -39,6 +39,8 @@ AdkError
 │   │   to or fork at; rewind.py)
 │   ├── StagedResponseNotFoundError (LookupError: a staged tool response is gone)
 │   ├── ModelRequestError (a 4xx from the model API)
+│   ├── ModelConfigurationError (ValueError: no model credentials, or the API refused the
+│   │   key; names what to set)
 │   ├── UnknownAgentError (LookupError)
 │   ├── AppNotServedError (LookupError: a run asked of an in-process runner of another app)
 │   ├── UnmatchedFunctionResponseError (LookupError: a response answers no call in history)
@@ -49,6 +51,7 @@ AdkError
 │   ├── EvalSetError (ValueError: an eval set, test file or criteria file is not ADK's
 │   │   format, or names a metric not computed here; adk_temporal.evaluation)
 │   ├── ModelLimitError (ValueError: a malformed model limit; model_limits.py)
+│   ├── WorkerQueueError (ValueError: a worker was given another app's own task queue)
 │   ├── WorkflowConfigurationError (ValueError: a graph workflow, node or edge that cannot
 │   │   run, as ADK 2 names it; adk_temporal.workflow)
 │   │   └── GraphValidationError (the edges break one of ADK's graph rules)
@@ -107,6 +110,7 @@ __all__ = [
     "InvocationErrorCode",
     "InvocationNotFoundError",
     "MemoryServiceNotConfiguredError",
+    "ModelConfigurationError",
     "ModelRequestError",
     "ModelUnavailableError",
     "NodeTimeoutError",
@@ -126,6 +130,7 @@ __all__ = [
     "UnknownRequestIdError",
     "UnmatchedFunctionResponseError",
     "VersionConflictError",
+    "WorkerQueueError",
     "WorkflowConfigurationError",
 ]
 
@@ -255,6 +260,31 @@ class ModelRequestError(AdkRequestError):
         super().__init__(f"model request failed with HTTP {status}: {message}")
         self.status = status
         self.message = message
+
+
+class ModelConfigurationError(AdkRequestError, ValueError):
+    """The model cannot be called as the worker is configured: no credentials were found,
+    or the API refused the ones given (an invalid, expired or unauthorised API key).
+
+    No attempt can succeed until the worker's configuration changes, so the step fails at
+    once, naming what to set.
+
+    Args:
+        status: The HTTP status the API answered with; ``None`` when no call was made.
+        message: What is wrong, and what to set.
+    """
+
+    def __init__(self, status: int | None, message: str) -> None:
+        where = f" (HTTP {status})" if status is not None else ""
+        super().__init__(f"model configuration error{where}: {message}")
+        self.status = status
+        self.message = message
+
+
+class WorkerQueueError(AdkRequestError, ValueError):
+    """A worker was given a task queue it may not poll: another app's own queue
+    (``<queue>/apps/<app>``), whose steps only that app's workers may take, or the queue
+    of unnamed apps' workers (``<queue>/any-app``) for a named app."""
 
 
 class InvalidToolArgumentsError(AdkRequestError, ValueError):

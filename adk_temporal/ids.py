@@ -24,18 +24,21 @@ from typing import NamedTuple
 from .errors import InvalidIdError
 
 __all__ = [
+    "ANY_APP",
     "DEFAULT_TASK_QUEUE",
     "DRIVE_PREFIX",
     "MAX_FILE_NAME_BYTES",
     "MAX_ID_BYTES",
     "USER_SCOPE",
     "SessionKey",
+    "any_app_task_queue",
     "app_queues_prefix",
     "app_task_queue",
     "base_task_queue",
     "check_session_ids",
     "hidden_character_problem",
     "id_problem",
+    "queue_owner",
     "session_key_of",
     "size_problem",
     "workflow_id_for",
@@ -52,6 +55,23 @@ def app_task_queue(task_queue: str, app_name: str) -> str:
     worker moves its steps here, where no other app's worker can take them.
     """
     return app_queues_prefix(task_queue) + app_name
+
+
+def any_app_task_queue(task_queue: str) -> str:
+    """The queue beside ``task_queue`` polled only by workers of unnamed apps, which serve
+    every app: where a run's steps go when workers of named apps share ``task_queue`` and
+    none of them serves the run's app."""
+    return f"{task_queue}/{ANY_APP}"
+
+
+ANY_APP = "any-app"
+"""The last segment of :func:`any_app_task_queue`'s names."""
+
+
+def queue_owner(task_queue: str) -> str | None:
+    """The app whose own queue ``task_queue`` is (``…/apps/<app>``), or ``None``."""
+    base, mark, app = task_queue.rpartition("/apps/")
+    return app if mark and base and app and id_problem("app_name", app) is None else None
 
 
 def app_queues_prefix(task_queue: str) -> str:

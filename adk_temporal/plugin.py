@@ -11,7 +11,7 @@ and lets the workflow sandbox pass the third-party data modules through.
 from __future__ import annotations
 
 from temporalio.plugin import SimplePlugin
-from temporalio.worker import WorkflowRunner
+from temporalio.worker import WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from .activities.notify import NotifyActivity
@@ -24,6 +24,7 @@ from .activities.steps import (
 )
 from .app import App, Stores
 from .converter import AdkPayloadConverter, adk_data_converter
+from .queues import check_worker_queue
 from .steps import StepServices
 from .workflows.invocation import InvocationWorkflow
 from .workflows.notify import NotifyWorkflow
@@ -83,6 +84,16 @@ class AdkPlugin(SimplePlugin):
             workflow_runner=_runner,
             run_context=services.models.in_use,
         )
+
+    def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        """The worker's configuration with this plugin's parts, once its queue is checked.
+
+        Raises:
+            WorkerQueueError: The worker's task queue is another app's own queue (or the
+                unnamed apps' queue, for a named app): it would take steps it must not.
+        """
+        check_worker_queue(config.get("task_queue", ""), self.services.app_name)
+        return super().configure_worker(config)
 
     def model_step_plugin(self) -> SimplePlugin:
         """What a worker of a model limit's task queue runs: this plugin's model steps."""

@@ -16,13 +16,11 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from time import monotonic
 
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import PollerInfo, TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
 from .ids import app_task_queue
+from .queues.pollers import STARTS_HERE_MARK, polled_since, workflow_pollers
 
 __all__ = [
     "POLLED_WITHIN",
@@ -40,26 +38,9 @@ UNSEEN_SECONDS = 5.0
 """How long the client trusts that it is not: shorter, so that runs started while the app's
 workers come up move to its queue soon after they poll."""
 
-STARTS_HERE_MARK = " adk-starts-here"
-"""In the identity of an app's own-queue worker that takes runs started on that queue. Only
-such pollers count: earlier workers polled the queue too, but a run started there would
-have had its steps sent on to a queue beside it that nobody polls."""
-
 POLLED_WITHIN = timedelta(minutes=2)
 """A poller counts as a running worker when it polled this recently: a live worker's long
 polls return within about a minute, while Temporal lists a gone one for a few minutes."""
-
-
-async def workflow_pollers(client: Client, task_queue: str) -> list[PollerInfo]:
-    """The workflow-task pollers Temporal lists for ``task_queue`` (the last few minutes')."""
-    response = await client.workflow_service.describe_task_queue(
-        DescribeTaskQueueRequest(
-            namespace=client.namespace,
-            task_queue=TaskQueue(name=task_queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        )
-    )
-    return list(response.pollers)
 
 
 class StartQueues:
@@ -111,9 +92,4 @@ class StartQueues:
         except RPCError:
             return False
         since = datetime.now(UTC) - POLLED_WITHIN
-        return any(
-            STARTS_HERE_MARK in p.identity
-            and p.HasField("last_access_time")
-            and p.last_access_time.ToDatetime(UTC) >= since
-            for p in pollers
-        )
+        return any(STARTS_HERE_MARK in identity for identity in polled_since(pollers, since))

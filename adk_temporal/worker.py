@@ -22,11 +22,11 @@ from temporalio.worker import Worker
 
 from .app import App, Stores
 from .artifacts import ArtifactService, FileArtifactService, GcsArtifactService
-from .ids import app_task_queue
+from .ids import any_app_task_queue, app_task_queue
 from .model_limits import ModelLimit, model_queue
 from .plugin import AdkPlugin
+from .queues.pollers import APPS_MARK, STARTS_HERE_MARK, served_apps
 from .sessions import SessionService, SqliteSessionService
-from .start_queues import STARTS_HERE_MARK
 
 __all__ = [
     "APPS_MARK",
@@ -39,9 +39,6 @@ __all__ = [
     "worker_identity",
 ]
 
-APPS_MARK = " adk-apps="
-"""Marks the apps a worker serves in its identity, which Temporal shows for each poller."""
-
 
 def worker_identity(app: App, *, starts_here: bool = False) -> str:
     """``pid@host`` as Temporal's default, plus the served app's name when it has one;
@@ -50,17 +47,6 @@ def worker_identity(app: App, *, starts_here: bool = False) -> str:
     if starts_here:
         base += STARTS_HERE_MARK
     return f"{base}{APPS_MARK}{app.name}" if app.name else base
-
-
-def served_apps(identities: list[str]) -> set[str] | None:
-    """The apps the pollers with ``identities`` serve; ``None`` if one serves any app."""
-    apps: set[str] = set()
-    for identity in identities:
-        _, mark, names = identity.partition(APPS_MARK)
-        if not mark:
-            return None
-        apps.update(names.split(","))
-    return apps
 
 
 def session_store(data_dir: str | Path, postgres_dsn: str | None = None) -> SessionService:
@@ -94,8 +80,10 @@ def build_worker(
     """The Temporal workers serving ``app`` with the given stores: one on ``task_queue``,
     one on the named app's own queue beside it (``ids.app_task_queue``: where the client
     starts the app's runs once it sees the queue polled, and where runs started on
-    ``task_queue`` move their steps), and one on the task queue of each of the app's model
-    limits (:mod:`.model_limits`).
+    ``task_queue`` move their steps) or, for an unnamed app, on the queue of the workers
+    that serve every app (``ids.any_app_task_queue``: where runs move their steps when
+    named apps' workers share ``task_queue``), and one on the task queue of each of the
+    app's model limits (:mod:`.model_limits`).
 
     Args:
         client: A connected client.
@@ -107,6 +95,10 @@ def build_worker(
             ``0`` replays every task from history.
         sticky_timeout: How long a cached workflow's next task waits for this worker
             before any worker may take it (lower it where workers are killed often).
+
+    Raises:
+        WorkerQueueError: ``task_queue`` is another app's own queue (or the unnamed apps'
+            queue, for a named app): the worker would take steps it must not.
     """
     plugin = AdkPlugin(app, stores=stores)
 
@@ -122,7 +114,11 @@ def build_worker(
 
     # The own queue's worker is whole: the client starts the app's runs there once it sees
     # the queue polled, and the app's notification children run there too.
-    own = [polling(app_task_queue(task_queue, app.name), own=True)] if app.name else []
+    own = (
+        polling(app_task_queue(task_queue, app.name), own=True)
+        if app.name
+        else polling(any_app_task_queue(task_queue))
+    )
     limited: dict[str, ModelLimit] = {}
     for limit in app.model_limits:
         limited.setdefault(limit.group, limit)
@@ -138,7 +134,7 @@ def build_worker(
         )
         for group, limit in limited.items()
     ]
-    return AdkWorker(polling(task_queue), [*own, *model_workers])
+    return AdkWorker(polling(task_queue), [own, *model_workers])
 
 
 class AdkWorker:

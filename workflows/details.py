@@ -86,15 +86,19 @@ def render_details(
     *,
     address: str | None = None,
     namespace: str = "default",
+    queue_note: str = "",
 ) -> str:
     """Markdown describing the run's state and, when it waits, how to answer it.
 
     The commands name ``address`` and ``namespace`` (the client's, passed at start), so
     they work as pasted on any deployment; refused answers are listed with their reasons.
+    A running run adds ``queue_note``: where its steps run, and what to start when no
+    worker polls that queue.
     """
     status = now.status
     if status == "running":
-        return f"**Running** `{now.agent}` · step {now.step}"
+        running = f"**Running** `{now.agent}` · step {now.step}"
+        return f"{running}\n\n{queue_note}" if queue_note else running
     if status in ("completed", "failed", "cancelled"):
         tail = now.final_text if status == "completed" else now.error or ""
         return f"**{status.capitalize()}** after {now.step} step(s). {tail}".strip()

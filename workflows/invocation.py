@@ -10,9 +10,9 @@ UI's current details.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from temporalio import workflow
 from temporalio.common import Priority, RetryPolicy
@@ -67,7 +67,6 @@ with workflow.unsafe.imports_passed_through():
         ToolCallResult,
     )
     from adk_temporal.flow.requests import AnswerKind, answer_id, stamped
-    from adk_temporal.ids import app_task_queue, base_task_queue
     from adk_temporal.model_limits import model_queue
     from adk_temporal.notifications import Notice, notice_id
     from adk_temporal.workflows.details import render_details
@@ -90,8 +89,11 @@ with workflow.unsafe.imports_passed_through():
     )
     from adk_temporal.workflows.notify import NotifyInput, NotifyWorkflow, notify_workflow_id
     from adk_temporal.workflows.short_ids import RunIds, whole_result
+    from adk_temporal.workflows.step_queues import StepQueues, handed_back_route
 
 __all__ = ["InvocationWorkflow", "TemporalExecutor"]
+
+T = TypeVar("T")
 
 _APPEND_TIMEOUT = timedelta(seconds=60)
 
@@ -105,6 +107,7 @@ _BASELINE_1 = FLOW_CHANGES | {
 _BASELINE_CHANGES: dict[int, frozenset[str]] = {
     1: _BASELINE_1,
     2: _BASELINE_1 | {gates.PUBLISH_AFTER_RESUMING},
+    3: _BASELINE_1 | {gates.PUBLISH_AFTER_RESUMING, gates.HAND_BACK},
 }
 """The behaviour changes a run of each baseline has from its start. A change made after a
 baseline stays out of it: runs of that baseline that started before the change replay
@@ -260,6 +263,7 @@ class TemporalExecutor:
         publish: Callable[[], None],
         notifier: _Notifier,
         ids: RunIds | None = None,
+        details: Callable[[], None] = lambda: None,
     ) -> None:
         self._inp = inp
         self._ids = ids
@@ -267,10 +271,13 @@ class TemporalExecutor:
         self._notifier = notifier
         self._steps_this_run = 0
         self._groups: dict[str, str | None] = {}
-        # Set once a model step says the app's workers poll its own queue (or a worker of
-        # another app sent the step back): runs recorded before never set it, so their
-        # steps keep the commands they were recorded with.
-        self._app_queue = inp.carry.app_queue if inp.carry is not None else None
+        self.queues = StepQueues(
+            inp.app_name,
+            inp.carry.app_queue if inp.carry is not None else None,
+            lambda change: _patched(inp.baseline, change),
+            details,
+        )
+        """Where the run's steps go; its note is part of the run's details."""
         self._priority = (
             Priority(priority_key=inp.priority, fairness_key=inp.fairness_key)
             if inp.priority is not None or inp.fairness_key is not None
@@ -282,18 +289,22 @@ class TemporalExecutor:
 
         Which limit an agent's model has is the worker's configuration: the first step of
         an agent in a run asks (the worker answers :class:`RouteStep` without calling the
-        model when the step is on the wrong queue), and the answer is kept for the run.
+        model when the step is on the wrong queue), and the answer is kept for the run. A
+        step handed back by a worker of another app is scheduled again, uncounted.
         """
         agent = inp.ref.agent_name
         # A route to the app's queue, then one to a limit's queue: three tries at most.
-        for _ in range(3):
+        tries = pauses = 0
+        while True:
             group = self._groups.get(agent)
             step = inp.model_copy(update={"model_group": group}) if group else inp
             try:
                 result = await workflow.execute_activity_method(
                     ModelStepActivity.run,
                     self._short(step),
-                    task_queue=model_queue(self._base_queue(), group) if group else self._app_queue,
+                    task_queue=model_queue(self.queues.base(), group)
+                    if group
+                    else self.queues.next_try(),
                     start_to_close_timeout=timedelta(seconds=self._inp.model_timeout_seconds),
                     heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
                     retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
@@ -304,62 +315,51 @@ class TemporalExecutor:
                 raise _step_failure(err) from err
             if not isinstance(result, RouteStep):
                 break
-            if result.app is not None:
-                self._route_to_app(result.app)
+            if result.app is None:
+                self._groups[agent] = result.group
+            elif await self._route(result, pauses):
+                pauses += 1
                 continue
-            self._groups[agent] = result.group
-        else:
-            raise StepFailedError(
-                "ModelLimitMismatch",
-                f"the workers disagree on the model limit of agent {agent!r}: give every "
-                "worker of the task queue the same --model-limit",
-            )
+            tries += 1
+            if tries == 3:
+                raise StepFailedError(
+                    "ModelLimitMismatch",
+                    f"the workers disagree on the model limit of agent {agent!r}: give every "
+                    "worker of the task queue the same --model-limit",
+                )
+        self.queues.settled()
         if isinstance(result, OverBudgetStep):
             return result  # no model was called: nothing to learn or count
         self._notifier.learn(result.tree)
-        own = app_task_queue(self._base_queue(), self._inp.app_name)
-        if (
-            result.tree is not None
-            and result.tree.own_queue
-            and self._app_queue is None
-            and own != workflow.info().task_queue
-            and _patched(self._inp.baseline, gates.APP_QUEUES)
-        ):
-            # The app's workers poll its own queue: its steps go there, where no worker
-            # of another app on a shared queue can take them. A run started there keeps its
-            # steps on its own queue, where Temporal hands each straight back to the worker
-            # that scheduled it.
-            self._app_queue = own
-            self._notifier.task_queue = self._app_queue
+        if self.queues.learn(result.tree):
+            self._notifier.task_queue = self.queues.current
         if not isinstance(result, DelegateStep):
             self._steps_this_run += 1
         return result
 
-    def _route_to_app(self, app: str) -> None:
-        """Move the run's steps to ``app``'s own queue: a step reached another app's worker.
+    async def _route(self, route: RouteStep, pauses: int) -> bool:
+        """Send the run's steps where a worker of another app said (``StepQueues.route``);
+        the app's notifications go with them."""
+        paused = await self.queues.route(route, pauses)
+        self._notifier.task_queue = self.queues.current
+        return paused
 
-        Raises:
-            StepFailedError: The run's steps are on that queue already (a worker of another
-                app was given it as its task queue), or the run was recorded before steps
-                could move.
-        """
-        base = self._base_queue()
-        queue = app_task_queue(base, app)
-        if queue in (self._app_queue, workflow.info().task_queue) or not _patched(
-            self._inp.baseline, gates.APP_QUEUES
-        ):
-            raise StepFailedError(
-                "UnknownAppError",
-                f"a worker of another app took a step of app {app!r}; start a worker for "
-                f"{app!r} (with App(name={app!r})) on task queue {base!r}",
-            )
-        self._app_queue = queue
-        self._notifier.task_queue = queue
-
-    def _base_queue(self) -> str:
-        """The queue the run's queues are named after: the run's own, or the one its app's
-        own queue is beside when the run was started on that."""
-        return base_task_queue(workflow.info().task_queue, self._inp.app_name)
+    async def _handing_back(self, schedule: Callable[[str | None], Awaitable[T]]) -> T:
+        """``schedule`` on the steps' queue, again wherever a worker of another app that
+        refused it says (a worker before hand-backs failed such steps without saying)."""
+        pauses = 0
+        while True:
+            try:
+                result = await schedule(self.queues.next_try())
+            except ActivityError as err:
+                route = handed_back_route(err)
+                if route is None:
+                    raise _step_failure(err) from err
+                if await self._route(route, pauses):
+                    pauses += 1
+                continue
+            self.queues.settled()
+            return result
 
     async def tool_call(self, inp: ToolCallInput, *, summary: str) -> ToolCallResult:
         """Run ``adk_tool_call`` with the options the tool declared."""
@@ -379,11 +379,11 @@ class TemporalExecutor:
             if _patched(self._inp.baseline, gates.KEEP_CANCELLED_OUTCOMES)
             else ActivityCancellationType.TRY_CANCEL
         )
-        try:
-            result = await workflow.execute_activity_method(
+        result = await self._handing_back(
+            lambda queue: workflow.execute_activity_method(
                 ToolCallActivity.run,
                 self._short(inp),
-                task_queue=self._app_queue,
+                task_queue=queue,
                 start_to_close_timeout=timedelta(
                     seconds=opts.start_to_close_seconds or self._inp.tool_timeout_seconds
                 ),
@@ -395,8 +395,7 @@ class TemporalExecutor:
                 priority=self._priority,
                 summary=summary,
             )
-        except ActivityError as err:
-            raise _step_failure(err) from err
+        )
         return whole_result(result, inp.ref.invocation_id)
 
     async def node_step(self, inp: NodeStepInput, *, summary: str) -> NodeStepResult:
@@ -408,7 +407,7 @@ class TemporalExecutor:
             return await workflow.execute_activity_method(
                 NodeStepActivity.run,
                 inp,
-                task_queue=self._app_queue,
+                task_queue=self.queues.current,
                 start_to_close_timeout=timedelta(seconds=self._inp.tool_timeout_seconds),
                 heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
                 cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -420,31 +419,29 @@ class TemporalExecutor:
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """Run ``adk_append_events``."""
-        try:
-            await workflow.execute_activity_method(
+        await self._handing_back(
+            lambda queue: workflow.execute_activity_method(
                 AppendEventsActivity.run,
                 self._short(inp),
-                task_queue=self._app_queue,
+                task_queue=queue,
                 start_to_close_timeout=_APPEND_TIMEOUT,
                 summary=summary,
             )
-        except ActivityError as err:
-            raise _step_failure(err) from err
+        )
 
     async def compact(self, inp: CompactionInput, *, summary: str) -> CompactionResult:
         """Run ``adk_compact``: a model call, timed and retried as model steps are."""
-        try:
-            return await workflow.execute_activity_method(
+        return await self._handing_back(
+            lambda queue: workflow.execute_activity_method(
                 CompactionActivity.run,
                 self._short(inp),
-                task_queue=self._app_queue,
+                task_queue=queue,
                 start_to_close_timeout=timedelta(seconds=self._inp.model_timeout_seconds),
                 retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
                 priority=self._priority,
                 summary=summary,
             )
-        except ActivityError as err:
-            raise _step_failure(err) from err
+        )
 
     async def wait_until(
         self, condition: Callable[[], bool], *, timeout: float | None = None
@@ -496,8 +493,8 @@ class TemporalExecutor:
         """Continue as new, once running signal and update handlers have finished."""
         await workflow.wait_condition(workflow.all_handlers_finished)
         carried = carry()
-        if self._app_queue is not None:
-            carried = carried.model_copy(update={"app_queue": self._app_queue})
+        if self.queues.current is not None:
+            carried = carried.model_copy(update={"app_queue": self.queues.current})
         workflow.continue_as_new(self._inp.model_copy(update={"message": None, "carry": carried}))
 
 
@@ -525,6 +522,7 @@ class InvocationWorkflow:
         self._published_agent = inp.agent_name
         self._memo: dict[str, Any] = {REQUESTS_MEMO: [], REFUSED_MEMO: []}
         self._holding: asyncio.Task[None] | None = None
+        self._queues: StepQueues | None = None
         self._held_at = 0
         """The history length of the task that holds the upserts (:meth:`_hold_publishing`)."""
 
@@ -568,7 +566,8 @@ class InvocationWorkflow:
         if status in ("running", "awaiting_confirmation", "awaiting_input"):
             self._published = cast(AdkStatus, status)
         notifier = _Notifier(inp, self._book, invocation_id)
-        executor = TemporalExecutor(inp, self._publish, notifier, ids)
+        executor = TemporalExecutor(inp, self._publish, notifier, ids, self._show_details)
+        self._queues = executor.queues
         self._flow = InvocationFlow(
             executor,
             ref,
@@ -701,20 +700,32 @@ class InvocationWorkflow:
             else InvocationStatus(status="running", invocation_id="", agent="", step=0)
         )
         pending = self._book.unanswered()
+        self._show_details(now, pending)
+        info = workflow.info()
+        if self._holding is not None and info.get_current_history_length() > self._held_at:
+            self._release()  # a later task: the resumed steps are under way
+        if self._holding is None:
+            self._upsert(now, pending)
+
+    def _show_details(
+        self, now: InvocationStatus | None = None, pending: list[PendingRequest] | None = None
+    ) -> None:
+        """Set the current details the UI shows: a query result, never a history event."""
+        if now is None:
+            if self._flow is None:
+                return
+            now = self._flow.snapshot()
         info = workflow.info()
         workflow.set_current_details(
             render_details(
                 info.workflow_id,
                 now,
-                pending,
+                self._book.unanswered() if pending is None else pending,
                 address=self._address,
                 namespace=info.namespace,
+                queue_note=self._queues.note() if self._queues is not None else "",
             )
         )
-        if self._holding is not None and info.get_current_history_length() > self._held_at:
-            self._release()  # a later task: the resumed steps are under way
-        if self._holding is None:
-            self._upsert(now, pending)
 
     def _upsert(self, now: InvocationStatus, pending: list[PendingRequest]) -> None:
         """Upsert what changed of the status, the agent and the memo: each is an event."""

@@ -71,7 +71,7 @@ ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
 cancelled."""
 
 
-BASELINE = 2
+BASELINE = 3
 """The baseline the runs this release starts are on (``InvocationInput.baseline``)."""
 
 

@@ -14,6 +14,7 @@ from ..answers import AnswerDesk, RefusalReason, Refused
 from ..client import AdkClient
 from ..flow.messages import ConfirmInput, ResumeInput
 from ..flow.requests import answer_id
+from ..queues import unpolled_waits
 from ..render import summary_lines
 from ..visibility import MAX_PAGE_SIZE
 from ..workflows.messages import Published
@@ -31,6 +32,7 @@ from .common import (
     run_command,
 )
 from .paging import Paging, echo_json_stream, page_options, paging_of, print_next_token
+from .unpolled import print_waits, unpolled_runs
 
 # ---------------------------------------------------------------- invocations
 
@@ -58,7 +60,9 @@ def pending(
     --workflow-id), answered by Temporal itself, so it works while no worker runs.
     Without --workflow-id it lists every running invocation on --task-queue whose AdkStatus
     is awaiting_confirmation or awaiting_input, newest first, a page at a time: every page
-    by default (or with --all), one page with --page-size / --next-page-token.
+    by default (or with --all), one page with --page-size / --next-page-token. Either way
+    it also names the steps that wait on a task queue no worker polls, with what to start
+    (without --json; `show --json` has them).
     """
     paging = paging_of(page_size, page_token, every)
 
@@ -82,6 +86,8 @@ def pending(
         for request in published.requests:
             for line in summary_lines(workflow_id, request, address, namespace):
                 console.print(line)
+        description = await adk.handle(workflow_id).describe()
+        print_waits(await unpolled_waits(client, description), "stalled: ")
         return 0
 
     run_command(body())
@@ -123,6 +129,8 @@ async def _list_waiting(adk: AdkClient, paging: Paging, address: str, as_json: b
             if row.get("payload_preview"):
                 # What is approved, on one line: the request's own listing has it indented.
                 console.print(f"    payload {_one_line(row['payload_preview'])}")
+    for workflow_id, waits in await unpolled_runs(adk.client, adk.task_queue):
+        print_waits(waits, f"{workflow_id}  stalled: ")
     if not shown:
         console.print("no open requests")
         return 0

@@ -31,6 +31,7 @@ from ..client import AdkClient, InvocationHandle
 from ..errors import InvocationClosedError
 from ..flow.messages import InvocationStatus
 from ..ids import id_problem
+from ..queues import unpolled_waits
 from ..visibility import (
     MAX_PAGE_SIZE,
     invocations_query,
@@ -53,6 +54,7 @@ from .common import (
     run_command,
 )
 from .paging import echo_json_stream, page_options, paging_of, print_next_token
+from .unpolled import print_waits
 
 __all__ = ["cancel", "list_runs", "show"]
 
@@ -209,7 +211,8 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
 @click.argument("workflow_id")
 @json_option
 def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_json: bool) -> None:
-    """Show one invocation: status, open and refused requests, steps, tokens, last error."""
+    """Show one invocation: status, open and refused requests, steps, tokens, last error,
+    and any step waiting on a task queue no worker polls (with what to start)."""
 
     async def body() -> int:
         client = await connect(address, namespace)
@@ -221,6 +224,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
         status = await _status(handle, description, published)
         refused = status.ignored_signals if status else published.refused
         held = await _held(adk, workflow_id, description, published)
+        waits = await unpolled_waits(client, description)
         shown: dict[str, Any] = {
             "workflow_id": workflow_id,
             "run_id": description.run_id,
@@ -238,11 +242,13 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
             "refused_answers": refused,
             "last_error": last_error,
             "workflow_task": _workflow_task(description),
+            "unpolled_waits": [w.model_dump(mode="json") for w in waits],
         }
         if as_json:
             print_json(shown)
             return 0
         _print_shown(shown, description, status, published, held)
+        print_waits(waits, "  stalled  ")
         return 0
 
     run_command(body())

@@ -22,6 +22,7 @@ __all__ = [
     "COMPACTION",
     "FOREIGN_CONFIRMATIONS",
     "GATES",
+    "HAND_BACK",
     "KEEP_CANCELLED_OUTCOMES",
     "NOTIFY",
     "PARALLEL_FAILURE",
@@ -160,4 +161,14 @@ PUBLISH_AFTER_RESUMING = _gate(
     date(2026, 12, 2),
     # Baseline 2 (2026-12-02 22:51 UTC) has it from the start; baseline-1 runs ask.
     open_before(date(2026, 12, 3)),
+)
+HAND_BACK = _gate(
+    "hand-back-other-apps-steps",
+    "a step that reached a worker of another app on the queue it must run on is scheduled "
+    "there again after a pause, and a tool call, append or compaction such a worker refused "
+    "moves where it says, where the run failed before",
+    date(2026, 12, 7),
+    # Baseline 3 has it from the start; runs of baselines 1 and 2 ask, and record a marker
+    # only when a step is handed back.
+    open_before(date(2026, 12, 8)),
 )

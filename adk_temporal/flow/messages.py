@@ -219,6 +219,10 @@ class AgentSpec(BaseModel):
     own_queue: bool = False
     """On a tree's root: the serving app is named, and its workers also poll its own task
     queue (``ids.app_task_queue``), where the run's steps then go."""
+    any_app_queue: bool = False
+    """On a tree's root: the serving app is unnamed, workers of named apps share its task
+    queue, and its workers also poll the queue of unnamed apps' workers
+    (``ids.any_app_task_queue``), where the run's steps then go."""
     compaction: EventsCompactionConfig | None = None
     """On a tree's root: when the serving app compacts sessions (``None``: never)."""
     graph: GraphSpec | None = None
@@ -400,8 +404,15 @@ class RouteStep(BaseModel):
     kind: Literal["route"]
     group: str | None
     app: str | None = None
-    """Set when the step reached a worker of another app: the app whose own task queue
-    (``ids.app_task_queue``) the run's steps move to."""
+    """Set when the step reached a worker of another app: the run's app."""
+    to: Literal["app", "any_app"] = "app"
+    """Where a step of another app goes: the app's own task queue
+    (``ids.app_task_queue``), or the queue of unnamed apps' workers
+    (``ids.any_app_task_queue``) when no worker of the app polls its own but one of those
+    does."""
+    unpolled: bool = False
+    """No worker of the app polled its own queue when the step was routed there: the run
+    says so while its step waits."""
 
 
 ModelStepReply: TypeAlias = Annotated[

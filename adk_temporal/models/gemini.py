@@ -4,6 +4,9 @@ Failures are sorted for the Temporal activity layer, which owns retries:
 
 * HTTP 408, 429, 5xx and transport failures (connection refused, reset, timeouts) raise
   :class:`~adk_temporal.errors.ModelUnavailableError` — retryable.
+* A refused API key or missing credentials (HTTP 401, 403, a 400 about the key; no key at
+  all) raise :class:`~adk_temporal.errors.ModelConfigurationError`, naming what to set: no
+  attempt succeeds until the worker's configuration changes.
 * Every other 4xx raises :class:`~adk_temporal.errors.ModelRequestError` — retrying the same
   request cannot help.
 * A reply the API produced but that holds nothing usable (blocked prompt, candidate stopped
@@ -23,7 +26,11 @@ from google.auth import exceptions as auth_exceptions
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from adk_temporal.errors import ModelRequestError, ModelUnavailableError
+from adk_temporal.errors import (
+    ModelConfigurationError,
+    ModelRequestError,
+    ModelUnavailableError,
+)
 from adk_temporal.models.llm import LlmRequest, LlmResponse
 from adk_temporal.models.retry_after import retry_after_seconds
 
@@ -33,6 +40,16 @@ __all__ = ["GeminiModel"]
 _RETRYABLE_4XX = frozenset({408, 429})
 
 _NORMAL_FINISH_REASONS = frozenset({"STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"})
+
+_CREDENTIALS_4XX = frozenset({401, 403})
+"""Statuses that refuse the caller, not the request: the key or its project's rights."""
+
+SET_CREDENTIALS = (
+    "set GOOGLE_API_KEY (or GEMINI_API_KEY) in the worker's environment to a valid Gemini API "
+    "key, pass GeminiModel(api_key=...), or use Vertex AI (GOOGLE_GENAI_USE_VERTEXAI=true "
+    "with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION), then restart the worker"
+)
+"""What a worker's operator does about missing or refused Gemini credentials."""
 
 
 def _transport_error_types() -> tuple[type[BaseException], ...]:
@@ -76,8 +93,9 @@ class GeminiModel:
         timeout: Seconds before one HTTP call is abandoned (no limit when ``None``).
 
     Raises:
-        ValueError: ``client`` was given together with connection arguments, or
-            google-genai found no credentials (no API key and Vertex AI not configured).
+        ValueError: ``client`` was given together with connection arguments.
+        ModelConfigurationError: google-genai found no credentials (no API key and Vertex
+            AI not configured); a ``ValueError`` too.
     """
 
     def __init__(
@@ -106,7 +124,14 @@ class GeminiModel:
             timeout=None if timeout is None else round(timeout * 1000),
             retry_options=types.HttpRetryOptions(attempts=1),
         )
-        self._client = genai.Client(api_key=api_key, http_options=http_options)
+        try:
+            self._client = genai.Client(api_key=api_key, http_options=http_options)
+        except ValueError as exc:
+            # Raised inside a step (models are built on first use), a plain ValueError was
+            # retried for ~5.5 minutes before the run failed; nothing changes between tries.
+            raise ModelConfigurationError(
+                None, f"{model_name}: no credentials for the Gemini API ({exc}): {SET_CREDENTIALS}"
+            ) from exc
         self._owns_client = True
 
     @property
@@ -138,6 +163,7 @@ class GeminiModel:
 
         Raises:
             ModelUnavailableError: HTTP 408, 429 or 5xx, or a transport failure or timeout.
+            ModelConfigurationError: HTTP 401 or 403, or a 400 about the API key.
             ModelRequestError: Any other HTTP 4xx.
         """
         with _translated_errors():
@@ -163,6 +189,7 @@ class GeminiModel:
         Raises:
             ModelUnavailableError: HTTP 408, 429 or 5xx (when the stream opens or as an error
                 event within it), or a transport failure or timeout, even mid-stream.
+            ModelConfigurationError: HTTP 401 or 403, or a 400 about the API key.
             ModelRequestError: Any other HTTP 4xx.
         """
         with _translated_errors():
@@ -204,9 +231,22 @@ def _translated_errors() -> Iterator[None]:
             headers = getattr(exc.response, "headers", None)
             wait = retry_after_seconds(headers, exc.details, now=time.time())
             raise ModelUnavailableError(status, message, retry_after=wait) from exc
+        if status in _CREDENTIALS_4XX or _names_the_key(exc.details, message):
+            raise ModelConfigurationError(
+                status, f"the Gemini API refused the credentials ({message}): {SET_CREDENTIALS}"
+            ) from exc
         raise ModelRequestError(status, message) from exc
     except _TRANSPORT_ERRORS as exc:
         raise ModelUnavailableError(None, f"{type(exc).__name__}: {exc}") from exc
+
+
+def _names_the_key(body: object, message: str) -> bool:
+    """Whether a 400 is about the API key rather than the request: the API answers an
+    invalid or expired key with ``INVALID_ARGUMENT`` and an ``API_KEY_*`` reason."""
+    error = body.get("error", body) if isinstance(body, dict) else {}
+    details = error.get("details") if isinstance(error, dict) else None
+    reasons = [d.get("reason", "") for d in details or [] if isinstance(d, dict)]
+    return any(str(r).startswith("API_KEY_") for r in reasons) or "api key" in message.lower()
 
 
 class _StreamAggregate:

@@ -320,6 +320,8 @@ class _RunLine:
     agent: str
     workflow_id: str
     temporal_ui: str | None
+    unpolled: list[str]
+    """A line per step that waits on a task queue no worker polls."""
 
 
 @dataclass(frozen=True)
@@ -367,7 +369,13 @@ async def session_page(request: Request) -> Response:
         run = None
     line = status = None
     if run is not None:
-        line = _RunLine(run.status, run.agent, run.workflow_id, run.links.temporal_ui)
+        line = _RunLine(
+            run.status,
+            run.agent,
+            run.workflow_id,
+            run.links.temporal_ui,
+            [w.line() for w in run.unpolled_waits],
+        )
         status = run.status
     cards = None
     if status in _WAITING:

@@ -44,6 +44,7 @@ from ..errors import (
     SessionExistsError,
 )
 from ..ids import SessionKey, session_key_of, workflow_id_for
+from ..queues import unpolled_waits
 from ..rewind import ForkResult, RewindResult
 from ..sessions import Session, SessionService
 from ..signing import AnswerLink
@@ -296,7 +297,8 @@ class Gateway:
         return description, Published.from_memo(await description.memo())
 
     async def show(self, ids: SessionKey) -> RunView:
-        """The session's latest invocation: status, open requests, refused answers."""
+        """The session's latest invocation: status, open requests, refused answers, and
+        steps waiting on a task queue no worker polls."""
         handle = self.handle(ids)
         description, published = await self.described(handle)
         return RunView(
@@ -312,6 +314,7 @@ class Gateway:
             close_time=description.close_time.isoformat() if description.close_time else None,
             waiting_for=[r.model_dump(mode="json") for r in published.requests],
             refused_answers=published.refused,
+            unpolled_waits=await unpolled_waits(self.adk.client, description),
             links=self.links(ids, description.id, description.run_id),
         )
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..answers import AnswerDelivery
 from ..flow.messages import ConfirmInput
+from ..queues import QueueWait
 
 __all__ = [
     "AnswerOutcome",
@@ -127,6 +128,8 @@ class RunView(RunSummary):
 
     temporal_status: str | None = None
     refused_answers: list[str] = Field(default_factory=list)
+    unpolled_waits: list[QueueWait] = Field(default_factory=list)
+    """Its steps that wait on a task queue no worker polls, with what to start."""
 
 
 class PendingView(BaseModel):

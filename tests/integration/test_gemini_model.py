@@ -181,8 +181,6 @@ async def test_rate_limit_and_server_errors_are_unavailable_after_one_attempt(
     ("status", "message"),
     [
         (400, "Invalid JSON payload received."),
-        (401, "API key not valid."),
-        (403, "Permission denied."),
         (404, "models/gemini-nope is not found."),
         (422, "Unprocessable."),
     ],
@@ -190,7 +188,8 @@ async def test_rate_limit_and_server_errors_are_unavailable_after_one_attempt(
 async def test_client_errors_are_request_errors(
     server: FakeGeminiServer, model: GeminiModel, status: int, message: str
 ) -> None:
-    """4xx other than 408/429 raise ModelRequestError carrying status and API message."""
+    """4xx other than 408/429 and credential refusals (test_model_configuration.py) raise
+    ModelRequestError carrying status and API message."""
     server.enqueue_error(status, message)
     with pytest.raises(ModelRequestError) as caught:
         await model.generate(request())

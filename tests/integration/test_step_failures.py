@@ -68,7 +68,7 @@ def transfer_money(amount: int, ctx: ToolContext) -> dict[str, Any]:
 async def test_gemini_4xx_fails_the_workflow_without_retrying(run_worker: WorkerFactory) -> None:
     """A 400 from the Gemini API (real client, fake server) is non-retryable: one request."""
     with FakeGeminiServer() as gemini:
-        gemini.enqueue_error(400, "API key not valid")
+        gemini.enqueue_error(400, "Invalid JSON payload received.")
         models = ModelRegistry()
         models.register(
             "gemini-*", lambda n: GeminiModel(n, api_key="test", base_url=gemini.base_url)

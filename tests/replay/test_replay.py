@@ -33,7 +33,7 @@ from temporalio.client import (
     WorkflowHistory,
 )
 from temporalio.common import RetryPolicy
-from temporalio.worker import Replayer
+from temporalio.worker import Replayer, Worker
 
 from adk_temporal import client as client_module
 from adk_temporal.agents import Agent, BaseAgent
@@ -44,6 +44,7 @@ from adk_temporal.context import ToolContext
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.examples.webhook_receiver import receiver
+from adk_temporal.ids import any_app_task_queue, app_task_queue
 from adk_temporal.mcp import close_connections
 from adk_temporal.models import ModelRegistry, ScriptedModel, ScriptedReply
 from adk_temporal.notifications import Notifications
@@ -51,13 +52,20 @@ from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService
 from adk_temporal.tools import tool
 from adk_temporal.usage import TokenBudgets
-from adk_temporal.worker import build_worker
+from adk_temporal.worker import build_worker, worker_identity
 
 from ..adk_scenarios import failing_fan, long_running_agent
 from ..compaction_app import COMPACTION_APP, compaction_app
 from ..compaction_app import CONFIG as COMPACTION_CONFIG
 from ..graphs.ours import build as build_graph
 from ..integration.conftest import WorkerFactory
+from ..integration.queue_workers import (
+    UncheckedPlugin,
+    connect_like,
+    polled,
+    weather_app,
+    workers,
+)
 from ..integration.workers import Deployment, died_by_sigkill, worker_process
 from ..mcp_servers import stdio_toolset
 from ..multi_agents import multi_agent_app
@@ -421,6 +429,8 @@ ALL_SCENARIOS = {
     "app_queue_approve",
     "own_queue_approve",
     "compaction",
+    "hand_back_app_queue",
+    "unnamed_any_app_queue",
 }
 
 
@@ -498,6 +508,10 @@ async def test_record_missing_histories(
         await _record_app_queue(temporal_client, "app_queue_approve", own_queues=False)
     if _missing(["own_queue_approve"]):
         await _record_app_queue(temporal_client, "own_queue_approve", own_queues=True)
+    if _missing(["hand_back_app_queue"]):
+        await _record_hand_back(temporal_client, tmp_path / "hand-back")
+    if _missing(["unnamed_any_app_queue"]):
+        await _record_unnamed(temporal_client, tmp_path / "unnamed")
     if _missing(["crash_recovered"]):
         await _record_crash(temporal_client, dev_server, tmp_path)
     for path in _committed():
@@ -562,6 +576,51 @@ async def _record_app_queue(client: Client, name: str, own_queues: bool) -> None
         await handle.confirm(request.id, True, answered_by="alice", channel="cli")
         await handle.result()
     await _save_runs(client, name, handle.workflow_id)
+
+
+async def _record_hand_back(client: Client, root: Path) -> None:
+    """A run of app ``alpha`` beside a worker of ``evil`` polling alpha's own queue (built
+    around the start check): its model step and tool call reached evil and were handed back
+    (patched ``hand-back-other-apps-steps``), the first run where both did."""
+    queue = f"replay-{uuid.uuid4().hex[:8]}"
+    own = app_task_queue(queue, "alpha")
+    async with workers(client, root, queue, {"alpha": weather_app("alpha")}):
+        evil = UncheckedPlugin(weather_app("evil"), stores=Stores(InMemorySessionService()))
+        async with Worker(
+            await connect_like(client),
+            task_queue=own,
+            plugins=[evil],
+            identity=worker_identity(weather_app("evil")),
+            max_cached_workflows=0,
+        ):
+            adk = AdkClient(client, task_queue=queue)
+            async with asyncio.timeout(60):
+                while await adk.start_queue("alpha") != own:
+                    await asyncio.sleep(0.5)
+            for i in range(40):
+                handle = await adk.start(
+                    "alpha", USER, f"replay-hb-{i}", "weather_agent", "weather in Paris?"
+                )
+                await handle.result()
+                history = await client.get_workflow_handle(handle.workflow_id).fetch_history()
+                text = json.dumps(history.to_json_dict())
+                if "UnknownAppError" in text and text.count("TIMER_STARTED") >= 2:
+                    break
+    await _save_runs(client, "hand_back_app_queue", handle.workflow_id)
+
+
+async def _record_unnamed(client: Client, root: Path) -> None:
+    """A run of app ``foo``, served by an unnamed app's worker beside a named app's on one
+    queue: its steps move to the unnamed apps' queue (``any_app_queue`` or a route)."""
+    queue = f"replay-{uuid.uuid4().hex[:8]}"
+    apps = {"named": weather_app("named"), "unnamed": weather_app(None)}
+    async with workers(client, root, queue, apps):
+        await polled(client, any_app_task_queue(queue), app_task_queue(queue, "named"))
+        handle = await AdkClient(client, task_queue=queue).start(
+            "foo", USER, "replay-unnamed", "weather_agent", "weather in Paris?"
+        )
+        await handle.result()
+    await _save_runs(client, "unnamed_any_app_queue", handle.workflow_id)
 
 
 async def _record_token_budget(run_worker: WorkerFactory, client: Client) -> None:

@@ -23,6 +23,7 @@ from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.events import Event
 from adk_temporal.flow.messages import RequestSummary
 from adk_temporal.ids import SessionKey
+from adk_temporal.queues import QueueWait
 from adk_temporal.sessions import Session
 from adk_temporal.signing import AnswerLink, sign_link
 from adk_temporal.web.auth import ALL_APPS, TokenBook
@@ -155,6 +156,7 @@ class _Gateway(Gateway):
             status=self.status,
             agent=self.value,
             refused_answers=[self.value],
+            unpolled_waits=[_wait(self.value)],
             links=self._links(ids),
         )
 
@@ -363,6 +365,11 @@ def test_hostile_values_are_text_on_every_page(
         assert any(shown in value for value in parsed.values), html
 
 
+def _wait(value: str) -> QueueWait:
+    """A model step waiting on a queue named ``value`` that no worker polls."""
+    return QueueWait(task_queue=value, step="model step", start=value)
+
+
 def test_the_session_page_shows_each_hostile_value_where_it_belongs(
     hostile_pages: dict[str, tuple[int, str]],
 ) -> None:
@@ -381,6 +388,7 @@ def test_the_session_page_shows_each_hostile_value_where_it_belongs(
         payload,
         f"answer.{HOSTILE}",
         json.dumps(HOSTILE),
+        _wait(HOSTILE).line(),
     ):
         assert expected in shown, expected
 

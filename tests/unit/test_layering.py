@@ -140,6 +140,7 @@ LAYERS: list[set[str]] = [
         "run_config",
         "extras",
         "model_limits",
+        "queues",
     },
     {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp", "summarizers"},
     {"sessions", "artifacts", "memory"},
