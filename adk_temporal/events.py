@@ -99,6 +99,9 @@ class NodeInfo(BaseModel):
 
     path: str = ""
     output_for: list[str] = Field(default_factory=list)
+    message_as_output: bool | None = None
+    """The event's content is the node's output (an LLM agent node's answer), as ADK marks
+    it; such an event carries no ``output`` of its own."""
 
 
 class EventActions(BaseModel):

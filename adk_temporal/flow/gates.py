@@ -22,6 +22,8 @@ __all__ = [
     "COMPACTION",
     "FOREIGN_CONFIRMATIONS",
     "GATES",
+    "GRAPH_HAND_OVER",
+    "GRAPH_STATUS_MEMO",
     "KEEP_CANCELLED_OUTCOMES",
     "NOTIFY",
     "PARALLEL_FAILURE",
@@ -160,4 +162,18 @@ PUBLISH_AFTER_RESUMING = _gate(
     date(2026, 12, 2),
     # Baseline 2 (2026-12-02 22:51 UTC) has it from the start; baseline-1 runs ask.
     open_before(date(2026, 12, 3)),
+)
+GRAPH_HAND_OVER = _gate(
+    "graph-hand-over",
+    "a graph workflow continues as new between nodes when Temporal suggests it, carrying its "
+    "node states, pending joins and open pauses",
+    date(2026, 12, 7),
+    # Baseline 3 has it from the start; graph runs of baseline 2 ask.
+    open_before(date(2026, 12, 8)),
+)
+GRAPH_STATUS_MEMO = _gate(
+    "graph-status-memo",
+    "a graph run publishes its graph and each node's status in the memo",
+    date(2026, 12, 7),
+    open_before(date(2026, 12, 8)),
 )
