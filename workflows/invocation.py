@@ -407,7 +407,7 @@ class TemporalExecutor:
         cancelled node (its timeout passed) is waited for, so nothing it stores lands
         after the timeout's error event."""
         try:
-            return await workflow.execute_activity_method(
+            result = await workflow.execute_activity_method(
                 NodeStepActivity.run,
                 inp,
                 task_queue=self._app_queue,
@@ -419,6 +419,8 @@ class TemporalExecutor:
             )
         except ActivityError as err:
             raise _step_failure(err) from err
+        self._steps_this_run += 1  # a graph's progress: it may hand over from here
+        return result
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """Run ``adk_append_events``."""

@@ -38,6 +38,7 @@ from ..visibility import (
     quote_problem,
     run_status,
 )
+from ..workflow._render import GraphView, graph_view
 from ..workflows.messages import ADK_AGENT, Published
 from .answers import published_or_fail
 from .common import (
@@ -207,8 +208,23 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
 @connection_options
 @click.argument("workflow_id")
 @json_option
-def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_json: bool) -> None:
-    """Show one invocation: status, open and refused requests, steps, tokens, last error."""
+@click.option(
+    "--mermaid",
+    "as_mermaid",
+    is_flag=True,
+    help="Print only the graph of a graph workflow run, as a Mermaid flowchart coloured by "
+    "each node's status.",
+)
+def show(
+    address: str,
+    namespace: str,
+    task_queue: str,
+    workflow_id: str,
+    as_json: bool,
+    as_mermaid: bool,
+) -> None:
+    """Show one invocation: status, open and refused requests, steps, tokens, last error,
+    and for a graph workflow each node's status."""
 
     async def body() -> int:
         client = await connect(address, namespace)
@@ -220,6 +236,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
         status = await _status(handle, description, published)
         refused = status.ignored_signals if status else published.refused
         held = await _held(adk, workflow_id, description, published)
+        graph = graph_view(published.graph, published.nodes) if published.graph else None
         shown: dict[str, Any] = {
             "workflow_id": workflow_id,
             "run_id": description.run_id,
@@ -237,7 +254,16 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
             "refused_answers": refused,
             "last_error": last_error,
             "workflow_task": _workflow_task(description),
+            "graph": graph.model_dump() if graph is not None else None,
         }
+        if as_mermaid:
+            if graph is None:
+                raise CliError(
+                    f"{workflow_id} runs no graph workflow (or published none yet)",
+                    "`adk-temporal show` without --mermaid shows the run",
+                )
+            click.echo(graph.mermaid)
+            return 0
         if as_json:
             print_json(shown)
             return 0
@@ -379,6 +405,20 @@ def _print_shown(
         console.print(f"  task     attempt {task['attempt']}, {held_by}")
     if shown["last_error"]:
         console.print(f"  error    {shown['last_error']}")
+    if shown["graph"] is not None:
+        _print_graph(GraphView.model_validate(shown["graph"]))
+
+
+def _print_graph(graph: GraphView) -> None:
+    """Each node of a graph run with its status, the counts first."""
+    counts: dict[str, int] = {}
+    for node in graph.nodes:
+        counts[node.status] = counts.get(node.status, 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+    console.print(escape(f"  graph    {graph.name}: {summary}"))
+    width = max(len(node.name) for node in graph.nodes)
+    for node in graph.nodes:
+        console.print(escape(f"  node     {node.name:<{width}}  {node.status}  ({node.kind})"))
 
 
 @click.command()

@@ -51,6 +51,7 @@ from ..visibility import (
     published_or_unreadable,
     run_status,
 )
+from ..workflow._render import graph_view
 from ..workflows.messages import ADK_AGENT, ADK_SESSION, ADK_USER, Published
 from .errors import ApiError, api_error
 from .models import (
@@ -295,6 +296,7 @@ class Gateway:
             waiting_for=[r.model_dump(mode="json") for r in published.requests],
             refused_answers=published.refused,
             links=self.links(ids, description.id, description.run_id),
+            graph=graph_view(published.graph, published.nodes) if published.graph else None,
         )
 
     async def pending(self, ids: SessionKey) -> PendingView:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..answers import AnswerDelivery
 from ..flow.messages import ConfirmInput
+from ..workflow._render import GraphView
 
 __all__ = [
     "AnswerOutcome",
@@ -127,6 +128,8 @@ class RunView(RunSummary):
 
     temporal_status: str | None = None
     refused_answers: list[str] = Field(default_factory=list)
+    graph: GraphView | None = None
+    """For a graph workflow run: each node's status and the drawing (from the memo)."""
 
 
 class PendingView(BaseModel):
