@@ -310,6 +310,7 @@ class InvocationFlow:
             error=self.error,
             ignored_signals=self.book.report(),
             usage=self.usage,
+            nodes=dict(self.graph_nodes),
         )
 
     # ------------------------------------------------------------------ run

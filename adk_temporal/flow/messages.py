@@ -25,7 +25,7 @@ from adk_temporal.run_config import RunConfig
 from adk_temporal.usage import BudgetScope, TokenGrant, TokenUsage
 
 from .graph_spec import GraphSpec
-from .graph_state import GraphCarry
+from .graph_state import GraphCarry, NodeStatus
 from .node_values import NodeValue
 
 __all__ = [
@@ -716,6 +716,9 @@ class InvocationStatus(BaseModel):
     ignored_signals: list[str] = Field(default_factory=list)
     usage: TokenUsage = Field(default_factory=TokenUsage)
     """The tokens the invocation's model steps used so far."""
+    nodes: dict[str, NodeStatus] = Field(default_factory=dict)
+    """In a graph workflow run: where each node that ran stands, by its name below the root
+    graph (a node not listed is pending)."""
 
 
 class InvocationResult(BaseModel):

@@ -12,6 +12,7 @@ import pytest
 
 from adk_temporal.agents import Agent
 from adk_temporal.app import App, Stores
+from adk_temporal.audit import audit_entries
 from adk_temporal.errors import InvalidResumeInputError
 from adk_temporal.flow.graph_messages import INLINE_VALUE_BYTES
 from adk_temporal.ids import SessionKey
@@ -144,3 +145,26 @@ async def test_a_tool_node_refuses_an_input_it_cannot_take() -> None:
     errors = [e for e in (await sessions.get(KEY)).events if e.error_code]
     assert [e.error_code for e in errors] == ["TypeError"]
     assert "must be a dictionary of tool arguments" in (errors[0].error_message or "")
+
+
+async def test_who_answered_a_graph_pause_is_recorded_beside_adks_payload() -> None:
+    """The answer to a RequestInput is stored as sent (ADK's shape); who answered, through
+    which channel and when is in the event's custom metadata, and the audit trail lists it.
+    While it waits, the run's status names the waiting node."""
+
+    def ask(node_input: Any) -> RequestInput:
+        return RequestInput(interrupt_id="q-who", message="Who?")
+
+    runner, sessions = _runner(Workflow(name="asking", edges=[(START, ask)]))
+    run = await runner.start(KEY.app_name, KEY.user_id, KEY.session_id, "asking", "go")
+    await run.wait_for_status("awaiting_input")
+    assert (await run.status()).nodes == {"ask": "waiting"}
+    await run.resume("q-who", {"name": "ada"})
+    assert (await run.result()).status == "completed"
+    events = (await sessions.get(KEY)).events
+    [answer] = [e for e in events if e.author == "user" and e.function_responses()]
+    assert answer.function_responses()[0].response == {"name": "ada"}
+    record = (answer.custom_metadata or {})["answered"]["q-who"]
+    assert record["channel"] == "in-process" and record["at"] > 0
+    [entry] = audit_entries(events)
+    assert (entry.request_id, entry.decision, entry.channel) == ("q-who", "answered", "in-process")

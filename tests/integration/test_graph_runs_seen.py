@@ -9,6 +9,7 @@ import subprocess
 import httpx2 as httpx
 from temporalio.client import Client
 
+from adk_temporal.audit import audit_entries
 from adk_temporal.client import InvocationHandle
 from adk_temporal.devserver import DevServer
 from adk_temporal.web.auth import ALL_APPS, TokenBook
@@ -99,13 +100,16 @@ async def test_a_graph_continues_as_new_with_a_join_and_a_pause_and_is_seen(
         '<tr data-node="approve"><td>approve</td><td>function</td><td class="node-waiting">' in page
     )
     async with run_worker([built.workflow], task_queue=queue) as rt:
-        await handle.resume("q-ok", {"result": True})
+        await handle.resume("q-ok", {"result": True}, answered_by="ops-ada")
         result = await handle.result()
         ours = await recorded(rt.sessions, result.error if result.status == "failed" else None)
+        [entry] = audit_entries((await rt.sessions.get(KEY)).events)
     assert result.status == "completed"
     # And once more after gate: the run that took the answer ran a step.
     assert await _runs_of(temporal_client, handle.workflow_id) == 4
     assert_same_run(ours, run_on_adk("pause_in_branch"), full_order=False)
+    # Who answered is kept beside ADK's payload, for the audit trail.
+    assert (entry.request_id, entry.answered_by, entry.channel) == ("q-ok", "ops-ada", "update")
     finished = json.loads((await _show(dev_server, handle.workflow_id, "--json")).stdout)
     assert {n["status"] for n in finished["graph"]["nodes"]} == {"done"}
 
