@@ -104,9 +104,11 @@ def build(scenario: str) -> Scenario:
     return SCENARIOS[scenario](names())
 
 
-async def recorded(sessions: SessionService, error: str | None) -> dict[str, Any]:
-    """What the session holds after the run, as the ADK side records it."""
-    session = await sessions.get(KEY)
+async def recorded(
+    sessions: SessionService, error: str | None, key: SessionKey = KEY
+) -> dict[str, Any]:
+    """What session ``key`` holds after the run, as the ADK side records it."""
+    session = await sessions.get(key)
     return {
         "events": [event_record(e) for e in session.events],
         "state": normal(session.state),

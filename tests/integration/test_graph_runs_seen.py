@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import uuid
 
 import httpx2 as httpx
 from temporalio.client import Client
@@ -12,6 +13,7 @@ from temporalio.client import Client
 from adk_temporal.audit import audit_entries
 from adk_temporal.client import InvocationHandle
 from adk_temporal.devserver import DevServer
+from adk_temporal.ids import SessionKey
 from adk_temporal.web.auth import ALL_APPS, TokenBook
 from adk_temporal.web.cookies import COOKIE
 from adk_temporal.web.gateway import Gateway
@@ -39,14 +41,14 @@ async def _show(
     return shown
 
 
-async def _console_page(rt: Runtime) -> str:
+async def _console_page(rt: Runtime, key: SessionKey) -> str:
     """The session page of the console, served in-process against the same Temporal."""
     served = Gateway(adk=rt.adk, sessions=rt.sessions)
-    app = create_app(served, TokenBook.parse(f"{TOKEN} {KEY.app_name}", "tokens"), console=True)
+    app = create_app(served, TokenBook.parse(f"{TOKEN} {key.app_name}", "tokens"), console=True)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as http:
         http.cookies.set(COOKIE, app.state.console_sessions.sign_in(frozenset({ALL_APPS})))
-        url = f"/console/apps/{KEY.app_name}/users/{KEY.user_id}/sessions/{KEY.session_id}"
+        url = f"/console/apps/{key.app_name}/users/{key.user_id}/sessions/{key.session_id}"
         page = await http.get(url)
     assert page.status_code == 200, page.text
     return page.text
@@ -66,18 +68,20 @@ async def test_a_graph_continues_as_new_with_a_join_and_a_pause_and_is_seen(
     running) and the console list each node's status and draw the graph; answered, the graph
     stores what google-adk stores."""
     built = build("pause_in_branch")
+    # A session of its own: the run count below is of this workflow id alone.
+    key = SessionKey(KEY.app_name, KEY.user_id, f"s-{uuid.uuid4().hex[:8]}")
     async with run_worker([built.workflow]) as rt:
         queue = rt.task_queue
         handle = await rt.adk.start(
-            KEY.app_name,
-            KEY.user_id,
-            KEY.session_id,
+            key.app_name,
+            key.user_id,
+            key.session_id,
             built.workflow.name,
             "go",
             continue_as_new_after_events=5,
         )
         await _waiting_in_a_later_run(rt, handle)
-        page = await _console_page(rt)
+        page = await _console_page(rt, key)
     # Handed over after split (between nodes) and again while approve waits.
     assert await _runs_of(temporal_client, handle.workflow_id) == 3
     # No worker runs now: everything below is what the run published.
@@ -102,8 +106,8 @@ async def test_a_graph_continues_as_new_with_a_join_and_a_pause_and_is_seen(
     async with run_worker([built.workflow], task_queue=queue) as rt:
         await handle.resume("q-ok", {"result": True}, answered_by="ops-ada")
         result = await handle.result()
-        ours = await recorded(rt.sessions, result.error if result.status == "failed" else None)
-        [entry] = audit_entries((await rt.sessions.get(KEY)).events)
+        ours = await recorded(rt.sessions, None, key)
+        [entry] = audit_entries((await rt.sessions.get(key)).events)
     assert result.status == "completed"
     # And once more after gate: the run that took the answer ran a step.
     assert await _runs_of(temporal_client, handle.workflow_id) == 4
