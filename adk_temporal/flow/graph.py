@@ -49,13 +49,13 @@ _CONFIGURATION_NAMES = ["WorkflowConfigurationError", "ValueError", "Exception",
 class GraphHost:
     """What a graph run shares with its invocation: the engine, identity, ``temp:`` state,
     the book its pauses' requests are answered in, and how it runs an LLM agent node (the
-    invocation's own step loop: ``run_agent(agent, path, branch, input)``)."""
+    invocation's own step loop: ``run_agent(agent, node, path, branch, input)``)."""
 
     executor: Executor
     ref: InvocationRef
     temp_state: dict[str, Any]
     book: RequestBook
-    run_agent: Callable[[str, str, str, NodeValue], Awaitable[GraphOutcome]]
+    run_agent: Callable[[str, str, str, str, NodeValue], Awaitable[GraphOutcome]]
     hand_over: Callable[[GraphCarry], Awaitable[None]]
     """Continue the invocation in a fresh run from the root graph's state (never returns)."""
     nodes: dict[str, NodeStatus] = field(default_factory=dict)
@@ -234,7 +234,11 @@ class GraphRun:
 
     def _status(self, name: str, status: NodeStatus) -> None:
         """Record where node ``name`` of this graph stands, for ``show`` and the console."""
-        self._host.nodes["/".join([*self._names[1:], name])] = status
+        self._host.nodes[self._key(name)] = status
+
+    def _key(self, name: str) -> str:
+        """Node ``name`` of this graph, named below the root graph (``inner/step``)."""
+        return "/".join([*self._names[1:], name])
 
     async def _stop(self) -> None:
         """Cancel the nodes still running after another failed, and wait for them."""
@@ -330,7 +334,8 @@ class GraphRun:
             return await nested.run(trigger.input)
         if spec.kind == "agent":
             assert spec.agent is not None
-            outcome = await self._host.run_agent(spec.agent, path, branch, trigger.input)
+            key = self._key(name)
+            outcome = await self._host.run_agent(spec.agent, key, path, branch, trigger.input)
         else:
             run = NodeRun(
                 name=name, path=path, branch=branch, output_for=output_for, input=trigger.input

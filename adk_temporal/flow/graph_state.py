@@ -1,5 +1,4 @@
-"""The scheduling state of one graph run, and what it hands to the next run of its
-invocation across continue-as-new.
+"""A graph run's scheduling state, and the form it is carried in across continue-as-new.
 
 The state is ADK's ``_LoopState`` (``google/adk/workflow/_workflow.py``). Its carried form
 holds names, counters and small values only: each node's pending starts and run count, which

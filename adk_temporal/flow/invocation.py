@@ -115,6 +115,8 @@ class _NodeTurn:
     event (the node's output once it answered)."""
 
     path: str
+    key: str
+    """The node's name below the root graph, as its status is published."""
     input: NodeValue
     answer: str = ""
 
@@ -500,7 +502,7 @@ class InvocationFlow:
         return _Outcome(text=output_text(outcome.output))
 
     async def _agent_node(
-        self, agent: str, path: str, branch: str, node_input: NodeValue
+        self, agent: str, key: str, path: str, branch: str, node_input: NodeValue
     ) -> GraphOutcome:
         """Run an LLM agent as a graph node (ADK 2's single-turn agent node): the step loop
         of any agent, its events on the node's path; its answer is the node's output.
@@ -508,7 +510,7 @@ class InvocationFlow:
         The run cannot hand over inside the node (``outer=None``): the graph hands over
         between nodes.
         """
-        turn = _NodeTurn(path, node_input)
+        turn = _NodeTurn(path, key, node_input)
         frame = _Frame(agent, branch, outer=None, node=turn)
         outcome = await self._llm(frame, [], entry=agent)
         if outcome.error is not None:
@@ -1230,6 +1232,8 @@ class InvocationFlow:
     async def _wait_for_answers(self, frame: _Frame, ids: list[str]) -> _Answers:
         """Wait until requests ``ids`` are answered or expired; return the reply event and
         what the re-dispatched calls receive."""
+        if frame.node is not None:
+            self.graph_nodes[frame.node.key] = "waiting"
         self._exec.status_changed()
         while True:
             deadline = self.book.earliest_expiry(ids)
@@ -1247,6 +1251,8 @@ class InvocationFlow:
         answers = _Answers()
         now = self._exec.now()
         parts = [_reply_part(taken, answers, now) for taken in self.book.take(ids)]
+        if frame.node is not None:
+            self.graph_nodes[frame.node.key] = "running"
         self._exec.status_changed()
         answers.reply = self._event(frame, "user", types.Content(role="user", parts=parts))
         return answers

@@ -1,12 +1,12 @@
-"""An LLM agent as a graph node, in the steps: the values along edges read back, the node's
-input shown to the model as a user turn, and its answer marked as the node's output.
+"""An LLM agent node in the steps: its input shown to the model, its answer as output.
 
-Ports what ADK 2.13's ``google/adk/workflow/_llm_agent_wrapper.py`` does for a
-``single_turn`` agent node: the node's input becomes a user-role content (a string as
-text, other values as JSON, ``to_user_content``) appended to the session in memory only,
-so the model sees it and the store never does; the agent sees only its current turn unless
-its author set ``include_contents``; its final text is the node's output
-(``message_as_output``), or the value its ``output_schema`` validated.
+The values along a graph's edges are read back here too. Ports what ADK 2.13's
+``google/adk/workflow/_llm_agent_wrapper.py`` does for a ``single_turn`` agent node: the
+node's input becomes a user-role content (a string as text, other values as JSON,
+``to_user_content``) appended to the session in memory only, so the model sees it and the
+store never does; the agent sees only its current turn unless its author set
+``include_contents``; its final text is the node's output (``message_as_output``), or the
+value its ``output_schema`` validated.
 """
 
 from __future__ import annotations

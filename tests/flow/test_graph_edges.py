@@ -121,11 +121,13 @@ async def test_a_tool_confirmation_inside_an_llm_node_is_a_durable_pause() -> No
     runner = Runner(App([graph], models=models), stores=Stores(sessions))
     run = await runner.start(KEY.app_name, KEY.user_id, KEY.session_id, "paying", "pay it")
     await run.wait_for_status("awaiting_confirmation")
+    assert (await run.status()).nodes == {"cashier": "waiting"}
     [request] = await run.pending()
     assert request.tool == "pay" and paid == []
     await run.confirm(request.id, True)
     result = await run.result()
     assert (result.status, result.final_text, paid) == ("completed", "receipt: paid 5", [5])
+    assert (await run.status()).nodes == {"cashier": "done", "receipt": "done"}
     node_events = [e for e in (await sessions.get(KEY)).events if e.author == "cashier"]
     assert {e.node_info.path for e in node_events if e.node_info} == {"paying@1/cashier@1"}
     assert all(e.node_info is not None for e in node_events)

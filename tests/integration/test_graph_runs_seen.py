@@ -1,5 +1,6 @@
 """A long graph continues as new between nodes and ends with ADK's outcome; ``show`` and the
-console's session page show the graph and where each node stands, from the memo alone."""
+console's session page show the graph and where each node stands, from the memo alone; an
+LLM node's tool approval is a durable pause answered from the CLI."""
 
 from __future__ import annotations
 
@@ -10,14 +11,18 @@ import uuid
 import httpx2 as httpx
 from temporalio.client import Client
 
+from adk_temporal.agents import Agent
 from adk_temporal.audit import audit_entries
 from adk_temporal.client import InvocationHandle
 from adk_temporal.devserver import DevServer
 from adk_temporal.ids import SessionKey
+from adk_temporal.tools import FunctionTool
 from adk_temporal.web.auth import ALL_APPS, TokenBook
 from adk_temporal.web.cookies import COOKIE
 from adk_temporal.web.gateway import Gateway
 from adk_temporal.web.server import create_app
+from adk_temporal.workflow import START, Workflow
+from tests.adk_models import call, queue_registry
 from tests.commands import run_cli
 from tests.graphs.adk_env import run_on_adk
 from tests.graphs.compare import assert_same_run
@@ -131,3 +136,47 @@ async def test_show_of_a_run_that_is_no_graph_has_no_graph(
     assert shown["graph"] is None
     refused = await run_cli(dev_server.address, "show", handle.workflow_id, "--mermaid")
     assert refused.returncode == 1 and "runs no graph workflow" in refused.stderr
+
+
+async def test_a_tool_approval_inside_an_llm_node_waits_and_is_answered_from_the_cli(
+    run_worker: WorkerFactory, dev_server: DevServer
+) -> None:
+    """An LLM agent node whose tool needs approval pauses the graph through a worker: the
+    request is listed, `show` names the node waiting, `adk-temporal confirm` approves it,
+    and the agent's answer flows to the next node."""
+    paid: list[int] = []
+
+    def pay(amount: int) -> dict[str, int]:
+        """Pay an amount."""
+        paid.append(amount)
+        return {"paid": amount}
+
+    models, _ = queue_registry("queue", [call("pay", amount=5), "paid 5"])
+    cashier = Agent("cashier", "queue", tools=[FunctionTool(pay, require_confirmation=True)])
+
+    def receipt(node_input: str) -> str:
+        return f"receipt: {node_input}"
+
+    graph = Workflow(name="paying", edges=[(START, cashier, receipt)])
+    async with run_worker([graph], models=models) as rt:
+        handle = await rt.adk.start(KEY.app_name, KEY.user_id, "s-paying", "paying", "pay")
+        await handle.wait_for_status("awaiting_confirmation", timeout=60)
+        [request] = await handle.pending()
+        assert (request.tool, request.agent, paid) == ("pay", "cashier", [])
+        shown = json.loads((await _show(dev_server, handle.workflow_id, "--json")).stdout)
+        assert {n["name"]: n["status"] for n in shown["graph"]["nodes"]} == {
+            "cashier": "waiting",
+            "receipt": "pending",
+        }
+        confirmed = await run_cli(
+            dev_server.address,
+            "confirm",
+            handle.workflow_id,
+            request.id,
+            "--approve",
+            "--task-queue",
+            rt.task_queue,
+        )
+        assert confirmed.returncode == 0, confirmed.stderr
+        result = await handle.result()
+    assert (result.status, result.final_text, paid) == ("completed", "receipt: paid 5", [5])
