@@ -124,7 +124,8 @@ class Agent(BaseAgent):
             is what ``output_key`` stores. An answer that does not validate ends the
             invocation with an ``OutputSchemaError``.
         include_contents: ``"default"`` sends the session's history; ``"none"`` only the
-            current turn (from the latest message by the user or another agent).
+            current turn (from the latest message by the user or another agent). Unset:
+            ``"default"``, except as a graph node, where it is ``"none"`` (ADK 2's rule).
         global_instruction: An instruction (template or provider) for every agent of the
             tree, put before each one's own; only the root agent's takes effect.
         disallow_transfer_to_parent: The model is not offered a transfer back to the parent
@@ -156,13 +157,13 @@ class Agent(BaseAgent):
         generate_content_config: types.GenerateContentConfig | None = None,
         output_key: str | None = None,
         output_schema: type[BaseModel] | None = None,
-        include_contents: Literal["default", "none"] = "default",
+        include_contents: Literal["default", "none"] | None = None,
         global_instruction: Instruction = "",
         disallow_transfer_to_parent: bool = False,
         disallow_transfer_to_peers: bool = False,
     ) -> None:
         super().__init__(name, description=description, sub_agents=sub_agents)
-        _check_options(name, include_contents, output_schema)
+        _check_options(name, include_contents or "default", output_schema)
         self.model = model
         self.instruction = instruction
         self.global_instruction = global_instruction
@@ -186,7 +187,10 @@ class Agent(BaseAgent):
         self.generate_content_config = generate_content_config
         self.output_key = output_key
         self.output_schema = output_schema
-        self.include_contents = include_contents
+        self.include_contents: Literal["default", "none"] = include_contents or "default"
+        self.include_contents_set = include_contents is not None
+        """Whether the author chose ``include_contents`` (as a graph node, an agent that
+        did not sees only its current turn, ADK's default there)."""
         self.request_config = _request_config(generate_content_config, output_schema)
         self.disallow_transfer_to_parent = disallow_transfer_to_parent
         self.disallow_transfer_to_peers = disallow_transfer_to_peers

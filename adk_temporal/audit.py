@@ -78,6 +78,13 @@ def _decision(kind: str, response: Mapping[str, Any]) -> Decision:
     return "approved" if response.get("confirmed") is True else "rejected"
 
 
+def _beside(event: Event, request_id: str | None) -> Any:
+    """Who answered ``request_id``, where a graph's pause keeps it: beside the response, in
+    the event's custom metadata (its response is the payload as sent)."""
+    answered = (event.custom_metadata or {}).get(ANSWERED_KEY)
+    return answered.get(request_id or "") if isinstance(answered, Mapping) else None
+
+
 def audit_entries(events: Iterable[Event]) -> list[AuditEntry]:
     """Every answered request of ``events`` (a session's), in the order answered."""
     listed = list(events)
@@ -92,7 +99,7 @@ def audit_entries(events: Iterable[Event]) -> list[AuditEntry]:
             else:
                 continue
             response = reply.response or {}
-            record = response.get(ANSWERED_KEY)
+            record = response.get(ANSWERED_KEY, _beside(event, reply.id))
             who = record if isinstance(record, Mapping) else {}
             digest = response.get("callDigest")
             edited = response.get(EDITED_ARGS_KEY)

@@ -99,6 +99,9 @@ class NodeInfo(BaseModel):
 
     path: str = ""
     output_for: list[str] = Field(default_factory=list)
+    message_as_output: bool | None = None
+    """The event's content is the node's output (an LLM agent node's answer), as ADK marks
+    it; such an event carries no ``output`` of its own."""
 
 
 class EventActions(BaseModel):
@@ -166,6 +169,10 @@ class Event(BaseModel):
     """A graph node's output (ADK 2's ``Event.output``); ``None``: the event carries none."""
     node_info: NodeInfo | None = None
     """The graph node run that produced the event (``None`` outside graph workflows)."""
+    custom_metadata: dict[str, Any] | None = None
+    """What the runtime records beside the content (ADK's ``custom_metadata``): on the
+    answer to a graph's pause, who answered each request, through which channel and when,
+    keyed ``answered`` then by request id (the stored response stays the payload as sent)."""
 
     @field_validator("actions", mode="before")
     @classmethod

@@ -23,8 +23,11 @@ def _problems(err: ValidationError) -> list[str]:
     return [f"{'.'.join(str(x) for x in e['loc']) or '<root>'}: {e['msg']}" for e in err.errors()]
 
 
-def record_output(agent: Agent, event: Event) -> None:
+def record_output(agent: Agent, event: Event) -> Any:
     """Validate and store the output of ``agent``'s final model ``event``, in place.
+
+    Returns:
+        The value ``output_schema`` validated, or ``None`` (no schema, or no answer).
 
     Raises:
         OutputSchemaError: The agent has an ``output_schema`` and the answer is not JSON of
@@ -32,12 +35,12 @@ def record_output(agent: Agent, event: Event) -> None:
     """
     # ADK-Go's maybeSaveOutputToState: no content, no output; an earlier value stays.
     if (agent.output_key is None and agent.output_schema is None) or not event.parts():
-        return
+        return None
     text = event.text()
     value: Any = text
     if agent.output_schema is not None:
         if not text.strip():
-            return
+            return None
         try:
             parsed = agent.output_schema.model_validate_json(text)
         except ValidationError as err:
@@ -46,3 +49,4 @@ def record_output(agent: Agent, event: Event) -> None:
         value = parsed.model_dump(mode="json", exclude_none=True)
     if agent.output_key is not None:
         event.actions.state_delta[agent.output_key] = value
+    return value if agent.output_schema is not None else None

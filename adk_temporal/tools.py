@@ -264,6 +264,19 @@ class FunctionTool:
                 function was not called.
             Exception: Whatever the function raised, unchanged.
         """
+        result = await self.call(args, ctx)
+        jsonable = pydantic_core.to_jsonable_python(result, bytes_mode="base64")
+        return jsonable if isinstance(jsonable, dict) else {"result": jsonable}
+
+    async def call(self, args: Mapping[str, Any] | None, ctx: Any) -> Any:
+        """Validate ``args`` and call the function with ``ctx`` injected; its result as it
+        returned it (a tool node's output, ADK 2's ``_ToolNode``).
+
+        Raises:
+            InvalidToolArgumentsError: The arguments do not match the parameters; the
+                function was not called.
+            Exception: Whatever the function raised, unchanged.
+        """
         kwargs = self.validate_args(args)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
@@ -277,8 +290,7 @@ class FunctionTool:
             # function, a lambda returning a coroutine); it must run on the loop.
             if inspect.isawaitable(result):
                 result = await result
-        jsonable = pydantic_core.to_jsonable_python(result, bytes_mode="base64")
-        return jsonable if isinstance(jsonable, dict) else {"result": jsonable}
+        return result
 
 
 async def _finish_thread(work: asyncio.Future[Any]) -> Any:

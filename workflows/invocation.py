@@ -86,6 +86,7 @@ with workflow.unsafe.imports_passed_through():
         RESUME_SIGNAL,
         STATUS_QUERY,
         InvocationInput,
+        graph_memo,
     )
     from adk_temporal.workflows.notify import NotifyInput, NotifyWorkflow, notify_workflow_id
     from adk_temporal.workflows.short_ids import RunIds, whole_result
@@ -107,7 +108,13 @@ _BASELINE_1 = FLOW_CHANGES | {
 _BASELINE_CHANGES: dict[int, frozenset[str]] = {
     1: _BASELINE_1,
     2: _BASELINE_1 | {gates.PUBLISH_AFTER_RESUMING},
-    3: _BASELINE_1 | {gates.PUBLISH_AFTER_RESUMING, gates.HAND_BACK},
+    3: _BASELINE_1
+    | {
+        gates.PUBLISH_AFTER_RESUMING,
+        gates.HAND_BACK,
+        gates.GRAPH_HAND_OVER,
+        gates.GRAPH_STATUS_MEMO,
+    },
 }
 """The behaviour changes a run of each baseline has from its start. A change made after a
 baseline stays out of it: runs of that baseline that started before the change replay
@@ -404,7 +411,7 @@ class TemporalExecutor:
         cancelled node (its timeout passed) is waited for, so nothing it stores lands
         after the timeout's error event."""
         try:
-            return await workflow.execute_activity_method(
+            result = await workflow.execute_activity_method(
                 NodeStepActivity.run,
                 inp,
                 task_queue=self.queues.current,
@@ -416,6 +423,8 @@ class TemporalExecutor:
             )
         except ActivityError as err:
             raise _step_failure(err) from err
+        self._steps_this_run += 1  # a graph's progress: it may hand over from here
+        return result
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """Run ``adk_append_events``."""
@@ -521,6 +530,7 @@ class InvocationWorkflow:
         self._published: AdkStatus | None = None
         self._published_agent = inp.agent_name
         self._memo: dict[str, Any] = {REQUESTS_MEMO: [], REFUSED_MEMO: []}
+        self._graph_memo: dict[str, Any] = {}
         self._holding: asyncio.Task[None] | None = None
         self._queues: StepQueues | None = None
         self._held_at = 0
@@ -746,6 +756,22 @@ class InvocationWorkflow:
         }
         # The memo is what Temporal serves with no worker running: what the run waits for.
         # Runs recorded before it was published must replay without the upsert.
-        if memo != self._memo and _patched(self._baseline, gates.PUBLISH_REQUESTS):
-            workflow.upsert_memo(memo)
+        changed = memo if memo != self._memo else {}
+        graph = self._graph_changes()
+        if (changed or graph) and _patched(self._baseline, gates.PUBLISH_REQUESTS):
+            workflow.upsert_memo({**changed, **graph})
         self._memo = memo
+
+    def _graph_changes(self) -> dict[str, Any]:
+        """The graph memo keys that changed since last published: a node's status is one
+        small key, the graph itself is published once per run. Graph runs recorded before
+        either was published replay without them."""
+        flow = self._flow
+        if flow is None or flow.graph is None:
+            return {}
+        memo = graph_memo(flow.graph, flow.graph_nodes)
+        changed = {k: v for k, v in memo.items() if self._graph_memo.get(k) != v}
+        if not changed or not _patched(self._baseline, gates.GRAPH_STATUS_MEMO):
+            return {}
+        self._graph_memo = memo
+        return changed

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio.common import SearchAttributeKey
 
 from adk_temporal.budgets import Budgets
+from adk_temporal.flow.graph_spec import GraphSpec
+from adk_temporal.flow.graph_state import NodeStatus
 from adk_temporal.flow.messages import InvocationCarry, RequestSummary
 from adk_temporal.run_config import RunConfig
 
@@ -26,6 +28,8 @@ __all__ = [
     "BASELINE",
     "CONFIRM_CHECKED_UPDATE",
     "CONFIRM_SIGNAL",
+    "GRAPH_MEMO",
+    "NODE_MEMO_PREFIX",
     "PENDING_QUERY",
     "REFUSED_IN_MEMO",
     "REFUSED_MEMO",
@@ -35,6 +39,7 @@ __all__ = [
     "STATUS_QUERY",
     "InvocationInput",
     "Published",
+    "graph_memo",
 ]
 
 CONFIRM_SIGNAL = "adk_confirm"
@@ -57,6 +62,12 @@ REFUSED_MEMO = "adk_refused"
 """Memo key: the latest refused answers, as ``adk_status`` lists them."""
 REFUSED_IN_MEMO = 10
 """How many refused answers the memo keeps (``adk_status`` has the rest)."""
+GRAPH_MEMO = "adk_graph"
+"""Memo key: a graph run's graph (:class:`~adk_temporal.flow.graph_spec.GraphSpec`)."""
+NODE_MEMO_PREFIX = "adk_node:"
+"""Memo key prefix: ``adk_node:<node>`` is where node ``<node>`` (its name below the root
+graph, ``inner/step`` in a nested one) stands; a node without a key is pending. One key per
+node, so a status change upserts only its own key and history per node stays flat."""
 
 ADK_APP = SearchAttributeKey.for_keyword("AdkApp")
 """Search attribute: the app name."""
@@ -110,7 +121,29 @@ class Published(BaseModel):
     refused: list[str] = Field(default_factory=list)
     """The latest refused answers (id, kind, size: reason)."""
 
+    graph: GraphSpec | None = None
+    """A graph run's graph."""
+    nodes: dict[str, NodeStatus] = Field(default_factory=dict)
+    """Where each node of ``graph`` that ran stands, by its name below the root."""
+
     @classmethod
     def from_memo(cls, memo: Mapping[str, Any]) -> Published:
         """Read a run's memo (runs that published nothing give an empty value)."""
-        return cls(requests=memo.get(REQUESTS_MEMO) or [], refused=memo.get(REFUSED_MEMO) or [])
+        nodes = {
+            key.removeprefix(NODE_MEMO_PREFIX): value
+            for key, value in memo.items()
+            if key.startswith(NODE_MEMO_PREFIX)
+        }
+        return cls(
+            requests=memo.get(REQUESTS_MEMO) or [],
+            refused=memo.get(REFUSED_MEMO) or [],
+            graph=memo.get(GRAPH_MEMO),
+            nodes=nodes,
+        )
+
+
+def graph_memo(graph: GraphSpec, nodes: Mapping[str, NodeStatus]) -> dict[str, Any]:
+    """The memo keys a graph run publishes: its graph, and each node's status."""
+    memo: dict[str, Any] = {GRAPH_MEMO: graph.model_dump(mode="json", exclude_defaults=True)}
+    memo.update({f"{NODE_MEMO_PREFIX}{name}": status for name, status in nodes.items()})
+    return memo

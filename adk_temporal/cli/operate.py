@@ -40,6 +40,7 @@ from ..visibility import (
     quote_problem,
     run_status,
 )
+from ..workflow._render import GraphView, graph_view
 from ..workflows.messages import ADK_AGENT, Published
 from .answers import published_or_fail
 from .common import (
@@ -210,9 +211,24 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
 @connection_options
 @click.argument("workflow_id")
 @json_option
-def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_json: bool) -> None:
+@click.option(
+    "--mermaid",
+    "as_mermaid",
+    is_flag=True,
+    help="Print only the graph of a graph workflow run, as a Mermaid flowchart coloured by "
+    "each node's status.",
+)
+def show(
+    address: str,
+    namespace: str,
+    task_queue: str,
+    workflow_id: str,
+    as_json: bool,
+    as_mermaid: bool,
+) -> None:
     """Show one invocation: status, open and refused requests, steps, tokens, last error,
-    and any step waiting on a task queue no worker polls (with what to start)."""
+    any step waiting on a task queue no worker polls (with what to start), and for a graph
+    workflow each node's status."""
 
     async def body() -> int:
         client = await connect(address, namespace)
@@ -225,6 +241,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
         refused = status.ignored_signals if status else published.refused
         held = await _held(adk, workflow_id, description, published)
         waits = await unpolled_waits(client, description)
+        graph = graph_view(published.graph, published.nodes) if published.graph else None
         shown: dict[str, Any] = {
             "workflow_id": workflow_id,
             "run_id": description.run_id,
@@ -243,7 +260,16 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
             "last_error": last_error,
             "workflow_task": _workflow_task(description),
             "unpolled_waits": [w.model_dump(mode="json") for w in waits],
+            "graph": graph.model_dump() if graph is not None else None,
         }
+        if as_mermaid:
+            if graph is None:
+                raise CliError(
+                    f"{workflow_id} runs no graph workflow (or published none yet)",
+                    "`adk-temporal show` without --mermaid shows the run",
+                )
+            click.echo(graph.mermaid)
+            return 0
         if as_json:
             print_json(shown)
             return 0
@@ -386,6 +412,20 @@ def _print_shown(
         console.print(f"  task     attempt {task['attempt']}, {held_by}")
     if shown["last_error"]:
         console.print(f"  error    {shown['last_error']}")
+    if shown["graph"] is not None:
+        _print_graph(GraphView.model_validate(shown["graph"]))
+
+
+def _print_graph(graph: GraphView) -> None:
+    """Each node of a graph run with its status, the counts first."""
+    counts: dict[str, int] = {}
+    for node in graph.nodes:
+        counts[node.status] = counts.get(node.status, 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+    console.print(escape(f"  graph    {graph.name}: {summary}"))
+    width = max(len(node.name) for node in graph.nodes)
+    for node in graph.nodes:
+        console.print(escape(f"  node     {node.name:<{width}}  {node.status}  ({node.kind})"))
 
 
 async def _closed_status(handle: InvocationHandle, wait: float) -> str | None:

@@ -22,6 +22,8 @@ __all__ = [
     "COMPACTION",
     "FOREIGN_CONFIRMATIONS",
     "GATES",
+    "GRAPH_HAND_OVER",
+    "GRAPH_STATUS_MEMO",
     "HAND_BACK",
     "KEEP_CANCELLED_OUTCOMES",
     "NOTIFY",
@@ -170,5 +172,19 @@ HAND_BACK = _gate(
     date(2026, 12, 7),
     # Baseline 3 has it from the start; runs of baselines 1 and 2 ask, and record a marker
     # only when a step is handed back.
+    open_before(date(2026, 12, 8)),
+)
+GRAPH_HAND_OVER = _gate(
+    "graph-hand-over",
+    "a graph workflow continues as new between nodes when Temporal suggests it, carrying its "
+    "node states, pending joins and open pauses",
+    date(2026, 12, 7),
+    # Baseline 3 has it from the start; graph runs of baseline 2 ask.
+    open_before(date(2026, 12, 8)),
+)
+GRAPH_STATUS_MEMO = _gate(
+    "graph-status-memo",
+    "a graph run publishes its graph and each node's status in the memo",
+    date(2026, 12, 7),
     open_before(date(2026, 12, 8)),
 )

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import Event, EventActions, NodeInfo
+from . import gates
 from .executor import Executor
 from .graph_messages import (
     InlineValue,
@@ -31,6 +33,7 @@ from .graph_messages import (
     NodeValue,
 )
 from .graph_spec import DEFAULT_ROUTE, GraphSpec, NodeSpec
+from .graph_state import GraphCarry, Loop, NodeRun, NodeStatus, Trigger
 from .messages import AppendEventsInput, InvocationRef
 from .node_retry import retry_delay, should_retry
 from .pauses import open_pause, take_answers
@@ -45,12 +48,19 @@ _CONFIGURATION_NAMES = ["WorkflowConfigurationError", "ValueError", "Exception",
 @dataclass
 class GraphHost:
     """What a graph run shares with its invocation: the engine, identity, ``temp:`` state,
-    and the book its pauses' requests are answered in."""
+    the book its pauses' requests are answered in, and how it runs an LLM agent node (the
+    invocation's own step loop: ``run_agent(agent, node, path, branch, input)``)."""
 
     executor: Executor
     ref: InvocationRef
     temp_state: dict[str, Any]
     book: RequestBook
+    run_agent: Callable[[str, str, str, str, NodeValue], Awaitable[GraphOutcome]]
+    hand_over: Callable[[GraphCarry], Awaitable[None]]
+    """Continue the invocation in a fresh run from the root graph's state (never returns)."""
+    nodes: dict[str, NodeStatus] = field(default_factory=dict)
+    """Each node's status by its name below the root (``inner/step``); a node not listed
+    is pending."""
 
 
 @dataclass
@@ -61,29 +71,6 @@ class GraphOutcome:
     route: Any = None
     error: NodeFailed | None = None
     branch: str = ""
-
-
-@dataclass
-class _Trigger:
-    """A node's pending start: its input, and the branch it runs on."""
-
-    input: NodeValue
-    use_sub_branch: bool = False
-    branch: str | None = None
-    """``None``: the graph's own branch."""
-
-
-@dataclass
-class _Loop:
-    """The mutable state of one graph run (ADK's ``_LoopState``)."""
-
-    triggers: dict[str, list[_Trigger]] = field(default_factory=dict)
-    running: dict[str, asyncio.Future[GraphOutcome]] = field(default_factory=dict)
-    completed: set[str] = field(default_factory=set)
-    outputs: dict[str, NodeValue] = field(default_factory=dict)
-    branches: dict[str, str] = field(default_factory=dict)
-    arrivals: dict[str, set[str]] = field(default_factory=dict)
-    runs: dict[str, int] = field(default_factory=dict)
 
 
 def common_branch(branches: list[str]) -> str:
@@ -148,12 +135,26 @@ class GraphRun:
         self._path = path
         self._branch = branch
         self._output_for = output_for if output_for is not None else [path]
-        self._loop = _Loop()
+        self._loop = Loop()
+        self._handing_over = False
 
     async def run(self, node_input: NodeValue) -> GraphOutcome:
         """Run the graph from ``START`` with ``node_input``; its terminal output, or the
         error of the first node that failed for good."""
         self._seed(node_input)
+        return await self._to_the_end()
+
+    async def resume(self, carried: GraphCarry) -> GraphOutcome:
+        """Go on from where an earlier run of the invocation handed over: its paused nodes
+        wait for their answers again, the rest is scheduled as it was."""
+        self._loop = Loop.restored(carried)
+        self._host.nodes.update(carried.statuses)
+        for pause in carried.paused:
+            run, waiting = pause.run, pause.waiting
+            self._loop.running[run.name] = asyncio.ensure_future(self._waiting(run, waiting))
+        return await self._to_the_end()
+
+    async def _to_the_end(self) -> GraphOutcome:
         error = await self._schedule_all()
         if error is not None:
             return GraphOutcome(error=error, branch=self._branch)
@@ -170,7 +171,7 @@ class GraphRun:
                 self._loop.completed.add("__START__")
                 self._arrive(edge.target, "__START__")
                 continue
-            trigger = _Trigger(node_input, use_sub_branch=len(starts) > 1)
+            trigger = Trigger(input=node_input, use_sub_branch=len(starts) > 1)
             self._loop.triggers.setdefault(edge.target, []).append(trigger)
 
     async def _schedule_all(self) -> NodeFailed | None:
@@ -178,19 +179,43 @@ class GraphRun:
         ``_run_loop``); the first error stops the graph once the finished are handled."""
         loop = self._loop
         while True:
+            if self._may_hand_over():
+                await self._hand_over()
             self._start_ready()
             if not loop.running:
                 return None
+            self._exec.status_changed()
             try:
                 await asyncio.wait(list(loop.running.values()), return_when=asyncio.FIRST_COMPLETED)
                 error = self._handle_finished()
             except BaseException:
-                # A step that failed for good, or the invocation cancelled: nothing runs on.
+                # A step that failed for good, a hand-over, or the invocation cancelled:
+                # nothing runs on.
                 await self._stop()
                 raise
             if error is not None:
+                self._exec.status_changed()
                 await self._stop()
                 return error
+
+    def _may_hand_over(self) -> bool:
+        """Whether the root graph hands over now: something is left to do, every node that
+        runs waits for answers (a node's step is never cut), and the engine asks for it.
+        Runs recorded before graphs handed over never do (:data:`gates.GRAPH_HAND_OVER`)."""
+        loop = self._loop
+        if len(self._names) > 1 or not (loop.triggers or loop.running):
+            return False
+        if any(name not in loop.paused for name in loop.running):
+            return False
+        return self._exec.should_hand_over() and self._exec.patched(gates.GRAPH_HAND_OVER)
+
+    async def _hand_over(self) -> None:
+        """Hand the graph's state to a fresh run. Its paused nodes stop looking at answers
+        first: one arriving meanwhile is carried in the book, and taken by the next run."""
+        self._handing_over = True
+        read = {e.source for e in self._spec.edges if self._spec.node(e.target).joins}
+        carried = self._loop.carry(read | set(self._spec.terminals), self._host.nodes)
+        await self._host.hand_over(carried)
 
     def _handle_finished(self) -> NodeFailed | None:
         """Handle the finished nodes in start order, never completion order (the same on
@@ -200,10 +225,20 @@ class GraphRun:
         for name in [n for n, t in loop.running.items() if t.done()]:
             outcome = loop.running.pop(name).result()
             if outcome.error is not None:
+                self._status(name, "failed")
                 error = error or outcome.error
             else:
+                self._status(name, "done")
                 self._completed(name, outcome)
         return error
+
+    def _status(self, name: str, status: NodeStatus) -> None:
+        """Record where node ``name`` of this graph stands, for ``show`` and the console."""
+        self._host.nodes[self._key(name)] = status
+
+    def _key(self, name: str) -> str:
+        """Node ``name`` of this graph, named below the root graph (``inner/step``)."""
+        return "/".join([*self._names[1:], name])
 
     async def _stop(self) -> None:
         """Cancel the nodes still running after another failed, and wait for them."""
@@ -227,6 +262,7 @@ class GraphRun:
             if not queue:
                 del loop.triggers[name]
             loop.completed.discard(name)
+            self._status(name, "running")
             loop.running[name] = asyncio.ensure_future(self._node(name, trigger))
 
     def _completed(self, name: str, outcome: GraphOutcome) -> None:
@@ -247,7 +283,7 @@ class GraphRun:
                 self._arrive(target, name)
                 continue
             value = outcome.output if outcome.output is not None else InlineValue(kind="inline")
-            trigger = _Trigger(value, use_sub_branch=len(targets) > 1, branch=outcome.branch)
+            trigger = Trigger(input=value, use_sub_branch=len(targets) > 1, branch=outcome.branch)
             loop.triggers.setdefault(target, []).append(trigger)
 
     def _arrive(self, join: str, source: str) -> None:
@@ -265,12 +301,12 @@ class GraphRun:
         loop.arrivals.pop(join, None)
         values = {p: loop.outputs.get(p, InlineValue(kind="inline")) for p in predecessors}
         branch = common_branch([loop.branches.get(p, "") for p in predecessors])
-        trigger = _Trigger(JoinedValue(kind="joined", values=values), branch=branch)
+        trigger = Trigger(input=JoinedValue(kind="joined", values=values), branch=branch)
         loop.triggers.setdefault(join, []).append(trigger)
 
     # ------------------------------------------------------------------ a node
 
-    def _place(self, name: str, trigger: _Trigger) -> tuple[str, str, str]:
+    def _place(self, name: str, trigger: Trigger) -> tuple[str, str, str]:
         """A new run of ``name``: its run id, node path and branch (ADK's NodeRunner)."""
         runs = self._loop.runs[name] = self._loop.runs.get(name, 0) + 1
         run_id = str(runs)
@@ -280,7 +316,7 @@ class GraphRun:
             branch = f"{base}.{name}@{run_id}" if base else f"{name}@{run_id}"
         return run_id, f"{self._path}/{name}@{run_id}", branch
 
-    async def _node(self, name: str, trigger: _Trigger) -> GraphOutcome:
+    async def _node(self, name: str, trigger: Trigger) -> GraphOutcome:
         spec = self._spec.node(name)
         _, path, branch = self._place(name, trigger)
         terminal = name in self._spec.terminals
@@ -296,52 +332,80 @@ class GraphRun:
                 output_for=output_for if terminal else [path],
             )
             return await nested.run(trigger.input)
-        outcome = await self._attempts(spec, path, branch, output_for, trigger.input)
+        if spec.kind == "agent":
+            assert spec.agent is not None
+            key = self._key(name)
+            outcome = await self._host.run_agent(spec.agent, key, path, branch, trigger.input)
+        else:
+            run = NodeRun(
+                name=name, path=path, branch=branch, output_for=output_for, input=trigger.input
+            )
+            outcome = await self._attempts(spec, run)
         outcome.branch = branch
         return outcome
 
+    async def _waiting(self, run: NodeRun, waiting: list[str]) -> GraphOutcome:
+        """A carried node run, going on from its wait for answers."""
+        outcome = await self._attempts(self._spec.node(run.name), run, waiting)
+        outcome.branch = run.branch
+        return outcome
+
     async def _attempts(
-        self, spec: NodeSpec, path: str, branch: str, output_for: list[str], node_input: NodeValue
+        self, spec: NodeSpec, run: NodeRun, waiting: list[str] | None = None
     ) -> GraphOutcome:
         """Run a node's step until it succeeds or fails for good under its ``RetryConfig``;
-        the wait between attempts is the engine's timer."""
-        attempt = 1
-        answers: dict[str, Any] = {}
+        the wait between attempts is the engine's timer. ``waiting``: the run starts in
+        its wait for these requests (a carried pause)."""
         while True:
-            result = await self._step(spec, path, branch, output_for, node_input, attempt, answers)
-            if isinstance(result, NodeRan) and result.requests:
+            if waiting is None:
+                result = await self._step(spec, run)
+                if isinstance(result, NodeRan) and result.requests:
+                    waiting = self._open(run, result)
+            if waiting is not None:
                 # ADK: a node that reruns on resume does so once any answer is in, with
                 # the answers so far; another waits for all, the answer its output.
-                taken = await self._pause(spec, branch, result)
+                taken = await self._pause(spec, run, waiting)
+                waiting = None
                 if not spec.rerun_on_resume:
                     value = next(iter(taken.values())) if len(taken) == 1 else taken
                     return GraphOutcome(output=InlineValue(kind="inline", value=value))
-                answers.update(taken)
+                run.answers.update(taken)
                 continue
             if isinstance(result, NodeRan):
                 self._host.temp_state.update(result.temp_delta)
                 return GraphOutcome(output=result.output, route=result.route)
-            if not should_retry(spec.retry, result.error_names, attempt):
+            if not should_retry(spec.retry, result.error_names, run.attempt):
                 return GraphOutcome(error=result)
-            delay = retry_delay(spec.retry, attempt, self._draw())
+            delay = retry_delay(spec.retry, run.attempt, self._draw())
             if delay > 0:
                 await self._exec.wait_until(lambda: False, timeout=delay)
-            attempt += 1
+            run.attempt += 1
 
-    async def _pause(self, spec: NodeSpec, branch: str, result: NodeRan) -> dict[str, Any]:
-        """Open the node's requests, wait until its rule is met (any answer for a node
-        that reruns, all for one that does not), store the answers as the user's function
-        responses, and return them as ADK hands them over (``{"result": x}`` unwrapped)."""
+    def _open(self, run: NodeRun, result: NodeRan) -> list[str]:
+        """Open the requests a node's run raised (their events are stored); their ids."""
+        book = self._host.book
+        return open_pause(book, result.requests, self._names[-1], run.branch, self._exec.now())
+
+    async def _pause(self, spec: NodeSpec, run: NodeRun, ids: list[str]) -> dict[str, Any]:
+        """Wait until the node's rule is met (any answer for a node that reruns, all for
+        one that does not), store the answers as the user's function responses, and return
+        them as ADK hands them over (``{"result": x}`` unwrapped)."""
         book, host = self._host.book, self._host
-        ids = open_pause(book, result.requests, self._names[-1], branch, self._exec.now())
+        self._loop.paused[run.name] = (run, ids)
+        self._status(run.name, "waiting")
         self._exec.status_changed()
 
         def ready() -> bool:
             done = [book.answered([i]) for i in ids]
-            return any(done) if spec.rerun_on_resume else all(done)
+            met = any(done) if spec.rerun_on_resume else all(done)
+            return met and not self._handing_over
 
-        await self._exec.wait_until(ready)
-        ref = host.ref.model_copy(update={"branch": branch})
+        try:
+            await self._exec.wait_until(ready)
+        finally:
+            del self._loop.paused[run.name]
+        self._status(run.name, "running")
+        ref = host.ref.model_copy(update={"branch": run.branch})
         event, taken = take_answers(book, ids, ref, self._exec)
         await self._exec.append_events(
             AppendEventsInput(ref=ref, events=[event]), summary=f"{spec.name} · answer"
@@ -353,28 +417,19 @@ class GraphRun:
         """A uniform number in [0, 1) from the engine's replayed ids."""
         return int(self._exec.new_id().replace("-", ""), 16) / 2**128
 
-    async def _step(
-        self,
-        spec: NodeSpec,
-        path: str,
-        branch: str,
-        output_for: list[str],
-        node_input: NodeValue,
-        attempt: int,
-        answers: dict[str, Any],
-    ) -> NodeStepResult:
+    async def _step(self, spec: NodeSpec, run: NodeRun) -> NodeStepResult:
         inp = NodeStepInput(
-            ref=self._host.ref.model_copy(update={"branch": branch}),
+            ref=self._host.ref.model_copy(update={"branch": run.branch}),
             names=[*self._names, spec.name],
-            path=path,
+            path=run.path,
             author=self._names[-1],
-            input=node_input,
+            input=run.input,
             event_id=self._exec.new_id(),
             timestamp=self._exec.now(),
-            attempt=attempt,
-            output_for=output_for,
+            attempt=run.attempt,
+            output_for=run.output_for,
             temp_state=dict(self._host.temp_state),
-            resume_inputs=answers,
+            resume_inputs=run.answers,
         )
         summary = f"{self._names[-1]} · {spec.name}"
         if spec.timeout is None:
@@ -385,7 +440,7 @@ class GraphRun:
         task.cancel()
         await asyncio.wait([task])
         message = f"Node '{spec.name}' timed out after {spec.timeout} seconds."
-        await self._error_event(inp.author, path, branch, "NodeTimeoutError", message)
+        await self._error_event(inp.author, run.path, run.branch, "NodeTimeoutError", message)
         return NodeFailed(
             kind="failed",
             error_type="NodeTimeoutError",

@@ -1,9 +1,7 @@
 """What crosses the boundary of a graph workflow's node step: its input and result.
 
-A node step's input
-names the node and carries the values along its edges; a value larger than
-:data:`INLINE_VALUE_BYTES` travels as the id of the stored event whose output it is, so a
-node's history costs the same whatever its output weighs.
+A node step's input names the node and carries the values along its edges
+(:mod:`.node_values`).
 """
 
 from __future__ import annotations
@@ -14,6 +12,14 @@ from pydantic import BaseModel, Field
 
 from .graph_spec import RouteValue
 from .messages import InvocationRef
+from .node_values import (
+    INLINE_VALUE_BYTES,
+    InlineValue,
+    JoinedValue,
+    MessageValue,
+    NodeValue,
+    StoredValue,
+)
 
 __all__ = [
     "INLINE_VALUE_BYTES",
@@ -28,43 +34,6 @@ __all__ = [
     "NodeValue",
     "StoredValue",
 ]
-
-INLINE_VALUE_BYTES = 1024
-"""The largest node output (JSON bytes) that crosses history as it is; a larger one
-crosses as the id of its stored output event."""
-
-
-class InlineValue(BaseModel):
-    """A value carried as it is (``None`` included)."""
-
-    kind: Literal["inline"]
-    value: Any = None
-
-
-class StoredValue(BaseModel):
-    """The output of the stored event ``event_id``."""
-
-    kind: Literal["stored"]
-    event_id: str
-
-
-class MessageValue(BaseModel):
-    """The invocation's user message (what a graph's first nodes receive)."""
-
-    kind: Literal["message"]
-
-
-class JoinedValue(BaseModel):
-    """A join's input: each predecessor's output by name."""
-
-    kind: Literal["joined"]
-    values: dict[str, NodeValue]
-
-
-NodeValue: TypeAlias = Annotated[
-    InlineValue | StoredValue | MessageValue | JoinedValue, Field(discriminator="kind")
-]
-"""A value along an edge."""
 
 
 class NodeRequest(BaseModel):
@@ -117,5 +86,3 @@ class NodeFailed(BaseModel):
 
 NodeStepResult: TypeAlias = Annotated[NodeRan | NodeFailed, Field(discriminator="kind")]
 """Result of the node step, tagged by ``kind``."""
-
-JoinedValue.model_rebuild()

@@ -50,8 +50,10 @@ from . import gates
 from .budget_requests import BUDGET_REQUEST_PREFIX, allowed, budget_request
 from .compacting import CompactionInput
 from .executor import Executor
-from .graph import GraphHost, GraphRun, output_text
-from .graph_messages import MessageValue
+from .graph import GraphHost, GraphOutcome, GraphRun, output_text
+from .graph_messages import MessageValue, NodeFailed, NodeValue, StoredValue
+from .graph_spec import GraphSpec
+from .graph_state import GraphCarry, NodeStatus
 from .messages import (
     AdkStatus,
     AgentSpec,
@@ -108,6 +110,18 @@ FLOW_CHANGES = frozenset(
 
 
 @dataclass
+class _NodeTurn:
+    """An LLM agent's run as a graph node: its node path, its input, and its last model
+    event (the node's output once it answered)."""
+
+    path: str
+    key: str
+    """The node's name below the root graph, as its status is published."""
+    input: NodeValue
+    answer: str = ""
+
+
+@dataclass
 class _Frame:
     """Where an agent runs, and what its run recorded.
 
@@ -122,6 +136,8 @@ class _Frame:
     isolation_scope: str = ""
     outer: tuple[WorkflowPosition, ...] | None = ()
     actions: list[EventActions] = field(default_factory=list)
+    node: _NodeTurn | None = None
+    """Set when the agent runs as a node of a graph workflow."""
 
     def moved(self, agent: str, *, branch: str | None = None) -> _Frame:
         """A frame for ``agent`` on this level, collecting its own actions."""
@@ -253,6 +269,10 @@ class InvocationFlow:
         """What a cancellation found produced but not stored yet, stored before its event."""
         self._grants: list[TokenGrant] = []
         """Budget grants answered and not yet recorded by a model step."""
+        self.graph: GraphSpec | None = None
+        """The graph workflow the invocation runs, once it started it."""
+        self.graph_nodes: dict[str, NodeStatus] = {}
+        """Each node of ``graph`` that ran, by its name below the root, and where it stands."""
 
     @property
     def invocation_id(self) -> str:
@@ -292,6 +312,7 @@ class InvocationFlow:
             error=self.error,
             ignored_signals=self.book.report(),
             usage=self.usage,
+            nodes=dict(self.graph_nodes),
         )
 
     # ------------------------------------------------------------------ run
@@ -424,6 +445,10 @@ class InvocationFlow:
         """Re-enter the sequences and loops a handed-over run stood in, innermost first."""
         positions = carry.positions
         frame = _Frame(positions[0].agent if positions else carry.agent)
+        if carry.graph is not None:
+            spec = self._known(carry.agent)
+            assert spec is not None, f"carried graph {carry.agent!r} is unknown"
+            return await self._graph(spec, frame, [], carried=carry.graph)
 
         async def enter(frame: _Frame, depth: int) -> _Outcome:
             if depth == len(positions):
@@ -439,18 +464,64 @@ class InvocationFlow:
 
         return await enter(frame, 0)
 
-    async def _graph(self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]) -> _Outcome:
-        """Run a graph workflow (ADK 2) from the invocation's message to its output."""
+    async def _graph(
+        self,
+        spec: AgentSpec,
+        frame: _Frame,
+        pending: list[PendingEvent],
+        *,
+        carried: GraphCarry | None = None,
+    ) -> _Outcome:
+        """Run a graph workflow (ADK 2) from the invocation's message, or from where an
+        earlier run handed over (``carried``), to its output."""
         assert spec.graph is not None
         await self._append(frame, pending)
-        host = GraphHost(self._exec, self._ref(frame), self._temp_state, self.book)
+
+        async def hand_over(graph: GraphCarry) -> None:
+            await self._hand_over(frame, spec.name, {}, ended=False, graph=graph)
+
+        host = GraphHost(
+            self._exec,
+            self._ref(frame),
+            self._temp_state,
+            self.book,
+            self._agent_node,
+            hand_over,
+            self.graph_nodes,
+        )
+        self.graph = spec.graph
         run = GraphRun(
             host, spec.graph, names=[spec.name], path=f"{spec.name}@1", branch=frame.branch
         )
-        outcome = await run.run(MessageValue(kind="message"))
+        if carried is not None:
+            outcome = await run.resume(carried)
+        else:
+            outcome = await run.run(MessageValue(kind="message"))
         if outcome.error is not None:
             return _Outcome(error=f"{outcome.error.error_type}: {outcome.error.message}")
         return _Outcome(text=output_text(outcome.output))
+
+    async def _agent_node(
+        self, agent: str, key: str, path: str, branch: str, node_input: NodeValue
+    ) -> GraphOutcome:
+        """Run an LLM agent as a graph node (ADK 2's single-turn agent node): the step loop
+        of any agent, its events on the node's path; its answer is the node's output.
+
+        The run cannot hand over inside the node (``outer=None``): the graph hands over
+        between nodes.
+        """
+        turn = _NodeTurn(path, key, node_input)
+        frame = _Frame(agent, branch, outer=None, node=turn)
+        outcome = await self._llm(frame, [], entry=agent)
+        if outcome.error is not None:
+            names = ["ModelError", "Exception", "BaseException"]
+            failed = NodeFailed(
+                kind="failed", error_type=names[0], error_names=names, message=outcome.error
+            )
+            return GraphOutcome(error=failed)
+        if not turn.answer:
+            return GraphOutcome()
+        return GraphOutcome(output=StoredValue(kind="stored", event_id=turn.answer))
 
     async def _parallel(
         self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]
@@ -694,7 +765,13 @@ class InvocationFlow:
         return not frame.outer or self._exec.patched(gates.CARRY_POSITIONS)
 
     async def _hand_over(
-        self, frame: _Frame, entry: str, paused: dict[str, PlannedCall], *, ended: bool
+        self,
+        frame: _Frame,
+        entry: str,
+        paused: dict[str, PlannedCall],
+        *,
+        ended: bool,
+        graph: GraphCarry | None = None,
     ) -> None:
         """Hand ids, counters and open requests to a fresh run; events are already stored."""
 
@@ -720,6 +797,7 @@ class InvocationFlow:
                 usage=self.usage,
                 continued_by=self._continued_by,
                 grants=self._grants,
+                graph=graph,
             )
 
         await self._exec.hand_over(carry)
@@ -742,6 +820,7 @@ class InvocationFlow:
                 "agent_name": frame.agent,
                 "branch": frame.branch,
                 "isolation_scope": frame.isolation_scope,
+                "node_path": frame.node.path if frame.node is not None else "",
             }
         )
 
@@ -802,12 +881,15 @@ class InvocationFlow:
         choose_agent: bool,
     ) -> ModelStepResult:
         grants = list(self._grants)
+        event_id = self._exec.new_id()
+        if frame.node is not None:
+            frame.node.answer = event_id
         result = await self._exec.model_step(
             ModelStepInput(
                 ref=self._ref(frame),
                 step=step,
                 describe=describe,
-                model_event_id=self._exec.new_id(),
+                model_event_id=event_id,
                 pending_events=pending,
                 temp_state=self._temp_state,
                 run_before_agent=run_before_agent,
@@ -817,6 +899,7 @@ class InvocationFlow:
                 budgets=self._budgets,
                 choose_agent=choose_agent,
                 grants=grants,
+                node_input=frame.node.input if frame.node is not None else None,
             ),
             summary=f"{frame.agent} · model step {step}",
         )
@@ -1149,6 +1232,8 @@ class InvocationFlow:
     async def _wait_for_answers(self, frame: _Frame, ids: list[str]) -> _Answers:
         """Wait until requests ``ids`` are answered or expired; return the reply event and
         what the re-dispatched calls receive."""
+        if frame.node is not None:
+            self.graph_nodes[frame.node.key] = "waiting"
         self._exec.status_changed()
         while True:
             deadline = self.book.earliest_expiry(ids)
@@ -1166,6 +1251,8 @@ class InvocationFlow:
         answers = _Answers()
         now = self._exec.now()
         parts = [_reply_part(taken, answers, now) for taken in self.book.take(ids)]
+        if frame.node is not None:
+            self.graph_nodes[frame.node.key] = "running"
         self._exec.status_changed()
         answers.reply = self._event(frame, "user", types.Content(role="user", parts=parts))
         return answers

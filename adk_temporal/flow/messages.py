@@ -25,6 +25,8 @@ from adk_temporal.run_config import RunConfig
 from adk_temporal.usage import BudgetScope, TokenGrant, TokenUsage
 
 from .graph_spec import GraphSpec
+from .graph_state import GraphCarry, NodeStatus
+from .node_values import NodeValue
 
 __all__ = [
     "DEFAULT_TOOL_ATTEMPTS",
@@ -96,6 +98,9 @@ class InvocationRef(BaseModel):
     (:mod:`adk_temporal.workflows.short_ids`)."""
     branch: str = ""
     isolation_scope: str = ""
+    node_path: str = ""
+    """The graph node run an LLM agent node's step belongs to (``wf@1/agent@1``): its
+    events carry it as their node path; ``""`` outside graphs."""
 
     def without_session_ids(self, workflow_id: str) -> InvocationRef:
         """This ref minus the ids ``workflow_id`` spells (unchanged when it spells others)."""
@@ -315,6 +320,9 @@ class ModelStepInput(BaseModel):
     grants: list[TokenGrant] = Field(default_factory=list)
     """Budget grants answered since the last step, recorded in the session store's ledger
     before the budgets are checked (once each: a retried step records nothing twice)."""
+    node_input: NodeValue | None = None
+    """In a graph's LLM agent node (``ref.node_path``): the node's input, the user turn the
+    agent answers. It is shown to the model, never stored (ADK keeps it in memory only)."""
 
 
 class _StepOutcome(BaseModel):
@@ -703,6 +711,9 @@ class InvocationCarry(BaseModel):
     on a shared queue (``ids.app_task_queue``); ``None``: the invocation's own queue."""
     grants: list[TokenGrant] = Field(default_factory=list)
     """Budget grants answered but not yet recorded by a model step."""
+    graph: GraphCarry | None = None
+    """Set when the run handed over inside a graph workflow (``agent``): where the graph
+    stood."""
 
 
 class InvocationStatus(BaseModel):
@@ -718,6 +729,9 @@ class InvocationStatus(BaseModel):
     ignored_signals: list[str] = Field(default_factory=list)
     usage: TokenUsage = Field(default_factory=TokenUsage)
     """The tokens the invocation's model steps used so far."""
+    nodes: dict[str, NodeStatus] = Field(default_factory=dict)
+    """In a graph workflow run: where each node that ran stands, by its name below the root
+    graph (a node not listed is pending)."""
 
 
 class InvocationResult(BaseModel):

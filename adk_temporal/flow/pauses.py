@@ -5,7 +5,9 @@ ADK 2.13 stores a request as an ``adk_request_input`` call (the node step stored
 its answer as the user's function response with the payload as sent; the node receives
 the response with a lone ``{"result": x}`` unwrapped and a string ``x`` parsed as JSON
 (``google/adk/workflow/utils/_rehydration_utils.py``). Here the invocation waits for the
-answer instead of ending, and every existing answer path reaches it through the book.
+answer instead of ending, and every existing answer path reaches it through the book. Who
+answered (by, channel, when) is kept beside the response, in the event's
+``custom_metadata``, so the payload keeps ADK's shape and the audit trail still names them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ..events import REQUEST_INPUT_FUNCTION_NAME, Event, InputRequest
 from .executor import Executor
 from .graph_messages import NodeRequest
 from .messages import InvocationRef, PendingInput, ResumeInput
-from .requests import RequestBook
+from .requests import ANSWERED_KEY, RequestBook, answer_record
 
 __all__ = ["open_pause", "take_answers", "unwrap_answer"]
 
@@ -77,8 +79,12 @@ def take_answers(
     node receives, by interrupt id."""
     parts: list[types.Part] = []
     values: dict[str, Any] = {}
+    who: dict[str, Any] = {}
     for taken in book.take([i for i in ids if book.answered([i])]):
         assert isinstance(taken.answer, ResumeInput)  # the requests are input requests
+        record = answer_record(taken.answer)
+        if record is not None:
+            who[taken.pending.id] = record
         response = _as_response(taken.answer.input)
         values[taken.pending.id] = unwrap_answer(response)
         reply = types.FunctionResponse(
@@ -92,5 +98,6 @@ def take_answers(
         branch=ref.branch,
         content=types.Content(role="user", parts=parts),
         timestamp=executor.now(),
+        custom_metadata={ANSWERED_KEY: who} if who else None,
     )
     return event, values

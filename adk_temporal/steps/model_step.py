@@ -58,6 +58,7 @@ from ..output import record_output
 from ..tools import FunctionTool
 from ..tracing import record_model_step, span
 from ..usage import TokenUsage
+from .agent_node import mark_answer, sees_current_turn_only, show_node_input
 from .agent_spec import describe_tree
 from .forwarding import PartialForwarder
 from .heartbeat import Heartbeat, heartbeating
@@ -291,6 +292,8 @@ async def _open(
     for event in new:
         session.state.update(event.actions.state_delta)
     session.state.update(inp.temp_state)
+    if inp.node_input is not None:
+        show_node_input(session.events, ref, inp.node_input, loaded)
     ictx = services.invocation_context(ref, loaded, agent, run_config=inp.run_config)
     return _Step(services, inp, ref, agent, loaded, tools, tree, new, unstage, ictx)
 
@@ -321,8 +324,12 @@ async def _request(step: _Step) -> LlmRequest:
     system = join_instructions(system, agents.transfer_instruction(agent.name))
     view = {"agent_name": agent.name, "branch": ref.branch, "isolation_scope": ref.isolation_scope}
     events = step.loaded.session.events
-    if agent.include_contents == "none":
+    if sees_current_turn_only(agent, ref):
         contents = build_contents(current_turn(events, **view), **view)
+    elif ref.node_path:
+        # The node's input is shown among the stored events, which the worker's cached
+        # contents do not have.
+        contents = build_contents(events, **view)
     else:
         contents = step.loaded.stored.contents(events, **view)
         # The worker keeps the contents for the next step; a callback may change them.
@@ -463,7 +470,9 @@ async def _record_reply(
     result = _result(event, step.tools, step.tree)
     if isinstance(result, FinalStep):
         try:
-            record_output(step.agent, event)
+            value = record_output(step.agent, event)
+            if step.ref.node_path:
+                mark_answer(event, step.ref, value)
         except OutputSchemaError as err:
             # The answer stays stored with the step; the invocation ends on the error.
             event.error_code, event.error_message = type(err).__name__, str(err)

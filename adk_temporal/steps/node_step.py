@@ -20,8 +20,6 @@ from ..events import REQUEST_INPUT_FUNCTION_NAME, Event, NodeInfo
 from ..flow.graph_messages import (
     INLINE_VALUE_BYTES,
     InlineValue,
-    JoinedValue,
-    MessageValue,
     NodeFailed,
     NodeRan,
     NodeRequest,
@@ -34,9 +32,10 @@ from ..workflow import Context, RequestInput, Workflow
 from ..workflow._build import build_node
 from ..workflow._execute import NodeRun, run_node_code
 from ..workflow._nodes import BaseNode
+from .agent_node import edge_value
 from .heartbeat import Heartbeat, heartbeating
 from .ref import SessionRef
-from .services import StepServices, user_content
+from .services import StepServices
 from .session_cache import LoadedSession
 from .writes import append_to_session
 
@@ -80,15 +79,7 @@ class _Run:
 
     async def value(self, value: NodeValue) -> Any:
         """The value an edge carries, read back where it is stored."""
-        if isinstance(value, InlineValue):
-            return value.value
-        if isinstance(value, JoinedValue):
-            return {name: await self.value(v) for name, v in value.values.items()}
-        loaded = await self.loaded()
-        if isinstance(value, MessageValue):
-            return user_content(loaded, self.ref, loaded.stored.events)
-        assert isinstance(value, StoredValue)
-        return loaded.stored.ids[value.event_id].output
+        return edge_value(value, await self.loaded(), self.ref)
 
     async def run_child(
         self, parent: Context, node_like: Any, node_input: Any, run_id: str | None

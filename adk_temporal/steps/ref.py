@@ -22,6 +22,8 @@ class SessionRef:
     :func:`~adk_temporal.ids.workflow_id_for`); it keys the step's idempotent writes."""
     branch: str = ""
     isolation_scope: str = ""
+    node_path: str = ""
+    """The graph node run the step's events belong to (``InvocationRef.node_path``)."""
 
     @classmethod
     def resolve(cls, ref: InvocationRef, workflow_id: str) -> SessionRef:
@@ -43,4 +45,5 @@ class SessionRef:
             workflow_id=workflow_id,
             branch=ref.branch,
             isolation_scope=ref.isolation_scope,
+            node_path=ref.node_path,
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 
 from ..errors import SessionNotFoundError, StagedResponseNotFoundError
-from ..events import Event
+from ..events import Event, NodeInfo
 from ..flow.messages import MergedResponses, PendingEvent, StagedResponse
 from ..merge import merge_function_response_events
 from ..sessions import SessionService
@@ -84,7 +84,12 @@ async def append_to_session(
     """Append ``events`` idempotently, creating the session on an invocation's first write.
 
     ``unstage`` names the staged events they were made from, removed in the same write.
+    In a graph's LLM agent node (``ref.node_path``) every event without a node path gets
+    the node's, as ADK's node runner stamps what an agent node yields.
     """
+    if ref.node_path:
+        info = NodeInfo(path=ref.node_path)
+        events = [e if e.node_info else e.model_copy(update={"node_info": info}) for e in events]
     with span("adk.session.append", {"adk.events": len(events)}):
         try:
             await sessions.append_events(ref.key, events, unstage=unstage)

@@ -55,6 +55,7 @@ from ..visibility import (
     published_or_unreadable,
     run_status,
 )
+from ..workflow._render import graph_view
 from ..workflows.messages import ADK_AGENT, ADK_SESSION, ADK_USER, Published
 from .errors import ApiError, api_error
 from .models import (
@@ -316,6 +317,7 @@ class Gateway:
             refused_answers=published.refused,
             unpolled_waits=await unpolled_waits(self.adk.client, description),
             links=self.links(ids, description.id, description.run_id),
+            graph=graph_view(published.graph, published.nodes) if published.graph else None,
         )
 
     async def pending(self, ids: SessionKey) -> PendingView:

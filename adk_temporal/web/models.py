@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..answers import AnswerDelivery
 from ..flow.messages import ConfirmInput
 from ..queues import QueueWait
+from ..workflow._render import GraphView
 
 __all__ = [
     "AnswerOutcome",
@@ -130,6 +131,8 @@ class RunView(RunSummary):
     refused_answers: list[str] = Field(default_factory=list)
     unpolled_waits: list[QueueWait] = Field(default_factory=list)
     """Its steps that wait on a task queue no worker polls, with what to start."""
+    graph: GraphView | None = None
+    """For a graph workflow run: each node's status and the drawing (from the memo)."""
 
 
 class PendingView(BaseModel):

@@ -23,8 +23,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from ..errors import WorkflowConfigurationError
 from ..events import Event, EventActions
-from ..tools import FunctionTool
-from ._agent_nodes import ToolNode
+from ._agent_nodes import ToolNode, tool_arguments
 from ._context import Context
 from ._nodes import BaseNode, FunctionNode, JoinNode, Node
 from ._request_input import RequestInput, request_event
@@ -96,7 +95,7 @@ async def _items(node: BaseNode, ctx: Context, node_input: Any) -> AsyncIterator
     if isinstance(node, JoinNode):
         yield node_input
     elif isinstance(node, ToolNode):
-        yield await _call_tool(node.tool, node_input)
+        yield await node.tool.call(tool_arguments(node.tool, ctx, node_input), ctx)
     elif isinstance(node, Node):
         async for item in node.run_node_impl(ctx=ctx, node_input=node_input):
             yield item
@@ -105,15 +104,9 @@ async def _items(node: BaseNode, ctx: Context, node_input: Any) -> AsyncIterator
             yield item
     else:
         raise WorkflowConfigurationError(
-            f"node {node.name!r} is a {type(node).__name__}, which adk-temporal cannot run as "
-            "a graph node yet: call the agent from a function node's own invocation, or use "
-            "a function node"
+            f"node {node.name!r} is a {type(node).__name__}, which runs only as a node of a "
+            "graph's edges, not with ctx.run_node"
         )
-
-
-async def _call_tool(tool: FunctionTool, node_input: Any) -> Any:
-    args = node_input if isinstance(node_input, dict) else {}
-    return await tool.run(args, None)
 
 
 async def _function_items(node: FunctionNode, ctx: Context, node_input: Any) -> AsyncIterator[Any]:

@@ -11,6 +11,7 @@ import asyncio
 import json
 import sys
 import types as pytypes
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,18 +19,49 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 # google-adk is only in its own environment (tests.graphs.adk_env), never in ours.
 import google.adk.workflow as adk_workflow  # type: ignore[import-untyped,unused-ignore]
+from google.adk.agents import LlmAgent  # type: ignore[import-untyped,unused-ignore]
 from google.adk.events import RequestInput  # type: ignore[import-untyped,unused-ignore]
+from google.adk.models import BaseLlm, LlmResponse  # type: ignore[import-untyped,unused-ignore]
 from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped,unused-ignore]
+from google.adk.tools import FunctionTool  # type: ignore[import-untyped,unused-ignore]
 from google.genai import types
 
 from tests.graphs.record import event_record, normal
 from tests.graphs.scenarios import SCENARIOS, Answer
 
 
+class _DecidingLlm(BaseLlm):  # type: ignore[misc,unused-ignore]
+    """A deterministic model: ``decide`` (the scenario's) picks each reply from the
+    request's contents, as the scripted model on our side does."""
+
+    decide: Any = None
+
+    async def generate_content_async(
+        self, llm_request: Any, stream: bool = False
+    ) -> AsyncIterator[Any]:
+        reply = self.decide(llm_request.contents)
+        if "call" in reply:
+            call = types.FunctionCall(name=reply["call"], args=reply["args"])
+            part = types.Part(function_call=call)
+        else:
+            part = types.Part(text=reply["text"])
+        yield LlmResponse(content=types.Content(role="model", parts=[part]))
+
+
 def names() -> Any:
     """ADK's names, as the scenarios use them."""
     found = {n: getattr(adk_workflow, n) for n in adk_workflow.__all__}
-    return pytypes.SimpleNamespace(**found, RequestInput=RequestInput)
+
+    def model(name: str, decide: Any) -> Any:
+        return _DecidingLlm(model=name, decide=decide)
+
+    return pytypes.SimpleNamespace(
+        **found,
+        RequestInput=RequestInput,
+        LlmAgent=LlmAgent,
+        model=model,
+        FunctionTool=FunctionTool,
+    )
 
 
 def content(message: str | Answer) -> types.Content:

@@ -274,6 +274,64 @@ def pause_in_branch(w: Any) -> Scenario:
     return Scenario(graph, ["go", Answer("q-ok", {"result": True})])
 
 
+def forecast_reply(contents: list[Any]) -> dict[str, Any]:
+    """The scripted model of :func:`llm_tool` (the same on both sides): a function response
+    in the request is summarised, else the user's city is looked up with the tool."""
+    for content in reversed(contents):
+        for part in content.parts or []:
+            if part.function_response is not None:
+                sky = part.function_response.response.get("sky")
+                return {"text": f"{part.function_response.response.get('city')} is {sky}"}
+            if part.text and content.role == "user":
+                return {"call": "get_weather", "args": {"city": part.text}}
+    return {"text": "no city"}
+
+
+def llm_tool(w: Any) -> Scenario:
+    def prepare(node_input: str, ctx: Any) -> str:
+        ctx.state["asked"] = node_input
+        return node_input.strip().title()
+
+    def get_weather(city: str, tool_context: Any) -> dict[str, Any]:
+        """The weather in a city."""
+        tool_context.state["looked_up"] = city
+        return {"city": city, "sky": "sunny"}
+
+    forecaster = w.LlmAgent(
+        name="forecaster",
+        model=w.model("forecast-model", forecast_reply),
+        instruction="Tell the weather of the city you are given.",
+        tools=[get_weather],
+        output_key="forecast",
+    )
+
+    def report(node_input: str, ctx: Any) -> str:
+        return f"report: {node_input}"
+
+    graph = w.Workflow(name="weather_graph", edges=[(w.START, prepare, forecaster, report)])
+    return Scenario(graph, ["  hangzhou "])
+
+
+def tool_node(w: Any) -> Scenario:
+    def prepare(node_input: str) -> dict[str, Any]:
+        return {"a": len(node_input), "b": 2}
+
+    def multiply(a: int, b: int, tool_context: Any) -> int:
+        """Multiply two numbers."""
+        tool_context.state["multiplied"] = [a, b]
+        return a * b
+
+    def add_one(base: int) -> int:
+        """Add one."""
+        return base + 1
+
+    def finish(node_input: int) -> str:
+        return f"got {node_input}"
+
+    edges = [(w.START, prepare, w.FunctionTool(multiply), w.FunctionTool(add_one), finish)]
+    return Scenario(w.Workflow(name="tooling", edges=edges), ["four"])
+
+
 SCENARIOS: dict[str, Callable[[Any], Scenario]] = {
     "chain": chain,
     "fan_out_join": fan_out_join,
@@ -289,5 +347,7 @@ SCENARIOS: dict[str, Callable[[Any], Scenario]] = {
     "pause": pause,
     "pause_rerun": pause_rerun,
     "pause_in_branch": pause_in_branch,
+    "llm_tool": llm_tool,
+    "tool_node": tool_node,
 }
 """Every scenario by name."""

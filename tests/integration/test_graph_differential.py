@@ -9,7 +9,7 @@ from temporalio.api.enums.v1 import EventType
 
 from tests.graphs.adk_env import run_on_adk
 from tests.graphs.compare import assert_same_run
-from tests.graphs.ours import IN_BOTH, KEY, PAUSING, build, recorded
+from tests.graphs.ours import IN_BOTH, KEY, MODELS, PAUSING, build, recorded
 from tests.graphs.scenarios import Answer
 
 from .conftest import WorkerFactory
@@ -23,7 +23,7 @@ async def test_graph_runs_on_temporal_as_on_adk(run_worker: WorkerFactory, scena
     built = build(scenario)
     message, *answers = built.messages
     assert isinstance(message, str)
-    async with run_worker([built.workflow]) as rt:
+    async with run_worker([built.workflow], models=MODELS) as rt:
         handle = await rt.adk.start(
             KEY.app_name, KEY.user_id, KEY.session_id, built.workflow.name, message
         )

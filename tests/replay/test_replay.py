@@ -401,8 +401,20 @@ async def _graph_join_pause(adk: AdkClient, sid: str) -> InvocationHandle:
     return handle
 
 
+async def _graph_continue_as_new(adk: AdkClient, sid: str) -> InvocationHandle:
+    """The same graph handing over between nodes and while one branch of the join waits
+    (baseline 3: node statuses in the memo)."""
+    handle = await adk.start(
+        GRAPH_APP, USER, sid, "branching", "go", continue_as_new_after_events=5
+    )
+    await handle.wait_for_status("awaiting_input")
+    await handle.resume("q-ok", {"result": True})
+    return handle
+
+
 GRAPH_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     "graph_join_pause": _graph_join_pause,
+    "graph_continue_as_new": _graph_continue_as_new,
 }
 
 MCP_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {

@@ -1,6 +1,7 @@
 """The pure rules of ADK 2 graphs: edge parsing and checks, route matching, retry rules
 and back-off, answer unwrapping (ported from google-adk 2.13's ``workflow/_graph.py``,
-``utils/_graph_validation.py``, ``utils/_retry_utils.py``, ``utils/_rehydration_utils.py``)."""
+``utils/_graph_validation.py``, ``utils/_retry_utils.py``, ``utils/_rehydration_utils.py``),
+how a run's graph is shown, and how its scheduling state is carried across continue-as-new."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ import pytest
 
 from adk_temporal.errors import GraphValidationError, WorkflowConfigurationError
 from adk_temporal.flow.graph import _next_nodes, common_branch
+from adk_temporal.flow.graph_state import GraphCarry, Loop, Trigger
 from adk_temporal.flow.node_retry import RetryConfig, retry_delay, should_retry
+from adk_temporal.flow.node_values import InlineValue
 from adk_temporal.flow.pauses import unwrap_answer
 from adk_temporal.workflow import DEFAULT_ROUTE, START, Edge, FunctionNode, JoinNode, Workflow
+from adk_temporal.workflow._render import graph_view, mermaid
 
 
 def a(node_input: Any) -> Any:
@@ -112,3 +116,44 @@ def test_a_join_runs_on_the_branches_common_prefix() -> None:
     """A join's branch is the dot-separated prefix its predecessors' branches share."""
     assert common_branch(["p@1.a@1", "p@1.b@1"]) == "p@1"
     assert common_branch(["a@1", "b@1"]) == ""
+
+
+def test_a_graph_view_lists_nested_nodes_pending_unless_published() -> None:
+    """Every node, nested ones named below the root, is listed; a node the run did not
+    publish is pending; the drawing colours only the nodes that ran."""
+    inner = Workflow(name="inner", edges=[(START, b)])
+    graph = Workflow(name="outer", edges=[(START, a, inner, c)])
+    view = graph_view(graph.spec(), {"a": "done", "inner": "running", "inner/b": "waiting"})
+    assert [(n.name, n.kind, n.status) for n in view.nodes] == [
+        ("a", "function", "done"),
+        ("inner", "workflow", "running"),
+        ("inner/b", "function", "waiting"),
+        ("c", "function", "pending"),
+    ]
+    assert "  class inner__b waiting" in view.mermaid.splitlines()
+    assert "  class a done" in view.mermaid.splitlines()
+    assert "class c" not in view.mermaid
+    assert "classDef failed" not in view.mermaid
+    assert graph.mermaid() == mermaid(graph.spec())
+
+
+def test_a_graph_carry_keeps_only_the_outputs_still_read() -> None:
+    """The carried state of a graph run crosses history as names, counters and the outputs
+    a join or the end still reads, and comes back as the same scheduling state."""
+    loop = Loop(
+        triggers={"c": [Trigger(input=InlineValue(kind="inline", value=1), branch="b@1")]},
+        completed={"a", "b"},
+        outputs={"a": InlineValue(kind="inline", value="x"), "b": InlineValue(kind="inline")},
+        arrivals={"join": {"b"}},
+        runs={"a": 1, "b": 2},
+    )
+    carried = loop.carry({"b"}, {"a": "done", "b": "done"})
+    back = GraphCarry.model_validate_json(carried.model_dump_json())
+    assert set(back.outputs) == {"b"} and back.statuses == {"a": "done", "b": "done"}
+    restored = Loop.restored(back)
+    assert (restored.completed, restored.arrivals, restored.runs) == (
+        {"a", "b"},
+        {"join": {"b"}},
+        {"a": 1, "b": 2},
+    )
+    assert restored.triggers["c"][0].branch == "b@1"
