@@ -417,6 +417,8 @@ class InvocationErrorCode(StrEnum):
     """A cumulative budget was reached and its request answered ``{"allow": 0}``."""
     CANCELLED = "Cancelled"
     """The invocation was cancelled (Temporal's cancellation, or the runner's)."""
+    REMOTE_AGENT_FAILED = "RemoteAgentFailed"
+    """A remote agent's task failed, was cancelled or refused the turn."""
 
 
 class WorkflowConfigurationError(AdkRequestError, ValueError):

@@ -199,6 +199,14 @@ def _stream_options(command: Callable[..., None]) -> Callable[..., None]:
     help="Serve ADK's dev UI under /dev-ui/ from this directory: the browser folder of an "
     "installed google-adk (.../site-packages/google/adk/cli/browser). Needs --adk-dev.",
 )
+@click.option(
+    "--a2a",
+    "a2a",
+    is_flag=True,
+    help="Serve each agent of the app over A2A: its card at /a2a/AGENT/.well-known/"
+    "agent-card.json, its JSON-RPC endpoint at /a2a/AGENT, for the same tokens (needs --app "
+    "and the a2a extra).",
+)
 @_stream_options
 def web(
     address: str,
@@ -222,6 +230,7 @@ def web(
     link_secret_env: str | None,
     adk_dev: bool,
     adk_dev_ui: Path | None,
+    a2a: bool,
 ) -> None:
     """Serve the HTTP gateway until Ctrl-C: start runs, list them, answer their requests
     (also through signed links), follow their events; with --console, the web console."""
@@ -232,9 +241,14 @@ def web(
             from ..web.gateway import Gateway
             from ..web.server import create_app
             from ..web.sse import StreamLimits
+        if a2a:
+            with needs_extra("a2a", "serving agents over A2A"):
+                import a2a.server.routes
     except MissingExtraError as err:
         raise click.UsageError(str(err)) from None
     served = resolve_app(app_spec, examples) if app_spec or examples else None
+    if a2a and served is None:
+        raise click.UsageError("--a2a serves the app's agents: give --app (or --examples)")
     _check_adk_dev(adk_dev, adk_dev_ui, host)
     tokens = _tokens(tokens_file, required=not adk_dev)
     secret = _link_secret(served, link_secret_env)
@@ -256,9 +270,9 @@ def web(
         )
         app = create_app(
             gateway, tokens, console=with_console, cors_origins=cors_origins, stream_limits=limits,
-            adk_local=adk_dev, adk_dev_ui=adk_dev_ui,
+            adk_local=adk_dev, adk_dev_ui=adk_dev_ui, a2a=a2a,
         )  # fmt: skip
-        console.print(_banner(f"http://{host}:{port}", task_queue, with_console, adk_dev_ui))
+        console.print(_banner(f"http://{host}:{port}", task_queue, with_console, adk_dev_ui, a2a))
         try:
             await uvicorn.Server(_server_config(app, host, port, proxies)).serve()
         finally:
@@ -267,10 +281,13 @@ def web(
     run_command(body())
 
 
-def _banner(where: str, task_queue: str, with_console: bool, adk_dev_ui: Path | None) -> str:
+def _banner(
+    where: str, task_queue: str, with_console: bool, adk_dev_ui: Path | None, a2a: bool
+) -> str:
     """The line saying what the gateway serves where."""
     pages = f" · console {where}/console" if with_console else ""
     pages += f" · ADK dev UI {where}/dev-ui/" if adk_dev_ui else ""
+    pages += f" · A2A {where}/a2a/AGENT" if a2a else ""
     return f"gateway on {where} · API {where}/v1 · task queue {task_queue}{pages}"
 
 
