@@ -71,7 +71,9 @@ async def slow(tool_context: ToolContext) -> dict[str, Any]:
 def _far_model(name: str) -> ScriptedModel:
     return ScriptedModel(
         [
-            ScriptedRule(r"weather in (?P<city>\w+)", [ScriptedCall("get_weather", {"city": "{city}"})]),
+            ScriptedRule(
+                r"weather in (?P<city>\w+)", [ScriptedCall("get_weather", {"city": "{city}"})]
+            ),
             ScriptedRule(r"pay 5", [ScriptedCall("pay", {"amount": 5})]),
             ScriptedRule(r"login", [ScriptedCall("login", {})]),
             ScriptedRule(r"slow", [ScriptedCall("slow", {})]),
