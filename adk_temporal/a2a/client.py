@@ -163,6 +163,9 @@ class _Conversation:
         self._streams = streams
         self._turn = turn
         self._task_id: str | None = None
+        self._answered = ""
+        """The status message our answer answered: while a task still shows it (what it
+        publishes may lag), it has not asked anew."""
 
     async def run(self) -> RemoteReply:
         turn = self._turn
@@ -171,6 +174,7 @@ class _Conversation:
             still_asks = task.status.state in INTERRUPTED and (
                 task.status.message.message_id == turn.question.status_message_id
             )
+            self._answered = turn.question.status_message_id
             if not still_asks:
                 return await self._follow(task)
             return await self._send(_answer_message(turn))
@@ -196,40 +200,45 @@ class _Conversation:
         """Send ``message``, follow its stream while it lasts, then the task."""
         request = SendMessageRequest(message=message)
         request.configuration.return_immediately = not self._streams
-        task: Task | None = None
         async for response in self._client.send_message(request):
             self._turn.beat()
             if response.HasField("message"):
                 content = types.Content(role="model", parts=genai_parts(response.message.parts))
                 text = text_of(response.message.parts)
                 return RemoteReply(RemoteDone(kind="done", text=text), content)
-            task = self._take(response, task)
-            if task is not None and task.status.state in INTERRUPTED | TERMINAL:
+            if self._take(response) in INTERRUPTED | TERMINAL:
                 break
-        if task is None:
+        if self._task_id is None:
             return RemoteReply(RemoteFailed(kind="failed", error="the agent answered nothing"))
-        return await self._follow(await self._get(task.id))
+        return await self._follow(await self._get(self._task_id))
 
-    def _take(self, response: StreamResponse, task: Task | None) -> Task | None:
-        """The task as far as the stream told it; streamed text goes to ``on_text``."""
+    def _take(self, response: StreamResponse) -> TaskState.ValueType | None:
+        """The task's state as far as the stream told it (its id noted); streamed text goes
+        to ``on_text``."""
         if response.HasField("task"):
             self._task_id = response.task.id
-            return response.task
-        if task is None:
-            return None
+            return response.task.status.state
         if response.HasField("status_update"):
-            task.status.CopyFrom(response.status_update.status)
-        elif response.HasField("artifact_update") and self._turn.on_text is not None:
-            update = response.artifact_update
-            if update.append or not update.last_chunk:
-                self._turn.on_text(text_of(update.artifact.parts))
-        return task
+            self._task_id = response.status_update.task_id
+            return response.status_update.status.state
+        update = response.artifact_update
+        self._task_id = update.task_id or self._task_id
+        if self._turn.on_text is not None and (update.append or not update.last_chunk):
+            self._turn.on_text(text_of(update.artifact.parts))
+        return None
+
+    def _settled(self, task: Task) -> bool:
+        """Whether ``task`` ended, or asks something other than what we answered."""
+        status = task.status
+        if status.state in INTERRUPTED:
+            return status.message.message_id != self._answered
+        return status.state in TERMINAL
 
     async def _follow(self, task: Task) -> RemoteReply:
         """Read ``task`` until it ends or asks, for the turn's time at most."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._turn.follow_seconds
-        while task.status.state not in INTERRUPTED | TERMINAL and loop.time() < deadline:
+        while not self._settled(task) and loop.time() < deadline:
             await asyncio.sleep(self._agent.poll_interval.total_seconds())
             task = await self._get(task.id)
         return _reply(task)

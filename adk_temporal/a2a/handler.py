@@ -190,7 +190,7 @@ class DurableRequestHandler(RequestHandler):
             return (await self._settled(ref, answered)).task(_history_length(params))
         view = await self._reader.read(ref)
         assert view is not None  # started or answered just now
-        return view.task(_history_length(params))
+        return view.without(answered).task(_history_length(params))
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -201,6 +201,7 @@ class DurableRequestHandler(RequestHandler):
         ref, answered = await self._accept(params.message, caller)
         view = await self._reader.read(ref)
         assert view is not None
+        view = view.without(answered)
         yield view.task(_history_length(params))
         async for update in self._follow(view, answered):
             yield update

@@ -11,6 +11,7 @@ message sent twice starts one task.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import uuid
 from collections import OrderedDict
@@ -104,6 +105,16 @@ class TaskView:
     error: str | None = None
     description: WorkflowExecutionDescription | None = None
     """The run's description, when the run is this task's invocation."""
+
+    def without(self, answered: frozenset[str]) -> TaskView:
+        """The task as it stands once the ``answered`` requests are taken: what the run
+        publishes may still list them for a moment after a worker took their answers."""
+        if not answered or not self.interrupted:
+            return self
+        left = [r for r in self.requests if r.request_id not in answered]
+        if left:
+            return dataclasses.replace(self, requests=left)
+        return dataclasses.replace(self, state=TaskState.TASK_STATE_WORKING, requests=[])
 
     @property
     def interrupted(self) -> bool:
