@@ -92,6 +92,14 @@ class RemoteA2aAgent(RemoteAgent):
         Raises:
             RemoteAgentUnavailableError: The agent could not be reached (retried).
         """
-        from .client import exchange
+        from .client import RemoteEndpoint, exchange
 
-        return await exchange(self, turn)
+        endpoint = RemoteEndpoint(
+            name=self.name,
+            agent_card=self.agent_card,
+            headers=self.http_headers(),
+            timeout=self.timeout.total_seconds(),
+            poll_interval=self.poll_interval.total_seconds(),
+            streaming=self.streaming,
+        )
+        return await exchange(endpoint, turn)

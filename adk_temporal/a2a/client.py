@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import httpx
@@ -42,15 +43,34 @@ from ..flow.remote import (
     RemoteTurn,
     RemoteWorking,
 )
-from .agent import RemoteA2aAgent
 from .errors import RemoteAgentUnavailableError
-from .tasks import INTERRUPTED, TERMINAL
-from .wire import AnswerPart, a2a_parts, asked_requests, data_part, genai_parts, text_of
+from .wire import (
+    INTERRUPTED,
+    TERMINAL,
+    AnswerPart,
+    a2a_parts,
+    asked_requests,
+    data_part,
+    genai_parts,
+    text_of,
+)
 
-__all__ = ["exchange"]
+__all__ = ["RemoteEndpoint", "exchange"]
 
 _CANCEL_SECONDS = 5.0
 """How long a cancelled step tries to cancel its remote task on the way out."""
+
+
+@dataclass(frozen=True)
+class RemoteEndpoint:
+    """Where a remote agent is, and how it is called."""
+
+    name: str
+    agent_card: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 30.0
+    poll_interval: float = 0.5
+    streaming: bool = True
 
 
 def _card_location(url: str) -> tuple[str, str]:
@@ -63,10 +83,10 @@ def _card_location(url: str) -> tuple[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def _connected(agent: RemoteA2aAgent) -> AsyncIterator[tuple[Client, bool]]:
+async def _connected(agent: RemoteEndpoint) -> AsyncIterator[tuple[Client, bool]]:
     """An a2a-sdk client of ``agent`` from its card, and whether it streams."""
-    timeout = httpx.Timeout(agent.timeout.total_seconds())
-    async with httpx.AsyncClient(timeout=timeout, headers=agent.http_headers()) as http:
+    timeout = httpx.Timeout(agent.timeout)
+    async with httpx.AsyncClient(timeout=timeout, headers=dict(agent.headers)) as http:
         base, path = _card_location(agent.agent_card)
         card = await A2ACardResolver(http, base, path).get_agent_card()
         streams = agent.streaming and card.capabilities.streaming
@@ -82,19 +102,22 @@ def _question(task: Task) -> RemoteQuestion:
     """What a paused task asks: its first open request as its data part describes it (an
     adk-temporal server's), else its status text."""
     message = task.status.message
+    auth = task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
     asked = asked_requests(message.parts)
-    common = {
-        "task_id": task.id,
-        "context_id": task.context_id,
-        "status_message_id": message.message_id,
-        "credential": task.status.state == TaskState.TASK_STATE_AUTH_REQUIRED,
-    }
     if not asked:
-        text = text_of(message.parts) or "The remote agent asks for input."
-        return RemoteQuestion(kind="input", text=text, **common)
+        return RemoteQuestion(
+            task_id=task.id,
+            context_id=task.context_id,
+            status_message_id=message.message_id,
+            credential=auth,
+            text=text_of(message.parts) or "The remote agent asks for input.",
+        )
     first = asked[0]
-    common["credential"] = bool(common["credential"] or first.credential)
     return RemoteQuestion(
+        task_id=task.id,
+        context_id=task.context_id,
+        status_message_id=message.message_id,
+        credential=auth or first.credential,
         kind=first.kind,
         request_id=first.request_id,
         function_call_id=first.function_call_id,
@@ -104,7 +127,6 @@ def _question(task: Task) -> RemoteQuestion:
         payload=first.payload,
         call_digest=first.call_digest,
         input_schema=first.input_schema,
-        **common,
     )
 
 
@@ -157,7 +179,7 @@ def _answer_message(turn: RemoteTurn) -> Message:
 class _Conversation:
     """One turn's exchange with one remote agent."""
 
-    def __init__(self, agent: RemoteA2aAgent, client: Client, streams: bool, turn: RemoteTurn):
+    def __init__(self, agent: RemoteEndpoint, client: Client, streams: bool, turn: RemoteTurn):
         self._agent = agent
         self._client = client
         self._streams = streams
@@ -212,7 +234,7 @@ class _Conversation:
             return RemoteReply(RemoteFailed(kind="failed", error="the agent answered nothing"))
         return await self._follow(await self._get(self._task_id))
 
-    def _take(self, response: StreamResponse) -> TaskState.ValueType | None:
+    def _take(self, response: StreamResponse) -> TaskState | None:
         """The task's state as far as the stream told it (its id noted); streamed text goes
         to ``on_text``."""
         if response.HasField("task"):
@@ -239,7 +261,7 @@ class _Conversation:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._turn.follow_seconds
         while not self._settled(task) and loop.time() < deadline:
-            await asyncio.sleep(self._agent.poll_interval.total_seconds())
+            await asyncio.sleep(self._agent.poll_interval)
             task = await self._get(task.id)
         return _reply(task)
 
@@ -251,7 +273,7 @@ class _Conversation:
                     await self._client.cancel_task(CancelTaskRequest(id=self._task_id))
 
 
-async def exchange(agent: RemoteA2aAgent, turn: RemoteTurn) -> RemoteReply:
+async def exchange(agent: RemoteEndpoint, turn: RemoteTurn) -> RemoteReply:
     """Send ``turn`` to ``agent`` and follow its task.
 
     Raises:

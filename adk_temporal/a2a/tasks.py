@@ -33,28 +33,14 @@ from ..ids import SessionKey, workflow_id_for
 from ..sessions import SessionService
 from ..visibility import run_status
 from ..workflows.messages import InvocationInput, Published
-from .wire import AskedRequest, a2a_parts, plain
+from .wire import INTERRUPTED, TERMINAL, AskedRequest, a2a_parts, plain
 
 __all__ = [
-    "INTERRUPTED",
-    "TERMINAL",
     "TaskReader",
     "TaskRef",
     "TaskView",
     "invocation_for",
 ]
-
-INTERRUPTED = frozenset({TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED})
-"""A task that waits for its client's next message."""
-TERMINAL = frozenset(
-    {
-        TaskState.TASK_STATE_COMPLETED,
-        TaskState.TASK_STATE_FAILED,
-        TaskState.TASK_STATE_CANCELED,
-        TaskState.TASK_STATE_REJECTED,
-    }
-)
-"""A task that ends here: it takes no more messages and cannot be cancelled."""
 
 _INVOCATION = re.compile(r"(e-[0-9a-f]{32})\.(.+)", re.DOTALL)
 _NAMESPACE = uuid.UUID("0d6f1f0e-2a8e-4d67-9a6b-3b7c3f1a2a42")
@@ -99,7 +85,7 @@ class TaskView:
     """A task as read now: its state, its invocation's events, what it asks."""
 
     ref: TaskRef
-    state: TaskState.ValueType
+    state: TaskState
     events: list[Event] = field(default_factory=list)
     requests: list[AskedRequest] = field(default_factory=list)
     error: str | None = None
@@ -185,7 +171,7 @@ class TaskView:
             artifacts=self.artifacts(),
         )
 
-    def _message(self, message_id: str, role: Role.ValueType, parts: Sequence[Part]) -> Message:
+    def _message(self, message_id: str, role: Role, parts: Sequence[Part]) -> Message:
         return Message(
             message_id=message_id,
             role=role,
@@ -195,7 +181,7 @@ class TaskView:
         )
 
 
-def _ended(events: Sequence[Event]) -> tuple[TaskState.ValueType, str | None]:
+def _ended(events: Sequence[Event]) -> tuple[TaskState, str | None]:
     """How an invocation that is not the session's latest run ended, from its events."""
     for event in reversed(events):
         if event.error_code == InvocationErrorCode.CANCELLED.value:
@@ -207,7 +193,7 @@ def _ended(events: Sequence[Event]) -> tuple[TaskState.ValueType, str | None]:
     return TaskState.TASK_STATE_COMPLETED, None
 
 
-def _closed(status: str, events: Sequence[Event]) -> tuple[TaskState.ValueType, str | None]:
+def _closed(status: str, events: Sequence[Event]) -> tuple[TaskState, str | None]:
     """How a closed run ended, from its ``AdkStatus`` (or Temporal's own status)."""
     if status == "completed":
         return TaskState.TASK_STATE_COMPLETED, None

@@ -12,14 +12,16 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from a2a.types import Part
+from a2a.types import Part, TaskState
 from google.genai import types
 from google.protobuf import json_format, struct_pb2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "ANSWER_KEY",
+    "INTERRUPTED",
     "REQUEST_KEY",
+    "TERMINAL",
     "AnswerPart",
     "AskedRequest",
     "a2a_parts",
@@ -36,6 +38,18 @@ REQUEST_KEY = "adk_request"
 """The key of a data part describing one open request of a paused task."""
 ANSWER_KEY = "adk_answer"
 """The key of a data part answering one open request."""
+
+INTERRUPTED = frozenset({TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED})
+"""The states of a task that waits for its client's next message."""
+TERMINAL = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+    }
+)
+"""The states of a task that ended: it takes no more messages and cannot be cancelled."""
 
 
 def plain(value: Any) -> Any:

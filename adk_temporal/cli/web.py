@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 import os
 from collections.abc import Callable
@@ -241,19 +242,13 @@ def web(
             from ..web.gateway import Gateway
             from ..web.server import create_app
             from ..web.sse import StreamLimits
-        if a2a:
-            with needs_extra("a2a", "serving agents over A2A"):
-                import a2a.server.routes
     except MissingExtraError as err:
         raise click.UsageError(str(err)) from None
-    served = resolve_app(app_spec, examples) if app_spec or examples else None
-    if a2a and served is None:
-        raise click.UsageError("--a2a serves the app's agents: give --app (or --examples)")
+    served = _served(app_spec, examples, a2a)
     _check_adk_dev(adk_dev, adk_dev_ui, host)
     tokens = _tokens(tokens_file, required=not adk_dev)
     secret = _link_secret(served, link_secret_env)
     _warn_if_clear_text(host, proxies := forwarded_allow_ips.strip())
-    limits = StreamLimits(*stream_limits)
 
     async def body() -> None:
         client = await connect(address, namespace)
@@ -269,8 +264,8 @@ def web(
             keepalive=sse_keepalive,
         )
         app = create_app(
-            gateway, tokens, console=with_console, cors_origins=cors_origins, stream_limits=limits,
-            adk_local=adk_dev, adk_dev_ui=adk_dev_ui, a2a=a2a,
+            gateway, tokens, console=with_console, cors_origins=cors_origins, adk_local=adk_dev,
+            adk_dev_ui=adk_dev_ui, a2a=a2a, stream_limits=StreamLimits(*stream_limits),
         )  # fmt: skip
         console.print(_banner(f"http://{host}:{port}", task_queue, with_console, adk_dev_ui, a2a))
         try:
@@ -325,6 +320,26 @@ def _server_config(app: ASGIApp, host: str, port: int, proxies: str) -> uvicorn.
     for name in ("uvicorn.access", "uvicorn.error"):
         logging.getLogger(name).addFilter(RedactLinks())
     return config
+
+
+def _served(app_spec: str | None, examples: bool, a2a: bool) -> App | None:
+    """The served app (``None``: none); ``--a2a`` refused without one, or without the
+    ``a2a`` extra.
+
+    Raises:
+        click.UsageError: What is missing.
+    """
+    served = resolve_app(app_spec, examples) if app_spec or examples else None
+    if not a2a:
+        return served
+    if served is None:
+        raise click.UsageError("--a2a serves the app's agents: give --app (or --examples)")
+    try:
+        with needs_extra("a2a", "serving agents over A2A"):
+            importlib.import_module("a2a.server.routes")
+    except MissingExtraError as err:
+        raise click.UsageError(str(err)) from None
+    return served
 
 
 def _check_adk_dev(adk_dev: bool, adk_dev_ui: Path | None, host: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
-from contextlib import aclosing, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -175,7 +175,7 @@ async def test_a_bad_answer_is_refused_with_a2a_errors_and_changes_nothing(
     assert len(payments(deployment)) == 1
 
 
-async def _state_of(client: Client, task_id: str, *wanted: TaskState.ValueType) -> Task:
+async def _state_of(client: Client, task_id: str, *wanted: TaskState) -> Task:
     """The task, read until it is in one of ``wanted`` states."""
     async with asyncio.timeout(60):
         while True:
@@ -213,11 +213,9 @@ async def test_subscribe_follows_a_task_from_a_restarted_gateway(
     working) and a subscription follows it to its completion and its reply."""
     with worker_process(deployment, app=FAR):
         with far_gateway(deployment, tmp_path / "one") as first:
-            async with (
-                a2a_client(first.base, "payments") as client,
-                aclosing(client.send_message(message(text="slow"))) as stream,
-            ):
-                opened = await anext(stream)
+            async with a2a_client(first.base, "payments") as client:
+                stream = client.send_message(message(text="slow"))
+                opened = await anext(aiter(stream))
             first.process.kill()
         with far_gateway(deployment, tmp_path / "two") as second:
             async with a2a_client(second.base, "payments") as client:

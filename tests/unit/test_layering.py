@@ -40,6 +40,7 @@ CORE = [
     "adk_temporal.flow.executor",
     "adk_temporal.flow.invocation",
     "adk_temporal.flow.graph",
+    "adk_temporal.flow.remote",
     "adk_temporal.workflow",
     "adk_temporal.run_config",
     "adk_temporal.extras",
@@ -159,7 +160,7 @@ LAYERS: list[set[str]] = [
         "terminal",
         "codec_server",
     },
-    {"worker", "demo", "examples", "testing", "web"},
+    {"worker", "demo", "examples", "testing", "web", "a2a"},
     {"cli"},
 ]
 
