@@ -5,40 +5,24 @@ remote task; both tasks complete once, also when our worker restarts in between.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-import uvicorn
-from a2a.helpers.proto_helpers import new_task, new_text_part
-from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import (
-    AgentCapabilities,
-    AgentCard,
-    AgentInterface,
-    AgentSkill,
-    TaskState,
-)
-from starlette.applications import Starlette
+from a2a.types import TaskState
 
 from adk_temporal.a2a.routes import user_of
 from adk_temporal.a2a.wire import asked_requests
 from adk_temporal.confirmation import call_digest
 from adk_temporal.devserver import DevServer
-from adk_temporal.flow.messages import PendingInput
+from adk_temporal.errors import ConfirmationMismatchError
+from adk_temporal.flow.messages import PendingConfirmation, PendingInput
 from adk_temporal.ids import SessionKey
-from adk_temporal.ports import free_port
 from adk_temporal.sessions import SqliteSessionService
 from adk_temporal.web.auth import TokenBook
 
 from .. import a2a_apps
+from ..a2a_sample import booking_server
 from .a2a import (
     A2A_TOKEN,
     TOKENS,
@@ -56,69 +40,6 @@ from .workers import Deployment, died_by_sigkill, worker_process
 
 FAR = "tests.a2a_apps:far_app"
 NEAR = "tests.a2a_apps:near_app"
-
-
-class Booking(AgentExecutor):
-    """A sample a2a-sdk agent: asks how many people, then books; remembers every run."""
-
-    def __init__(self) -> None:
-        self.runs: list[tuple[str, str]] = []
-        self.completed: list[str] = []
-
-    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        assert context.task_id is not None and context.context_id is not None
-        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
-        said = context.get_user_input()
-        self.runs.append((context.task_id, said))
-        current = context.current_task
-        if current is None:
-            await event_queue.enqueue_event(
-                new_task(context.task_id, context.context_id, TaskState.TASK_STATE_SUBMITTED)
-            )
-        if current is None or current.status.state != TaskState.TASK_STATE_INPUT_REQUIRED:
-            question = updater.new_agent_message([new_text_part("For how many people?")])
-            await updater.requires_input(question)
-            return
-        await updater.add_artifact([new_text_part(f"Booked a table for {said}.")], name="booking")
-        await updater.complete()
-        self.completed.append(context.task_id)
-
-    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        raise NotImplementedError
-
-
-@asynccontextmanager
-async def booking_server() -> AsyncIterator[tuple[str, Booking]]:
-    """The sample agent served by a2a-sdk's own handler and routes on a free port: its card
-    URL and its executor."""
-    port = free_port()
-    card = AgentCard(
-        name="booking",
-        description="Books tables.",
-        version="1",
-        supported_interfaces=[
-            AgentInterface(
-                url=f"http://127.0.0.1:{port}/", protocol_binding="JSONRPC", protocol_version="1.0"
-            )
-        ],
-        capabilities=AgentCapabilities(streaming=True),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
-        skills=[AgentSkill(id="book", name="book", description="Book a table.", tags=["food"])],
-    )
-    executor = Booking()
-    handler = DefaultRequestHandler(executor, InMemoryTaskStore(), card)
-    app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    serving = asyncio.create_task(server.serve())
-    async with asyncio.timeout(30):
-        while not server.started:
-            await asyncio.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}/.well-known/agent-card.json", executor
-    finally:
-        server.should_exit = True
-        await serving
 
 
 async def test_a_sample_servers_question_reaches_the_top_caller_and_its_answer_books_once(
@@ -210,3 +131,32 @@ async def test_a_far_approval_is_answered_by_whoever_talks_to_the_near_agent(
     far_session = await far_sessions.get(SessionKey(a2a_apps.FAR_APP, user, listed.id))
     replies = [e.text() for e in far_session.events if e.author == "payments" and e.text()]
     assert replies == ["Paid 5."]
+
+
+async def test_a_relayed_confirmation_is_bound_to_the_far_call_on_both_sides(
+    run_worker: WorkerFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A far task asking approval the way adk-temporal asks pauses our invocation with a
+    confirmation of the far call itself (its name, arguments and original call id); an
+    approval of another digest is refused here and reaches nobody; the right one goes back
+    with the far digest and the far side pays once."""
+    monkeypatch.setenv(a2a_apps.FAR_TOKEN_ENV, "unused-by-the-sample")
+    async with booking_server() as (card_url, booking):
+        monkeypatch.setenv(a2a_apps.FAR_ENV, card_url)
+        near = a2a_apps.near_app()
+        ids = SessionKey(near.name or "", "u-1", f"s-{uuid.uuid4().hex[:8]}")
+        async with run_worker(near.agents, models=near.models) as rt:
+            handle = await rt.adk.start(*ids, "assistant", "desk: pay 5")
+            await handle.wait_for_status("awaiting_confirmation", timeout=60)
+            [asked] = await handle.pending()
+            assert isinstance(asked, PendingConfirmation)
+            with pytest.raises(ConfirmationMismatchError):
+                await handle.confirm(asked.id, True, call_digest="0" * 64)
+            await handle.confirm(asked.id, True, call_digest=asked.call_digest)
+            result = await handle.result()
+    assert (asked.tool, asked.args, asked.function_call_id) == ("pay", {"amount": 5}, "far-call-1")
+    assert asked.hint == "Approve paying 5?"
+    assert asked.call_digest == call_digest("pay", {"amount": 5})
+    assert result.final_text == "The desk says: Paid 5."
+    assert len(booking.completed) == 1
+    assert booking.runs[0][1] == "pay 5"
