@@ -17,7 +17,7 @@ from a2a.types import (
 )
 from a2a.utils.constants import PROTOCOL_VERSION_CURRENT, TransportProtocol
 
-from ..agents import Agent, BaseAgent
+from ..agents import Agent, AgentTool, BaseAgent
 
 __all__ = ["SECURITY_SCHEME", "agent_card"]
 
@@ -34,6 +34,12 @@ def _version() -> str:
         return "0"
 
 
+def _below(agent: BaseAgent) -> list[BaseAgent]:
+    """The agents ``agent`` hands over to or calls as tools."""
+    tools = agent.tools if isinstance(agent, Agent) else []
+    return [*agent.sub_agents, *(t.agent for t in tools if isinstance(t, AgentTool))]
+
+
 def _skills(agent: BaseAgent) -> list[AgentSkill]:
     """The agent itself as a skill, then one per tool of it and of the agents below it."""
     skills = [
@@ -44,23 +50,20 @@ def _skills(agent: BaseAgent) -> list[AgentSkill]:
             tags=["agent"],
         )
     ]
-    pending, seen = [agent], {agent.name}
+    pending, agents, tools = [agent], {agent.name}, {agent.name}
     while pending:
         current = pending.pop(0)
         for tool in current.tools if isinstance(current, Agent) else []:
-            if tool.name in seen:
-                continue
-            seen.add(tool.name)
-            skills.append(
-                AgentSkill(
-                    id=tool.name,
-                    name=tool.name,
-                    description=tool.description or tool.name,
-                    tags=["tool", current.name],
+            if tool.name not in tools:
+                tools.add(tool.name)
+                description = tool.description or tool.name
+                tags = ["tool", current.name]
+                skills.append(
+                    AgentSkill(id=tool.name, name=tool.name, description=description, tags=tags)
                 )
-            )
-        pending += [sub for sub in current.sub_agents if sub.name not in seen]
-        seen.update(sub.name for sub in current.sub_agents)
+        below = [sub for sub in _below(current) if sub.name not in agents]
+        pending += below
+        agents.update(sub.name for sub in below)
     return skills
 
 
