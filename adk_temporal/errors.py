@@ -45,6 +45,8 @@ AdkError
 │   ├── InstructionKeyError (KeyError: an instruction template names a state key or
 │   │   artifact that cannot be read; instructions.py)
 │   ├── MissingExtraError (ImportError: an optional extra is not installed; extras.py)
+│   ├── RemoteAgentConfigError (ValueError: a remote A2A agent's token variable is unset;
+│   │   a2a/errors.py)
 │   ├── ModelLimitError (ValueError: a malformed model limit; model_limits.py)
 │   ├── WorkflowConfigurationError (ValueError: a graph workflow, node or edge that cannot
 │   │   run, as ADK 2 names it; adk_temporal.workflow)
@@ -69,6 +71,8 @@ AdkError
     ├── McpServerError (mcp.py: an MCP server cannot be reached or died mid-call; retryable)
     │   └── McpListingError (mcp.py: a tool listing that cannot be used — a schema that
     │       does not parse, two tools under one model name, a refusal; never retried)
+    ├── RemoteAgentUnavailableError (a2a/errors.py: a remote A2A agent or its card cannot
+    │   be reached; retryable)
     └── StepFailedError (a model, tool or append step failed for good)
 ```
 
