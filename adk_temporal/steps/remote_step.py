@@ -18,9 +18,16 @@ from collections.abc import AsyncIterator, Sequence
 from google.genai import types
 
 from ..agents import RemoteAgent
-from ..errors import InvocationErrorCode, UnknownAgentError
+from ..budgets import Budgets, json_size
+from ..errors import (
+    BudgetExceededError,
+    InvocationErrorCode,
+    UnencodableValueError,
+    UnknownAgentError,
+)
 from ..events import Event, EventActions
 from ..flow.remote import (
+    RemoteAsked,
     RemoteDone,
     RemoteFailed,
     RemoteReply,
@@ -96,6 +103,31 @@ def _reply_event(inp: RemoteStepInput, ref: SessionRef, reply: RemoteReply) -> E
     return None
 
 
+def _check_result(result: RemoteStepResult, budgets: Budgets) -> None:
+    """Refuse a remote answer that cannot cross history, before anything is stored: a
+    question over ``request_bytes``, a reply over ``model_reply_bytes`` (as a model's).
+
+    Raises:
+        BudgetExceededError: The answer is over its budget, or not strict JSON.
+    """
+    asked = isinstance(result, RemoteAsked)
+    what = "the remote agent's question" if asked else "the remote agent's reply"
+    name, limit = (
+        ("request_bytes", budgets.request_bytes)
+        if asked
+        else ("model_reply_bytes", budgets.model_reply_bytes)
+    )
+    try:
+        size = json_size(result.model_dump(mode="python"), what)
+    except UnencodableValueError as err:
+        raise BudgetExceededError(f"{what} cannot cross history: {err}") from None
+    if size > limit:
+        raise BudgetExceededError(
+            f"{what} is {size} bytes, over the {name} budget of {limit} bytes; raise "
+            f"Budgets.{name} (history payloads stop at 2 MB)"
+        )
+
+
 def _from_stored(event: Event) -> RemoteStepResult:
     """The result a stored reply (or failure) stands for: a retry's answer."""
     if event.error_code == InvocationErrorCode.REMOTE_AGENT_FAILED.value:
@@ -167,6 +199,7 @@ async def remote_step(
             on_text=forwarder.offer if forwarder is not None else None,
         )
         reply = await agent.exchange(turn)
+    _check_result(reply.result, inp.budgets)
     event = _reply_event(inp, ref, reply)
     if event is not None:
         await append_to_session(services.sessions, ref, [event])

@@ -14,6 +14,7 @@ import pytest
 from google.genai import types
 
 from adk_temporal.agents import Agent, AgentTool, RemoteAgent
+from adk_temporal.budgets import Budgets
 from adk_temporal.confirmation import call_digest
 from adk_temporal.errors import InvocationErrorCode
 from adk_temporal.flow.messages import PendingConfirmation, PendingInput
@@ -224,3 +225,20 @@ async def test_a_remote_sub_agent_takes_over_the_conversation(run_local: LocalFa
     sent = [[p.text for p in t.message.parts or []] for t in remote.turns if t.message]
     assert sent == [["hand over please"], ["and again"]]
     assert remote.turns[0].context_id == remote.turns[1].context_id
+
+
+async def test_a_remote_reply_over_its_budget_fails_the_step_and_stores_nothing(
+    run_local: LocalFactory,
+) -> None:
+    """A reply larger than ``model_reply_bytes`` cannot cross history: the step fails at
+    once, naming the budget, and no reply event is stored."""
+    remote = ScriptedRemote("desk", [done("x" * 4096)])
+    agent, models = _assistant(remote)
+    key = _key()
+    async with run_local([agent], models=models, budgets=Budgets(model_reply_bytes=1024)) as rt:
+        handle = await rt.adk.start(*key, "assistant", "ask a lot")
+        result = await handle.result()
+        session = await rt.sessions.get(key)
+    assert result.status == "failed" and "model_reply_bytes" in (result.error or "")
+    assert [e.text() for e in session.events if e.author == "desk"] == []
+    assert len(remote.turns) == 1

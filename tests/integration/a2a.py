@@ -20,7 +20,9 @@ from .workers import Deployment
 
 A2A_TOKEN = "t-a2a-0123456789abcdef01"
 """May use both test apps (``far`` and ``near``)."""
-TOKENS = f"{A2A_TOKEN} {a2a_apps.FAR_APP},{a2a_apps.NEAR_APP}"
+SECOND_TOKEN = "t-a2a-second-0123456789"
+"""May use the far app: another caller of it."""
+TOKENS = f"{A2A_TOKEN} {a2a_apps.FAR_APP},{a2a_apps.NEAR_APP}\n{SECOND_TOKEN} {a2a_apps.FAR_APP}"
 """The gateway's extra tokens (``$ADK_WEB_TOKENS``)."""
 
 

@@ -10,12 +10,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 from a2a.client import Client
 from a2a.types import CancelTaskRequest, GetTaskRequest, SubscribeToTaskRequest, Task, TaskState
 from a2a.utils.errors import (
     InvalidParamsError,
     TaskNotCancelableError,
+    TaskNotFoundError,
     UnsupportedOperationError,
 )
 
@@ -24,6 +26,8 @@ from adk_temporal.confirmation import call_digest
 from adk_temporal.devserver import DevServer
 
 from .a2a import (
+    A2A_TOKEN,
+    SECOND_TOKEN,
     TOKENS,
     a2a_client,
     app_env,
@@ -34,7 +38,7 @@ from .a2a import (
     payments,
     send,
 )
-from .gateway import Gateway, gateway_process
+from .gateway import TOKEN, Gateway, gateway_process
 from .workers import Deployment, died_by_sigkill, worker_process
 
 FAR = "tests.a2a_apps:far_app"
@@ -253,3 +257,30 @@ async def test_credentials_are_auth_required_and_checked_against_their_schema(
     assert still.status.state == TaskState.TASK_STATE_AUTH_REQUIRED
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert [p.text for a in done.artifacts for p in a.parts] == ["Logged in (11 characters)."]
+
+
+async def test_callers_are_authenticated_and_see_only_their_own_tasks(
+    deployment: Deployment, gateway: Gateway
+) -> None:
+    """No token is 401, a token of another app 403; another caller of the app does not find
+    the first one's task; a context id breaking the id grammar and a body over the limit
+    are refused before anything starts."""
+    endpoint = f"{gateway.base}/a2a/payments"
+    call = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
+    async with httpx.AsyncClient(timeout=60) as http:
+        anonymous = await http.post(endpoint, json=call)
+        foreign = await http.post(endpoint, json=call, headers={"Authorization": f"Bearer {TOKEN}"})
+        big = await http.post(
+            endpoint, content=b" " * (2 << 20), headers={"Authorization": f"Bearer {A2A_TOKEN}"}
+        )
+    assert (anonymous.status_code, foreign.status_code, big.status_code) == (401, 403, 413)
+    with worker_process(deployment, app=FAR):
+        async with a2a_client(gateway.base, "payments", streaming=False) as client:
+            task = last_task(await send(client, message(text="weather in Oslo")))
+            with pytest.raises(InvalidParamsError, match="session_id"):
+                await send(client, message(text="weather in Oslo", context_id="a/b"))
+        async with a2a_client(gateway.base, "payments", token=SECOND_TOKEN) as other:
+            with pytest.raises(TaskNotFoundError):
+                await other.get_task(GetTaskRequest(id=task.id))
+            with pytest.raises(TaskNotFoundError):
+                await send(other, message(text="hi", task_id=task.id, context_id=task.context_id))
