@@ -284,3 +284,36 @@ async def test_callers_are_authenticated_and_see_only_their_own_tasks(
                 await other.get_task(GetTaskRequest(id=task.id))
             with pytest.raises(TaskNotFoundError):
                 await send(other, message(text="hi", task_id=task.id, context_id=task.context_id))
+
+
+async def test_a_client_of_protocol_0_3_is_answered_too(
+    deployment: Deployment, gateway: Gateway
+) -> None:
+    """The 0.3 method names (what ADK's own remote agent speaks with a2a-sdk 0.3) reach the
+    same handler: message/send completes a task that tasks/get reads back."""
+    send_03 = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "message/send",
+        "params": {
+            "message": {
+                "kind": "message",
+                "role": "user",
+                "messageId": uuid.uuid4().hex,
+                "parts": [{"kind": "text", "text": "weather in Lima"}],
+            }
+        },
+    }
+    headers = {"Authorization": f"Bearer {A2A_TOKEN}"}
+    with worker_process(deployment, app=FAR):
+        async with httpx.AsyncClient(timeout=120, headers=headers) as http:
+            sent = (await http.post(f"{gateway.base}/a2a/payments", json=send_03)).json()
+            get = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tasks/get",
+                "params": {"id": sent["result"]["id"]},
+            }
+            got = (await http.post(f"{gateway.base}/a2a/payments", json=get)).json()
+    assert sent["result"]["status"]["state"] == "completed", sent
+    assert got["result"]["artifacts"][0]["parts"][0]["text"] == "It is sunny in Lima."
