@@ -109,14 +109,16 @@ def _invalid(err: Exception) -> InvalidParamsError:
 
 
 def _updates(view: TaskView, event: Event) -> list[A2aEvent]:
-    """One followed event as the stream's updates: the reply's text (as it streams, then
-    whole) as the ``reply`` artifact, other agent events as working status."""
+    """One followed event as the stream's updates: a reply of the conversation's own (not
+    of an agent called as a tool) as the ``reply`` artifact, its text as it streams and then
+    whole; other agent events as working status."""
     ref = view.ref
     ids: dict[str, Any] = {"task_id": ref.task_id, "context_id": ref.context_id}
     if event.author == "user":
         return []
     text = event.text()
-    if event.partial or (text and not event.function_calls()):
+    own = not event.isolation_scope
+    if own and (event.partial or (text and not event.function_calls())):
         artifact = Artifact(artifact_id=f"reply-{event.id}", name="reply", parts=[Part(text=text)])
         last = not event.partial
         return [TaskArtifactUpdateEvent(artifact=artifact, append=not last, last_chunk=last, **ids)]

@@ -38,8 +38,10 @@ A2A_PATH = "/a2a"
 """Where the agents' endpoints and cards are served."""
 
 _CALLER = "adk_temporal.a2a.caller"
-_STREAMING = frozenset({"SendStreamingMessage", "SubscribeToTask", "message/stream"})
-_STREAMING_V03 = frozenset({"tasks/resubscribe"})
+_STREAMING = frozenset(
+    {"SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe"}
+)
+"""The methods answered by a stream (A2A 1.0's names, then 0.3's)."""
 
 
 def user_of(principal: str) -> str:
@@ -103,9 +105,9 @@ async def card(request: Request) -> Response:
     """``GET /a2a/{agent}/.well-known/agent-card.json``: the agent's card (public, as A2A
     clients read it before they authenticate)."""
     name = request.path_params["agent"]
-    _surface(request).target(name)
+    _, agent = _surface(request).target(name)
     url = str(request.base_url).rstrip("/") + f"{A2A_PATH}/{name}"
-    return JSONResponse(agent_card_to_dict(agent_card(_surface(request).target(name)[1], url)))
+    return JSONResponse(agent_card_to_dict(agent_card(agent, url)))
 
 
 class _Releasing(Response):
@@ -152,7 +154,7 @@ async def rpc(request: Request) -> Response:
     scope = dict(request.scope)
     scope[_CALLER] = Caller(principal, app, agent.name, user_of(principal))
     release = None
-    if method in _STREAMING or method in _STREAMING_V03:
+    if method in _STREAMING:
         slots: StreamSlots = request.app.state.streams
         release = slots.take(principal)
     try:

@@ -137,11 +137,13 @@ class TaskView:
         return status
 
     def artifacts(self) -> list[Artifact]:
-        """The reply of a completed task: the invocation's last agent text."""
+        """The reply of a completed task: the conversation's last agent text (an agent's
+        called as a tool is its caller's business)."""
         if self.state != TaskState.TASK_STATE_COMPLETED:
             return []
         for event in reversed(self.events):
-            if event.author != "user" and event.text() and not event.partial:
+            own = not event.isolation_scope
+            if own and event.author != "user" and event.text() and not event.partial:
                 parts = [Part(text=event.text())]
                 return [Artifact(artifact_id=f"reply-{event.id}", name="reply", parts=parts)]
         return []

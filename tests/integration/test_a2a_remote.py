@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from a2a.types import TaskState
+from a2a.types import GetTaskRequest, TaskState
 
 from adk_temporal.a2a.routes import user_of
 from adk_temporal.a2a.wire import asked_requests
@@ -113,9 +113,10 @@ async def test_a_far_approval_is_answered_by_whoever_talks_to_the_near_agent(
                 near_worker.kill()
                 assert died_by_sigkill(near_worker)
             with worker_process(near, app=NEAR):
-                async with a2a_client(gw.base, "assistant", streaming=False) as client:
+                async with a2a_client(gw.base, "assistant") as client:
                     on_task = {"task_id": paused.id, "context_id": paused.context_id}
-                    done = last_task(await send(client, message(approval(paused), **on_task)))
+                    streamed = await send(client, message(approval(paused), **on_task))
+                    done = await client.get_task(GetTaskRequest(id=paused.id))
     assert paused.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
     [request] = asked_requests(paused.status.message.parts)
     assert (request.kind, request.tool, request.args) == ("confirmation", "pay", {"amount": 5})
@@ -125,6 +126,9 @@ async def test_a_far_approval_is_answered_by_whoever_talks_to_the_near_agent(
     assert paid.split() == [request.function_call_id, "5"]
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert [p.text for a in done.artifacts for p in a.parts] == ["The desk says: Paid 5."]
+    replies = [r.artifact_update.artifact for r in streamed if r.artifact_update.last_chunk]
+    assert [a.parts[0].text for a in replies] == ["The desk says: Paid 5."]
+    assert streamed[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
     far_sessions = SqliteSessionService(far.data_dir / "sessions.db")
     user = user_of(TokenBook().principal(A2A_TOKEN))
     [listed] = await far_sessions.list(a2a_apps.FAR_APP, user)
