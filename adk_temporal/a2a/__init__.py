@@ -9,8 +9,9 @@ part (:mod:`.wire`), and the client's next message on the task answers it throug
 answer desk (:mod:`.answers`).
 
 Calling: :class:`RemoteA2aAgent` is a remote A2A agent used as a sub-agent or an agent
-tool; each turn is a durable remote step, and a question of its task becomes a request of
-ours, answered back on the same remote task (:mod:`.remote`, :mod:`.client`).
+tool; each turn is a durable remote step (:mod:`.client`), and a question of its task
+becomes a request of ours, answered back on the same remote task (the flow's side:
+:mod:`adk_temporal.flow.remote`).
 
 Needs the ``a2a`` extra: ``pip install 'adk-temporal[a2a]'``.
 """
