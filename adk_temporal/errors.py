@@ -45,14 +45,14 @@ AdkError
 │   ├── InstructionKeyError (KeyError: an instruction template names a state key or
 │   │   artifact that cannot be read; instructions.py)
 │   ├── MissingExtraError (ImportError: an optional extra is not installed; extras.py)
-│   ├── RemoteAgentConfigError (ValueError: a remote A2A agent's token variable is unset;
-│   │   a2a/errors.py)
 │   ├── ModelLimitError (ValueError: a malformed model limit; model_limits.py)
 │   ├── WorkflowConfigurationError (ValueError: a graph workflow, node or edge that cannot
 │   │   run, as ADK 2 names it; adk_temporal.workflow)
 │   │   └── GraphValidationError (the edges break one of ADK's graph rules)
 │   ├── UnquotableValueError (ValueError: a value a visibility query cannot hold;
 │   │   visibility.py)
+│   ├── RemoteAgentConfigError (ValueError: a remote A2A agent's token variable is unset;
+│   │   a2a/errors.py)
 │   └── EncryptionError (ValueError: encrypted payloads cannot be read or written as
 │       configured; codec.py: KeyFileError, UnknownKeyError, PayloadAuthenticationError;
 │       codec_server.py: CodecTokenError)
