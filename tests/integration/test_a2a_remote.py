@@ -126,8 +126,8 @@ async def test_a_far_approval_is_answered_by_whoever_talks_to_the_near_agent(
     assert paid.split() == [request.function_call_id, "5"]
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert [p.text for a in done.artifacts for p in a.parts] == ["The desk says: Paid 5."]
-    replies = [r.artifact_update.artifact for r in streamed if r.artifact_update.last_chunk]
-    assert [a.parts[0].text for a in replies] == ["The desk says: Paid 5."]
+    whole = [r.artifact_update.artifact for r in streamed if r.artifact_update.last_chunk]
+    assert [a.parts[0].text for a in whole] == ["The desk says: Paid 5."]
     assert streamed[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
     far_sessions = SqliteSessionService(far.data_dir / "sessions.db")
     user = user_of(TokenBook().principal(A2A_TOKEN))
