@@ -21,10 +21,16 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
+from adk_temporal.a2a.routes import user_of
 from adk_temporal.a2a.wire import ANSWER_KEY, AnswerPart, asked_requests, data_part
+from adk_temporal.audit import audit_entries
 from adk_temporal.confirmation import call_digest
 from adk_temporal.devserver import DevServer
+from adk_temporal.ids import SessionKey
+from adk_temporal.sessions import SqliteSessionService
+from adk_temporal.web.auth import TokenBook
 
+from .. import a2a_apps
 from .a2a import (
     A2A_TOKEN,
     SECOND_TOKEN,
@@ -146,8 +152,9 @@ async def test_a_bad_answer_is_refused_with_a2a_errors_and_changes_nothing(
 ) -> None:
     """Answers of the wrong digest, without a digest, to an unknown request, as text, or
     malformed are refused with A2A's invalid-params error naming why; the task still asks
-    the same request and nothing ran; the right answer then pays once, and a message to the
-    completed task is refused as unsupported."""
+    the same request and nothing ran; the right answer then pays once, recorded in the audit
+    as the A2A caller's on channel a2a, and a message to the completed task is refused as
+    unsupported."""
     with worker_process(deployment, app=FAR):
         async with a2a_client(gateway.base, "payments", streaming=False) as client:
             paused = last_task(await send(client, message(text="pay 5")))
@@ -177,6 +184,12 @@ async def test_a_bad_answer_is_refused_with_a2a_errors_and_changes_nothing(
     assert asked_requests(still.status.message.parts) == asked_requests(paused.status.message.parts)
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert len(payments(deployment)) == 1
+    user = user_of(TokenBook().principal(A2A_TOKEN))
+    sessions = SqliteSessionService(deployment.data_dir / "sessions.db")
+    stored = await sessions.get(SessionKey(a2a_apps.FAR_APP, user, paused.context_id))
+    [entry] = audit_entries(stored.events)
+    assert (entry.decision, entry.tool, entry.channel) == ("approved", "pay", "a2a")
+    assert entry.answered_by == TokenBook().principal(A2A_TOKEN)
 
 
 async def _state_of(client: Client, task_id: str, *wanted: TaskState) -> Task:
