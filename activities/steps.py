@@ -1,5 +1,5 @@
-"""``adk_model_step``, ``adk_tool_call``, ``adk_node_step``, ``adk_append_events``,
-``adk_compact``: the flow's steps as activities."""
+"""``adk_model_step``, ``adk_tool_call``, ``adk_node_step``, ``adk_remote_step``,
+``adk_append_events``, ``adk_compact``: the flow's steps as activities."""
 
 from __future__ import annotations
 
@@ -20,9 +20,11 @@ from adk_temporal.flow.messages import (
     ToolCallInput,
     ToolCallResult,
 )
+from adk_temporal.flow.remote import RemoteStepInput, RemoteStepResult
 from adk_temporal.steps import SessionRef, StepServices, append_events, model_step, tool_call
 from adk_temporal.steps.compaction import compact_events
 from adk_temporal.steps.node_step import node_step
+from adk_temporal.steps.remote_step import remote_step
 
 from .adapter import heartbeat, step_ref, translate_errors
 from .routing import AppRouter
@@ -34,6 +36,7 @@ __all__ = [
     "CompactionActivity",
     "ModelStepActivity",
     "NodeStepActivity",
+    "RemoteStepActivity",
     "ToolCallActivity",
 ]
 
@@ -101,6 +104,25 @@ class NodeStepActivity:
     async def run(self, inp: NodeStepInput) -> NodeStepResult:
         """The node step (``adk_temporal.steps.node_step``) as a Temporal activity."""
         return await node_step(self._services, inp, step_ref(inp.ref), heartbeat=heartbeat())
+
+
+class RemoteStepActivity:
+    """Sends a remote agent its turn and follows its task, against the worker's services."""
+
+    def __init__(self, services: StepServices) -> None:
+        self._services = services
+
+    @activity.defn(name="adk_remote_step")
+    @translate_errors
+    async def run(self, inp: RemoteStepInput) -> RemoteStepResult:
+        """The remote step (``adk_temporal.steps.remote_step``) as a Temporal activity."""
+        return await remote_step(
+            self._services,
+            inp,
+            step_ref(inp.ref),
+            attempt=activity.info().attempt,
+            heartbeat=heartbeat(),
+        )
 
 
 class AppendEventsActivity:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, WithJsonSchema
 
 from .context import CallbackContext, ReadonlyContext, ToolContext
 from .errors import UnknownAgentError
+from .flow.remote import RemoteReply, RemoteTurn
 from .instructions import Instruction, instruction_text, join_instructions
 from .models import LlmRequest, LlmResponse
 from .tools import BaseToolset, FunctionTool, as_tool
@@ -32,6 +33,7 @@ __all__ = [
     "LlmAgent",
     "LoopAgent",
     "ParallelAgent",
+    "RemoteAgent",
     "SequentialAgent",
 ]
 
@@ -291,6 +293,22 @@ class ParallelAgent(BaseAgent):
     applied once more in sub-agent order (so the final state does not depend on which
     branch finished first) and artifact deltas keep the highest version.
     """
+
+
+class RemoteAgent(BaseAgent):
+    """An agent that runs elsewhere: each turn is sent to it by a remote step, and what its
+    task asks becomes a request of this invocation (``adk_temporal.a2a.RemoteA2aAgent`` is
+    one). Usable as a sub-agent or through an :class:`AgentTool`.
+    """
+
+    async def exchange(self, turn: RemoteTurn) -> RemoteReply:
+        """Send ``turn`` and follow the remote task until it ends, asks, or has worked for
+        ``turn.follow_seconds``.
+
+        Raises:
+            AdkRunError: The remote side could not be reached (the step is retried).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement exchange()")
 
 
 class AgentTool(FunctionTool):

@@ -57,6 +57,8 @@ AdkError
 │   │   └── GraphValidationError (the edges break one of ADK's graph rules)
 │   ├── UnquotableValueError (ValueError: a value a visibility query cannot hold;
 │   │   visibility.py)
+│   ├── RemoteAgentConfigError (ValueError: a remote A2A agent's token variable is unset;
+│   │   a2a/errors.py)
 │   └── EncryptionError (ValueError: encrypted payloads cannot be read or written as
 │       configured; codec.py: KeyFileError, UnknownKeyError, PayloadAuthenticationError;
 │       codec_server.py: CodecTokenError)
@@ -75,6 +77,8 @@ AdkError
     ├── McpServerError (mcp.py: an MCP server cannot be reached or died mid-call; retryable)
     │   └── McpListingError (mcp.py: a tool listing that cannot be used — a schema that
     │       does not parse, two tools under one model name, a refusal; never retried)
+    ├── RemoteAgentUnavailableError (a2a/errors.py: a remote A2A agent or its card cannot
+    │   be reached; retryable)
     └── StepFailedError (a model, tool or append step failed for good)
 ```
 
@@ -456,6 +460,8 @@ class InvocationErrorCode(StrEnum):
     """A cumulative budget was reached and its request answered ``{"allow": 0}``."""
     CANCELLED = "Cancelled"
     """The invocation was cancelled (Temporal's cancellation, or the runner's)."""
+    REMOTE_AGENT_FAILED = "RemoteAgentFailed"
+    """A remote agent's task failed, was cancelled or refused the turn."""
 
 
 class WorkflowConfigurationError(AdkRequestError, ValueError):

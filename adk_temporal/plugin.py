@@ -20,6 +20,7 @@ from .activities.steps import (
     CompactionActivity,
     ModelStepActivity,
     NodeStepActivity,
+    RemoteStepActivity,
     ToolCallActivity,
 )
 from .app import App, Stores
@@ -76,6 +77,7 @@ class AdkPlugin(SimplePlugin):
                 ModelStepActivity(services).run,
                 ToolCallActivity(services).run,
                 NodeStepActivity(services).run,
+                RemoteStepActivity(services).run,
                 AppendEventsActivity(services).run,
                 CompactionActivity(services).run,
                 NotifyActivity(app.notifications).run,

@@ -60,6 +60,7 @@ from .flow.messages import (
     ToolOptions,
     as_content,
 )
+from .flow.remote import RemoteStepInput, RemoteStepResult
 from .flow.requests import Answer, AnswerKind, stamped
 from .following import StoreReads, follow_events, with_partials
 from .ids import SessionKey, workflow_id_for
@@ -69,6 +70,7 @@ from .sessions import Session, create_session
 from .steps import SessionRef, StepServices, append_events, model_step, tool_call
 from .steps.compaction import compact_events
 from .steps.node_step import node_step
+from .steps.remote_step import remote_step
 
 __all__ = ["LocalInvocation", "Runner"]
 
@@ -168,6 +170,7 @@ class _LocalExecutor:
         self._workflow_id = workflow_id
         self._model = _Retry(maximum_attempts=model_maximum_attempts, timeout=model_timeout_seconds)
         self._tool_timeout = tool_timeout_seconds
+        self._remote = _Retry(maximum_attempts=model_maximum_attempts, timeout=tool_timeout_seconds)
         self._append = _Retry(timeout=60.0)
         self.changes = _Changes()
 
@@ -194,6 +197,13 @@ class _LocalExecutor:
         own exceptions are its result, retried by the flow under its ``RetryConfig``)."""
         ref = SessionRef.resolve(inp.ref, self._workflow_id)
         return await self._append.call(lambda _: node_step(self._services, inp, ref))
+
+    async def remote_step(self, inp: RemoteStepInput, *, summary: str) -> RemoteStepResult:
+        """The remote step, called directly: retried as model steps are, timed as tools."""
+        ref = SessionRef.resolve(inp.ref, self._workflow_id)
+        return await self._remote.call(
+            lambda attempt: remote_step(self._services, inp, ref, attempt=attempt)
+        )
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """The append step, called directly."""

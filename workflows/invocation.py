@@ -38,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
         CompactionActivity,
         ModelStepActivity,
         NodeStepActivity,
+        RemoteStepActivity,
         ToolCallActivity,
     )
     from adk_temporal.budgets import json_size
@@ -66,6 +67,7 @@ with workflow.unsafe.imports_passed_through():
         ToolCallInput,
         ToolCallResult,
     )
+    from adk_temporal.flow.remote import RemoteStepInput, RemoteStepResult
     from adk_temporal.flow.requests import AnswerKind, answer_id, stamped
     from adk_temporal.model_limits import model_queue
     from adk_temporal.notifications import Notice, notice_id
@@ -425,6 +427,25 @@ class TemporalExecutor:
             raise _step_failure(err) from err
         self._steps_this_run += 1  # a graph's progress: it may hand over from here
         return result
+
+    async def remote_step(self, inp: RemoteStepInput, *, summary: str) -> RemoteStepResult:
+        """Run ``adk_remote_step``: a worker lost while it follows the remote task is noticed
+        by the heartbeat, and the next attempt asks the task where it stands; the step hands
+        back before its timeout (``follow_seconds``), so a long remote task is followed by
+        one step after another."""
+        try:
+            return await workflow.execute_activity_method(
+                RemoteStepActivity.run,
+                inp,
+                task_queue=self.queues.current,
+                start_to_close_timeout=timedelta(seconds=self._inp.tool_timeout_seconds),
+                heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
+                retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
+                priority=self._priority,
+                summary=summary,
+            )
+        except ActivityError as err:
+            raise _step_failure(err) from err
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:
         """Run ``adk_append_events``."""

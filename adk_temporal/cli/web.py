@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 import os
 from collections.abc import Callable
@@ -199,6 +200,14 @@ def _stream_options(command: Callable[..., None]) -> Callable[..., None]:
     help="Serve ADK's dev UI under /dev-ui/ from this directory: the browser folder of an "
     "installed google-adk (.../site-packages/google/adk/cli/browser). Needs --adk-dev.",
 )
+@click.option(
+    "--a2a",
+    "a2a",
+    is_flag=True,
+    help="Serve each agent of the app over A2A: its card at /a2a/AGENT/.well-known/"
+    "agent-card.json, its JSON-RPC endpoint at /a2a/AGENT, for the same tokens (needs --app "
+    "and the a2a extra).",
+)
 @_stream_options
 def web(
     address: str,
@@ -222,6 +231,7 @@ def web(
     link_secret_env: str | None,
     adk_dev: bool,
     adk_dev_ui: Path | None,
+    a2a: bool,
 ) -> None:
     """Serve the HTTP gateway until Ctrl-C: start runs, list them, answer their requests
     (also through signed links), follow their events; with --console, the web console."""
@@ -234,12 +244,11 @@ def web(
             from ..web.sse import StreamLimits
     except MissingExtraError as err:
         raise click.UsageError(str(err)) from None
-    served = resolve_app(app_spec, examples) if app_spec or examples else None
+    served = _served(app_spec, examples, a2a)
     _check_adk_dev(adk_dev, adk_dev_ui, host)
     tokens = _tokens(tokens_file, required=not adk_dev)
     secret = _link_secret(served, link_secret_env)
     _warn_if_clear_text(host, proxies := forwarded_allow_ips.strip())
-    limits = StreamLimits(*stream_limits)
 
     async def body() -> None:
         client = await connect(address, namespace)
@@ -255,10 +264,10 @@ def web(
             keepalive=sse_keepalive,
         )
         app = create_app(
-            gateway, tokens, console=with_console, cors_origins=cors_origins, stream_limits=limits,
-            adk_local=adk_dev, adk_dev_ui=adk_dev_ui,
+            gateway, tokens, console=with_console, cors_origins=cors_origins, adk_local=adk_dev,
+            adk_dev_ui=adk_dev_ui, a2a=a2a, stream_limits=StreamLimits(*stream_limits),
         )  # fmt: skip
-        console.print(_banner(f"http://{host}:{port}", task_queue, with_console, adk_dev_ui))
+        console.print(_banner(f"http://{host}:{port}", task_queue, with_console, adk_dev_ui, a2a))
         try:
             await uvicorn.Server(_server_config(app, host, port, proxies)).serve()
         finally:
@@ -267,10 +276,13 @@ def web(
     run_command(body())
 
 
-def _banner(where: str, task_queue: str, with_console: bool, adk_dev_ui: Path | None) -> str:
+def _banner(
+    where: str, task_queue: str, with_console: bool, adk_dev_ui: Path | None, a2a: bool
+) -> str:
     """The line saying what the gateway serves where."""
     pages = f" · console {where}/console" if with_console else ""
     pages += f" · ADK dev UI {where}/dev-ui/" if adk_dev_ui else ""
+    pages += f" · A2A {where}/a2a/AGENT" if a2a else ""
     return f"gateway on {where} · API {where}/v1 · task queue {task_queue}{pages}"
 
 
@@ -308,6 +320,26 @@ def _server_config(app: ASGIApp, host: str, port: int, proxies: str) -> uvicorn.
     for name in ("uvicorn.access", "uvicorn.error"):
         logging.getLogger(name).addFilter(RedactLinks())
     return config
+
+
+def _served(app_spec: str | None, examples: bool, a2a: bool) -> App | None:
+    """The served app (``None``: none); ``--a2a`` refused without one, or without the
+    ``a2a`` extra.
+
+    Raises:
+        click.UsageError: What is missing.
+    """
+    served = resolve_app(app_spec, examples) if app_spec or examples else None
+    if not a2a:
+        return served
+    if served is None:
+        raise click.UsageError("--a2a serves the app's agents: give --app (or --examples)")
+    try:
+        with needs_extra("a2a", "serving agents over A2A"):
+            importlib.import_module("a2a.server.routes")
+    except MissingExtraError as err:
+        raise click.UsageError(str(err)) from None
+    return served
 
 
 def _check_adk_dev(adk_dev: bool, adk_dev_ui: Path | None, host: str) -> None:

@@ -23,6 +23,7 @@ from .messages import (
     ToolCallInput,
     ToolCallResult,
 )
+from .remote import RemoteStepInput, RemoteStepResult
 
 __all__ = ["Executor"]
 
@@ -48,6 +49,11 @@ class Executor(Protocol):
         A node that raises is a result (:class:`~.graph_messages.NodeFailed`), not an
         error: the flow decides about retries. Cancelling the call stops the node.
         """
+        ...
+
+    async def remote_step(self, inp: RemoteStepInput, *, summary: str) -> RemoteStepResult:
+        """Send a remote agent its turn (or an answer) and follow its task until it ends,
+        asks, or has worked for ``inp.follow_seconds``; store its reply."""
         ...
 
     async def append_events(self, inp: AppendEventsInput, *, summary: str) -> None:

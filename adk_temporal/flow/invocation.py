@@ -87,6 +87,16 @@ from .messages import (
     WorkflowPosition,
     stage_id,
 )
+from .remote import (
+    RemoteAnswer,
+    RemoteAsked,
+    RemoteDone,
+    RemoteFailed,
+    RemoteQuestion,
+    RemoteStepInput,
+    RemoteWorking,
+    remote_request,
+)
 from .requests import ANSWERED_KEY, RequestBook, Taken, answer_record
 
 __all__ = ["FLOW_CHANGES", "InvocationFlow"]
@@ -382,6 +392,8 @@ class InvocationFlow:
             return await self._llm(frame, pending, entry=spec.name)
         if spec.kind == "graph":
             return await self._graph(spec, frame, pending)
+        if spec.kind == "remote":
+            return await self._remote(frame, pending)
         if spec.kind == "parallel":
             return await self._parallel(spec, frame, pending)
         return await self._sequence(spec, frame, pending)
@@ -522,6 +534,80 @@ class InvocationFlow:
         if not turn.answer:
             return GraphOutcome()
         return GraphOutcome(output=StoredValue(kind="stored", event_id=turn.answer))
+
+    async def _remote(self, frame: _Frame, pending: list[PendingEvent]) -> _Outcome:
+        """Run a remote agent's turn: remote steps until its task ends; each question it
+        asks is a request of ours, whose answer the next step sends back on the same task."""
+        question: RemoteQuestion | None = None
+        answer: RemoteAnswer | None = None
+        task_id: str | None = None
+        while True:
+            inp = RemoteStepInput(
+                ref=self._ref(frame),
+                event_id=self._exec.new_id(),
+                message_id=self._exec.new_id(),
+                pending_events=pending,
+                question=question,
+                answer=answer,
+                task_id=task_id,
+                timestamp=self._exec.now(),
+                stream=self._config.stream,
+                budgets=self._budgets,
+                # Handed back well before the step's timeout: a long remote task is followed
+                # by one step after another, never by a step that times out.
+                follow_seconds=self._config.tool_timeout_seconds * 0.8,
+            )
+            result = await self._exec.remote_step(inp, summary=f"{frame.agent} · remote step")
+            pending, question, answer, task_id = [], None, None, None
+            match result:
+                case RemoteDone():
+                    return _Outcome(text=result.text)
+                case RemoteFailed():
+                    return _Outcome(error=result.error)
+                case RemoteWorking():
+                    task_id = result.task_id
+                case RemoteAsked():
+                    question = result.question
+                    answer, reply = await self._ask_for_remote(frame, question)
+                    pending = [reply]
+                case _:
+                    assert_never(result)
+
+    async def _ask_for_remote(
+        self, frame: _Frame, question: RemoteQuestion
+    ) -> tuple[RemoteAnswer, Event]:
+        """Open our request for a remote agent's question, wait for its answer; return what
+        goes back to the far side and the reply event recording the answer."""
+        pending, request, event = remote_request(
+            question,
+            request_id=f"adk-{self._exec.new_id()}",
+            event_id=self._exec.new_id(),
+            invocation_id=self.invocation_id,
+            author=frame.agent,
+            branch=frame.branch,
+            isolation_scope=frame.isolation_scope,
+            now=self._exec.now(),
+        )
+        self.book.open(pending, request, stored=False)
+        await self._append(frame, [event])
+        self.book.stored([pending.id])
+        answers = await self._wait_for_answers(frame, [pending.id])
+        assert answers.reply is not None
+        call_id = pending.function_call_id
+        confirmation = answers.confirmations.get(call_id)
+        if confirmation is not None:
+            answer = RemoteAnswer(
+                kind="confirmation",
+                confirmed=confirmation.confirmed,
+                payload=confirmation.payload,
+                expired=confirmation.expired,
+            )
+        else:
+            values = answers.inputs.get(call_id, {})
+            answer = RemoteAnswer(
+                kind="input", value=values.get(pending.id), expired=pending.id not in values
+            )
+        return answer, answers.reply
 
     async def _parallel(
         self, spec: AgentSpec, frame: _Frame, pending: list[PendingEvent]

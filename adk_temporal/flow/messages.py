@@ -214,7 +214,7 @@ class AgentSpec(BaseModel):
     """An agent's kind and sub-agents: all the flow needs to orchestrate it."""
 
     name: str
-    kind: Literal["llm", "sequential", "parallel", "loop", "graph"]
+    kind: Literal["llm", "sequential", "parallel", "loop", "graph", "remote"]
     sub_agents: list[AgentSpec] = Field(default_factory=list)
     parent: str | None = None
     max_iterations: int | None = None

@@ -16,6 +16,7 @@ from ..agents import (
     BaseAgent,
     LoopAgent,
     ParallelAgent,
+    RemoteAgent,
     SequentialAgent,
 )
 from ..flow.messages import AgentSpec, NotifyPlan
@@ -26,9 +27,11 @@ __all__ = ["describe", "describe_tree"]
 
 def describe(registry: AgentRegistry, agent: BaseAgent) -> AgentSpec:
     """The spec of ``agent`` and everything below it."""
-    kind: Literal["llm", "sequential", "parallel", "loop", "graph"]
+    kind: Literal["llm", "sequential", "parallel", "loop", "graph", "remote"]
     if isinstance(agent, Workflow):
         kind = "graph"
+    elif isinstance(agent, RemoteAgent):
+        kind = "remote"
     elif isinstance(agent, Agent):
         kind = "llm"
     elif isinstance(agent, LoopAgent):

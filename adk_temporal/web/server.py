@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from temporalio.service import RPCError
 
 from ..errors import AdkError
+from ..extras import needs_extra
 from .adk import DEV_UI_PATH, DEV_UI_POLICY, AdkAccess, AdkSurface, adk_routes, dev_ui_routes
 from .api import OPERATIONS
 from .auth import TokenBook
@@ -113,6 +114,7 @@ def create_app(
     stream_limits: StreamLimits | None = None,
     adk_local: bool = False,
     adk_dev_ui: Path | None = None,
+    a2a: bool = False,
 ) -> Starlette:
     """The ASGI app serving ``gateway`` to holders of ``tokens``; the console only when
     ``console`` is true; cross-origin calls from ``cors_origins`` only; event streams within
@@ -120,10 +122,13 @@ def create_app(
 
     ADK's API-server routes (:mod:`adk_temporal.web.adk`) take the same tokens, or with
     ``adk_local`` none, from this machine only; ``adk_dev_ui`` (a directory holding ADK's
-    built dev UI) serves that UI under ``/dev-ui/``.
+    built dev UI) serves that UI under ``/dev-ui/``. With ``a2a`` each agent of the served
+    app is an A2A agent under ``/a2a/{agent}`` (:mod:`adk_temporal.a2a`), for the same tokens.
 
     Raises:
         DevUiError: ``adk_dev_ui`` holds no built dev UI.
+        MissingExtraError: ``a2a`` without the ``a2a`` extra installed.
+        ValueError: ``a2a`` for a gateway without a served app or session store.
     """
     document = openapi_document(OPERATIONS, "adk-temporal gateway", _version())
 
@@ -140,6 +145,12 @@ def create_app(
     served += adk_routes()
     if adk_dev_ui is not None:
         served += dev_ui_routes(adk_dev_ui)
+    surface = None
+    if a2a:
+        with needs_extra("a2a", "serving agents over A2A"):
+            from ..a2a.routes import A2aSurface, a2a_routes
+        surface = A2aSurface.build(gateway, tokens)
+        served += a2a_routes()
     handlers = {kind: _refusal for kind in (ApiError, AdkError, RPCError, HTTPException, Exception)}
     app = Starlette(routes=served, exception_handlers=handlers)
     app.add_middleware(_SecurityHeaders)
@@ -151,4 +162,5 @@ def create_app(
     app.state.console_sessions = ConsoleSessions()
     app.state.streams = StreamSlots(stream_limits or StreamLimits())
     app.state.adk = AdkSurface(gateway, AdkAccess(tokens, local_only=adk_local))
+    app.state.a2a = surface
     return app

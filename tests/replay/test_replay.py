@@ -54,6 +54,9 @@ from adk_temporal.tools import tool
 from adk_temporal.usage import TokenBudgets
 from adk_temporal.worker import build_worker, worker_identity
 
+from .. import a2a_apps
+from ..a2a_apps import NEAR_APP
+from ..a2a_sample import booking_server
 from ..adk_scenarios import failing_fan, long_running_agent
 from ..compaction_app import COMPACTION_APP, compaction_app
 from ..compaction_app import CONFIG as COMPACTION_CONFIG
@@ -443,6 +446,8 @@ ALL_SCENARIOS = {
     "compaction",
     "hand_back_app_queue",
     "unnamed_any_app_queue",
+    "a2a_remote_input",
+    "a2a_remote_confirmation",
 }
 
 
@@ -526,10 +531,35 @@ async def test_record_missing_histories(
         await _record_unnamed(temporal_client, tmp_path / "unnamed")
     if _missing(["crash_recovered"]):
         await _record_crash(temporal_client, dev_server, tmp_path)
+    if _missing(["a2a_remote_input", "a2a_remote_confirmation"]):
+        await _record_a2a_remote(run_worker, temporal_client)
     for path in _committed():
         data = json.loads(path.read_text())
         history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
         await _replayer().replay_workflow(history)
+
+
+async def _record_a2a_remote(run_worker: WorkerFactory, client: Client) -> None:
+    """A remote A2A agent (an agent tool) whose task pauses: asking for input, answered
+    after the worker stopped; asking to approve a call, approved (checked update)."""
+    with mock.patch.dict(os.environ, {a2a_apps.FAR_TOKEN_ENV: "unused-by-the-sample"}):
+        async with booking_server() as (card_url, _):
+            os.environ[a2a_apps.FAR_ENV] = card_url
+            near = a2a_apps.near_app()
+            sid = f"replay-a2a-{uuid.uuid4().hex[:6]}"
+            async with run_worker(near.agents, models=near.models) as first:
+                handle = await first.adk.start(NEAR_APP, USER, sid, "assistant", "desk: book")
+                await handle.wait_for_status("awaiting_input", timeout=30)
+            async with run_worker(near.agents, models=near.models, task_queue=first.task_queue):
+                [request] = await handle.pending()
+                await handle.resume(request.id, "4")
+                await handle.result()
+            await _save_runs(client, "a2a_remote_input", handle.workflow_id)
+            async with run_worker(near.agents, models=near.models) as rt:
+                handle = await rt.adk.start(NEAR_APP, USER, sid + "-pay", "assistant", "desk: pay")
+                await _answer_confirmation(handle, True)
+                await handle.result()
+            await _save_runs(client, "a2a_remote_confirmation", handle.workflow_id)
 
 
 async def _record_long_running_restart(run_worker: WorkerFactory, client: Client) -> None:

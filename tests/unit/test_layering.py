@@ -43,6 +43,7 @@ CORE = [
     "adk_temporal.flow.graph_state",
     "adk_temporal.flow.node_values",
     "adk_temporal.steps.agent_node",
+    "adk_temporal.flow.remote",
     "adk_temporal.workflow",
     "adk_temporal.run_config",
     "adk_temporal.extras",
@@ -165,7 +166,7 @@ LAYERS: list[set[str]] = [
         "codec_server",
         "evaluation",
     },
-    {"worker", "demo", "examples", "testing", "web"},
+    {"worker", "demo", "examples", "testing", "web", "a2a"},
     {"cli"},
 ]
 
