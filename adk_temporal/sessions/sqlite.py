@@ -24,6 +24,9 @@ Schema (version 1, recorded in ``schema_version`` so later versions can migrate)
   published)``: streamed pieces of model replies (:mod:`.partials`), deleted when their
   final event is appended; followers in any process on the machine poll it. Written without
   syncing to disk: a piece lost in a power cut is superseded by its final event anyway.
+
+Given a ``sealer`` (:mod:`.sealing`), a session's event, state and initial-state columns
+hold its values sealed with the session's data key.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from .rules import (
     session_not_found_error,
     to_json_state,
 )
+from .sealing import Rows, RowSealer, rows_for
 from .service import SessionService
 from .session import Session
 from .staging import prepare_stage
@@ -144,6 +148,8 @@ class SqliteSessionService(SqlLedger, SessionService):
             failing with ``sqlite3.OperationalError``.
         clock: Returns the current time in seconds; stamps a new session's update time and
             events appended without a timestamp.
+        sealer: Seals each session's rows with its data key
+            (:class:`~adk_temporal.keys.StoreSealer`); ``None`` stores them as JSON.
     """
 
     _ledger_insert = insert_sql("token_ledger", "?", "sqlite")
@@ -155,10 +161,12 @@ class SqliteSessionService(SqlLedger, SessionService):
         *,
         busy_timeout: float = 30.0,
         clock: Callable[[], float] = time.time,
+        sealer: RowSealer | None = None,
     ) -> None:
         self._path = os.fspath(path)
         self._busy_timeout = busy_timeout
         self._clock = clock
+        self._sealer = sealer
         # One thread owns the connection: sqlite3 connections must not be used from two
         # threads at once, and a single writer per process keeps transactions simple.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="adk-sessions")
@@ -184,6 +192,7 @@ class SqliteSessionService(SqlLedger, SessionService):
         """Create an empty session (see :meth:`ConversationStore.create`)."""
         check_identity(key)
         initial = to_json_state(state or {}, where="initial state")
+        rows = await rows_for(self._sealer, key)
 
         def create(conn: sqlite3.Connection) -> Session:
             with _transaction(conn, write=True):
@@ -198,14 +207,14 @@ class SqliteSessionService(SqlLedger, SessionService):
                     "INSERT INTO sessions "
                     "(app_name, user_id, session_id, state, create_time, update_time) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    (*key, json.dumps(session_state), now, now),
+                    (*key, rows.state_text(session_state), now, now),
                 )
                 if session_state:
                     conn.execute(
                         "INSERT INTO initial_states (session_pk, state) VALUES (?, ?)",
-                        (inserted.lastrowid, json.dumps(session_state)),
+                        (inserted.lastrowid, rows.state_text(session_state)),
                     )
-                return _read_session(conn, key, after_sequence=0)
+                return _read_session(conn, key, rows, after_sequence=0)
 
         return await self._run(create)
 
@@ -213,16 +222,18 @@ class SqliteSessionService(SqlLedger, SessionService):
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
         check_after_sequence(after_sequence)
+        rows = await rows_for(self._sealer)
 
         def get(conn: sqlite3.Connection) -> Session:
             with _transaction(conn, write=False):
-                return _read_session(conn, key, after_sequence=after_sequence)
+                return _read_session(conn, key, rows, after_sequence=after_sequence)
 
         return await self._run(get)
 
     async def get_state(self, key: SessionKey) -> dict[str, Any]:
         """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""
         check_identity(key)
+        rows = await rows_for(self._sealer)
 
         def get_state(conn: sqlite3.Connection) -> dict[str, Any]:
             with _transaction(conn, write=False):
@@ -230,13 +241,14 @@ class SqliteSessionService(SqlLedger, SessionService):
                 if row is None:
                     raise session_not_found_error(key)
                 scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
-                return merged_state(scopes.app, scopes.user, json.loads(row[1]))
+                return merged_state(scopes.app, scopes.user, rows.state(row[1]))
 
         return await self._run(get_state)
 
     async def get_initial_state(self, key: SessionKey) -> dict[str, Any]:
         """Read the state ``create`` set (see :meth:`ConversationStore.get_initial_state`)."""
         check_identity(key)
+        rows = await rows_for(self._sealer)
 
         def get_initial_state(conn: sqlite3.Connection) -> dict[str, Any]:
             with _transaction(conn, write=False):
@@ -246,14 +258,14 @@ class SqliteSessionService(SqlLedger, SessionService):
                 initial = conn.execute(
                     "SELECT state FROM initial_states WHERE session_pk = ?", (row[0],)
                 ).fetchone()
-            loaded: dict[str, Any] = json.loads(initial[0]) if initial else {}
-            return loaded
+            return rows.state(initial[0]) if initial else {}
 
         return await self._run(get_initial_state)
 
     async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
         """List a user's sessions without events (see :meth:`ConversationStore.list`)."""
         check_user(app_name, user_id)
+        sealed = await rows_for(self._sealer)
 
         def list_sessions(conn: sqlite3.Connection) -> builtins.list[Session]:
             with _transaction(conn, write=False):
@@ -270,7 +282,9 @@ class SqliteSessionService(SqlLedger, SessionService):
                     app_name=app_name,
                     user_id=user_id,
                     state=merged_state(
-                        json.loads(scopes.app_json), json.loads(scopes.user_json), json.loads(state)
+                        json.loads(scopes.app_json),
+                        json.loads(scopes.user_json),
+                        sealed.state(state),
                     ),
                     last_update_time=update_time,
                 )
@@ -311,7 +325,8 @@ class SqliteSessionService(SqlLedger, SessionService):
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""
-        rows = prepare_stage(key, events)
+        prepared = prepare_stage(key, events)
+        rows = await rows_for(self._sealer, key)
 
         def stage(conn: sqlite3.Connection) -> None:
             with _transaction(conn, write=True):
@@ -321,7 +336,7 @@ class SqliteSessionService(SqlLedger, SessionService):
                 conn.executemany(
                     "INSERT OR REPLACE INTO staged_events (session_pk, event_id, event_json) "
                     "VALUES (?, ?, ?)",
-                    [(row[0], event_id, event_json) for event_id, event_json in rows],
+                    [(row[0], event_id, rows.seal(text)) for event_id, text in prepared],
                 )
 
         await self._run(stage)
@@ -330,6 +345,7 @@ class SqliteSessionService(SqlLedger, SessionService):
         """Read staged events (see :meth:`StagingArea.staged_events`)."""
         check_identity(key)
         wanted = list(ids)
+        rows = await rows_for(self._sealer)
 
         def read(conn: sqlite3.Connection) -> dict[str, Event]:
             with _transaction(conn, write=False):
@@ -341,7 +357,7 @@ class SqliteSessionService(SqlLedger, SessionService):
                     f"AND event_id IN ({', '.join('?' * len(wanted))})",
                     (row[0], *wanted),
                 ).fetchall()
-            return {event_id: Event.model_validate_json(data) for event_id, data in found}
+            return {event_id: rows.event(data) for event_id, data in found}
 
         return await self._run(read) if wanted else {}
 
@@ -351,16 +367,18 @@ class SqliteSessionService(SqlLedger, SessionService):
         """Append events idempotently (see :meth:`ConversationStore.append_events`)."""
         check_identity(key)
         prepared = prepare_events(events, now=self._clock())
+        rows = await rows_for(self._sealer, key)
 
         def append(conn: sqlite3.Connection) -> builtins.list[Event]:
             with _transaction(conn, write=True):
-                return _append(conn, key, prepared, unstage)
+                return _append(conn, key, prepared, unstage, rows)
 
         return await self._run(append)
 
     async def publish_partial(self, key: SessionKey, event: Event) -> None:
         """Keep a piece for the machine's followers (``PartialChannel.publish_partial``)."""
-        data = prepare_partial(key, event)
+        rows = await rows_for(self._sealer, key)
+        data = rows.seal(prepare_partial(key, event))
         now = self._clock()
 
         def publish(conn: sqlite3.Connection) -> None:
@@ -386,6 +404,8 @@ class SqliteSessionService(SqlLedger, SessionService):
     def follow_partials(self, key: SessionKey) -> AsyncGenerator[Event, None]:
         """Poll the file for pieces (``PartialChannel.follow_partials``)."""
         check_identity(key)
+        # Read rows only: opening needs no session key, so none is resolved here.
+        sealed = Rows(opener=self._sealer.open_row) if self._sealer is not None else Rows()
 
         def read(conn: sqlite3.Connection, sequence: int) -> builtins.list[tuple[int, Event]]:
             rows = conn.execute(
@@ -393,7 +413,7 @@ class SqliteSessionService(SqlLedger, SessionService):
                 "AND sequence > ? ORDER BY sequence",
                 (*key, sequence),
             ).fetchall()
-            return [(number, Event.model_validate_json(data)) for number, data in rows]
+            return [(number, sealed.event(data)) for number, data in rows]
 
         async def read_after(sequence: int) -> builtins.list[tuple[int, Event]]:
             return await self._run(lambda conn: read(conn, sequence))
@@ -517,7 +537,11 @@ def _transaction(conn: sqlite3.Connection, *, write: bool) -> Iterator[None]:
 
 
 def _append(
-    conn: sqlite3.Connection, key: SessionKey, prepared: Sequence[Event], unstage: Sequence[str]
+    conn: sqlite3.Connection,
+    key: SessionKey,
+    prepared: Sequence[Event],
+    unstage: Sequence[str],
+    rows: Rows,
 ) -> builtins.list[Event]:
     """The writes of ``append_events``, inside its transaction."""
     row = conn.execute(_SESSION_ROW, key).fetchone()
@@ -528,7 +552,7 @@ def _append(
         "DELETE FROM staged_events WHERE session_pk = ? AND event_id = ?",
         [(session_pk, staged_id) for staged_id in unstage],
     )
-    result, new = _insert_new(conn, session_pk, prepared)
+    result, new = _insert_new(conn, session_pk, prepared, rows)
     if prepared:
         conn.execute(
             f"DELETE FROM partial_events WHERE {_PARTIALS_OF_SESSION} AND event_id IN "
@@ -536,7 +560,7 @@ def _append(
             (*key, *(event.id for event in prepared)),
         )
     if new:
-        session_state = json.loads(state_json)
+        session_state = rows.state(state_json)
         scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
         for event in new:
             apply_state_delta(
@@ -545,13 +569,13 @@ def _append(
         scopes.save(conn)
         conn.execute(
             "UPDATE sessions SET state = ?, update_time = ? WHERE pk = ?",
-            (json.dumps(session_state), new[-1].timestamp, session_pk),
+            (rows.state_text(session_state), new[-1].timestamp, session_pk),
         )
     return result
 
 
 def _insert_new(
-    conn: sqlite3.Connection, session_pk: int, prepared: Sequence[Event]
+    conn: sqlite3.Connection, session_pk: int, prepared: Sequence[Event], rows: Rows
 ) -> tuple[builtins.list[Event], builtins.list[Event]]:
     """Insert the events whose ids the session does not hold yet, with the next sequences.
 
@@ -576,10 +600,10 @@ def _insert_new(
     new: builtins.list[Event] = []
     for event in prepared:
         if event.id in earlier:
-            result.append(Event.model_validate_json(earlier[event.id]))
+            result.append(rows.event(earlier[event.id]))
             continue
         sequence += 1
-        data = event.model_dump_json()
+        data = rows.event_text(event)
         conn.execute(
             "INSERT INTO events (session_pk, sequence, event_id, author, invocation_id, "
             "timestamp, event_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -600,14 +624,16 @@ def _insert_new(
     return result, new
 
 
-def _read_session(conn: sqlite3.Connection, key: SessionKey, *, after_sequence: int) -> Session:
+def _read_session(
+    conn: sqlite3.Connection, key: SessionKey, rows: Rows, *, after_sequence: int
+) -> Session:
     row = conn.execute(_SESSION_ROW, key).fetchone()
     if row is None:
         raise session_not_found_error(key)
     session_pk, state_json, update_time = row
     scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
     events = [
-        Event.model_validate_json(event_json)
+        rows.event(event_json)
         for (event_json,) in conn.execute(
             "SELECT event_json FROM events WHERE session_pk = ? AND sequence > ? ORDER BY sequence",
             (session_pk, after_sequence),
@@ -618,7 +644,7 @@ def _read_session(conn: sqlite3.Connection, key: SessionKey, *, after_sequence: 
         id=session_id,
         app_name=app_name,
         user_id=user_id,
-        state=merged_state(scopes.app, scopes.user, json.loads(state_json)),
+        state=merged_state(scopes.app, scopes.user, rows.state(state_json)),
         events=events,
         last_update_time=update_time,
     )
