@@ -4,9 +4,10 @@
 SQLite, a real PostgreSQL cluster), the two SQL ones also with their rows sealed by
 per-session data keys kept in the same database. ``artifact_service`` is parametrised over
 the three artifact backends, and the file backend behind ``SealedArtifactService``; tests
-that must know where a backend truly differs ask for a capability fixture (``canonical_uri_scheme``) instead of
-branching on the backend's name. The GCS backend runs against one real fake-gcs-server
-process per test session, with a fresh bucket per test.
+that must know where a backend truly differs ask for a capability fixture
+(``canonical_uri_scheme``) instead of branching on the backend's name. The GCS backend
+runs against one real fake-gcs-server process per test session, with a fresh bucket per
+test.
 """
 
 from __future__ import annotations
