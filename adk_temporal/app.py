@@ -66,6 +66,9 @@ class App:
             would start over one pauses the invocation to ask for more.
         events_compaction_config: When the app's sessions are compacted, summarising older
             events for the model (``None``: never; see ``docs/guides/compaction.md``).
+        retention: How long the app keeps a session nobody touches: the retention schedule
+            (``adk-temporal retention schedule``) forgets sessions idle longer, runs closed
+            (``None``: kept for ever; see ``docs/guides/encryption.md``). Temporal only.
     """
 
     agents: Sequence[BaseAgent]
@@ -78,6 +81,7 @@ class App:
     max_retry_after: timedelta = timedelta(minutes=5)
     token_budgets: TokenBudgets = field(default_factory=TokenBudgets)
     events_compaction_config: EventsCompactionConfig | None = None
+    retention: timedelta | None = None
 
 
 @dataclass(frozen=True)

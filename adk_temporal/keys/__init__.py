@@ -17,6 +17,7 @@ workflow and activity — live in ``client.py``, ``workflows/`` and ``activities
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 from .datakeys import DEFAULT_CACHE_SECONDS, DataKey, DataKeys, MasterKeys, is_data_key_id
@@ -29,43 +30,70 @@ from .store import ForgetEntry, ForgottenKey, KeyStore, KeyStoreError, StoredKey
 
 if TYPE_CHECKING:
     from .artifacts import SealedArtifactService
+    from .forgetting import CannotForgetError, forget, sessions_of
+    from .retention import (
+        DEFAULT_SWEEP_LIMIT,
+        IdleSession,
+        RetentionReport,
+        SweepRequest,
+        sweep,
+    )
 
 __all__ = [
     "DEFAULT_CACHE_SECONDS",
+    "DEFAULT_SWEEP_LIMIT",
     "ROW_MARK",
+    "CannotForgetError",
     "DataKey",
     "DataKeySettings",
     "DataKeys",
     "FileKeyStore",
     "ForgetEntry",
     "ForgottenKey",
+    "IdleSession",
     "KeyScope",
     "KeyStore",
     "KeyStoreError",
     "MasterKeys",
     "PostgresKeyStore",
+    "RetentionReport",
     "SealedArtifactService",
     "SealedValueError",
     "SqliteKeyStore",
     "StoreSealer",
     "StoredKey",
+    "SweepRequest",
     "Target",
+    "forget",
     "inside",
     "is_data_key_id",
     "open_key_store",
     "scope_of",
     "scope_of_workflow",
+    "sessions_of",
+    "sweep",
 ]
+
+_LAZY = {
+    "SealedArtifactService": "artifacts",
+    "CannotForgetError": "forgetting",
+    "forget": "forgetting",
+    "sessions_of": "forgetting",
+    "DEFAULT_SWEEP_LIMIT": "retention",
+    "IdleSession": "retention",
+    "RetentionReport": "retention",
+    "SweepRequest": "retention",
+    "sweep": "retention",
+}
 
 
 def __getattr__(name: str) -> object:
-    """Import what needs the artifact store (and google-genai) on first access.
+    """Import what needs the stores (and google-genai) on first access.
 
     The codec imports this package, and a client that only encrypts payloads should not
-    pay for the artifact models.
+    pay for the artifact and session models.
     """
-    if name == "SealedArtifactService":
-        from .artifacts import SealedArtifactService
-
-        return SealedArtifactService
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -373,6 +373,41 @@ class PostgresSessionService(SqlLedger, SessionService):
             )
             await conn.execute(f"DELETE FROM adk_partial_events WHERE {_PARTIALS_OF_SESSION}", key)
 
+    async def user_ids(self, app_name: str) -> builtins.list[str]:
+        """Every user of the app (see :meth:`ErasableStore.user_ids`)."""
+        async with self._connection("statement") as conn:
+            cursor = await conn.execute(
+                "SELECT user_id FROM adk_sessions WHERE app_name = %s UNION "
+                "SELECT user_id FROM adk_user_states WHERE app_name = %s ORDER BY user_id",
+                (app_name, app_name),
+            )
+            return [user_id for (user_id,) in await cursor.fetchall()]
+
+    async def idle_sessions(
+        self, app_name: str, before: float, limit: int
+    ) -> builtins.list[tuple[SessionKey, float]]:
+        """Sessions idle since before ``before`` (see :meth:`ErasableStore.idle_sessions`)."""
+        async with self._connection("statement") as conn:
+            cursor = await conn.execute(
+                "SELECT user_id, session_id, update_time FROM adk_sessions WHERE app_name = %s "
+                "AND update_time < %s ORDER BY update_time, user_id, session_id LIMIT %s",
+                (app_name, before, limit),
+            )
+            rows = await cursor.fetchall()
+        return [(SessionKey(app_name, user, session), at) for user, session, at in rows]
+
+    async def delete_scope_state(self, app_name: str, user_id: str | None) -> None:
+        """Delete a user's or an app's state (see :meth:`ErasableStore.delete_scope_state`)."""
+        async with self._connection("write") as conn:
+            if user_id is not None:
+                await conn.execute(
+                    "DELETE FROM adk_user_states WHERE app_name = %s AND user_id = %s",
+                    (app_name, user_id),
+                )
+                return
+            await conn.execute("DELETE FROM adk_user_states WHERE app_name = %s", (app_name,))
+            await conn.execute("DELETE FROM adk_app_states WHERE app_name = %s", (app_name,))
+
     async def _insert_row(self, statement: str, row: LedgerRow) -> None:
         async with self._connection("statement") as conn:
             await conn.execute(statement, row)

@@ -308,6 +308,52 @@ class SqliteSessionService(SqlLedger, SessionService):
 
         await self._run(delete)
 
+    async def user_ids(self, app_name: str) -> builtins.list[str]:
+        """Every user of the app (see :meth:`ErasableStore.user_ids`)."""
+
+        def read(conn: sqlite3.Connection) -> builtins.list[str]:
+            with _transaction(conn, write=False):
+                rows = conn.execute(
+                    "SELECT user_id FROM sessions WHERE app_name = ? UNION "
+                    "SELECT user_id FROM user_states WHERE app_name = ? ORDER BY user_id",
+                    (app_name, app_name),
+                ).fetchall()
+            return [user_id for (user_id,) in rows]
+
+        return await self._run(read)
+
+    async def idle_sessions(
+        self, app_name: str, before: float, limit: int
+    ) -> builtins.list[tuple[SessionKey, float]]:
+        """Sessions idle since before ``before`` (see :meth:`ErasableStore.idle_sessions`)."""
+
+        def read(conn: sqlite3.Connection) -> builtins.list[tuple[SessionKey, float]]:
+            with _transaction(conn, write=False):
+                rows = conn.execute(
+                    "SELECT user_id, session_id, update_time FROM sessions WHERE app_name = ? "
+                    "AND update_time < ? ORDER BY update_time, user_id, session_id LIMIT ?",
+                    (app_name, before, limit),
+                ).fetchall()
+            return [(SessionKey(app_name, user, session), at) for user, session, at in rows]
+
+        return await self._run(read)
+
+    async def delete_scope_state(self, app_name: str, user_id: str | None) -> None:
+        """Delete a user's or an app's state (see :meth:`ErasableStore.delete_scope_state`)."""
+
+        def delete(conn: sqlite3.Connection) -> None:
+            with _transaction(conn, write=True):
+                if user_id is not None:
+                    conn.execute(
+                        "DELETE FROM user_states WHERE app_name = ? AND user_id = ?",
+                        (app_name, user_id),
+                    )
+                    return
+                conn.execute("DELETE FROM user_states WHERE app_name = ?", (app_name,))
+                conn.execute("DELETE FROM app_states WHERE app_name = ?", (app_name,))
+
+        await self._run(delete)
+
     async def _insert_row(self, statement: str, row: LedgerRow) -> None:
         def insert(conn: sqlite3.Connection) -> None:
             with _transaction(conn, write=True):
