@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ..app import App
     from ..events import Event
     from ..flow.messages import PendingRequest, RequestSummary
+    from ..keys import DataKeys
     from ..tracing import Telemetry
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "connection_options",
     "console",
     "data_dir_option",
+    "data_keys",
     "encryption_option",
     "err_console",
     "gcs_bucket_option",
@@ -80,6 +82,7 @@ __all__ = [
     "run_command",
     "session_options",
     "stop_on_signals",
+    "store_keys",
     "telemetry_option",
 ]
 
@@ -180,6 +183,18 @@ def payload_codec() -> PayloadCodec | None:
     ctx = click.get_current_context(silent=True)
     codec: PayloadCodec | None = ctx.meta.get(_CODEC) if ctx is not None else None
     return codec
+
+
+def data_keys() -> DataKeys | None:
+    """The data keys of the command's key file (its ``data_keys`` section); else ``None``."""
+    found = getattr(payload_codec(), "data_keys", None)
+    return cast("DataKeys | None", found)
+
+
+def store_keys() -> DataKeys | None:
+    """The data keys the stores are sealed with (``data_keys.seal_stores``); else ``None``."""
+    codec = payload_codec()
+    return data_keys() if getattr(codec, "seals_stores", False) else None
 
 
 def _keep_endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -571,10 +586,13 @@ _COMMANDS = {
     "demo": "adk_temporal.cli.serving:demo",
     "dev": "adk_temporal.cli.serving:dev",
     "events": "adk_temporal.cli.stores:events",
+    "forget": "adk_temporal.cli.forget:forget",
+    "forgotten": "adk_temporal.cli.forget:forgotten",
     "fork": "adk_temporal.cli.history:fork",
     "list": "adk_temporal.cli.operate:list_runs",
     "pending": "adk_temporal.cli.answers:pending",
     "resume": "adk_temporal.cli.answers:resume",
+    "retention": "adk_temporal.cli.forget:retention",
     "rewind": "adk_temporal.cli.history:rewind",
     "rotate-key": "adk_temporal.cli.encryption:rotate_key",
     "run": "adk_temporal.cli.invocations:run",
