@@ -144,6 +144,10 @@ def forgotten(
     as_json: bool, app_name: str | None, user_id: str | None, session_id: str | None
 ) -> None:
     """List the forget log: who forgot what, when, why, and what went with it."""
+    if session_id is not None and user_id is None:
+        raise click.UsageError("--session needs --user")
+    if user_id is not None and app_name is None:
+        raise click.UsageError("--user needs --app")
 
     async def body() -> None:
         keys = _keys()
