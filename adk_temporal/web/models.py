@@ -13,6 +13,7 @@ __all__ = [
     "AnswerOutcome",
     "CancelOutcome",
     "ConfirmBody",
+    "ForgetBody",
     "ForkBody",
     "PendingView",
     "ResumeBody",
@@ -46,6 +47,17 @@ class StartRunBody(_Body):
 class ConfirmBody(ConfirmInput, _Body):
     """Approve (``confirmed: true``) or reject one confirmation request; ``call_digest``,
     when given, makes the answer apply only to the call with this digest."""
+
+
+class ForgetBody(_Body):
+    """Forget the session (or every session of the user): recorded with the token and
+    ``reason`` in the forget log."""
+
+    reason: str = Field(min_length=1, max_length=1000)
+    dry_run: bool = False
+    """List what would go; change nothing."""
+    all: bool = False
+    """Confirms forgetting every session of a user (required on the user's resource)."""
 
 
 class ResumeBody(_Body):

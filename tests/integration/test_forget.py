@@ -7,7 +7,8 @@ signal, s2 by update), s3 is left waiting for its approval. ``adk-temporal forge
 activity inputs and results, memo, signal — failing to decode with ``ForgottenError``, while
 s2's decode as before; s1's rows and artifacts are gone, a copy of its artifact bytes no
 longer opens, the codec server shows "forgotten", and the forget log names who and why.
-Forgetting s3 cancels its waiting run first. A retention sweep, run by the app's Temporal
+Forgetting s3 cancels its waiting run first; the gateway forgets a user, logged with its
+token. A retention sweep, run by the app's Temporal
 schedule, forgets exactly the sessions idle past ``App.retention``.
 """
 
@@ -21,11 +22,14 @@ import subprocess
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+import uvicorn
 from google.genai import types
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload
@@ -33,7 +37,7 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecutionStatus
 
 from adk_temporal.app import App, Stores
-from adk_temporal.artifacts import ListRequest
+from adk_temporal.artifacts import ArtifactService, ListRequest
 from adk_temporal.client import AdkClient
 from adk_temporal.codec import EncryptionCodec, EncryptionKeys, write_key_file
 from adk_temporal.codec_server import CodecServer
@@ -45,7 +49,11 @@ from adk_temporal.flow.messages import PendingConfirmation
 from adk_temporal.ids import SessionKey, workflow_id_for
 from adk_temporal.keys import DataKeySettings, StoreSealer, Target
 from adk_temporal.keys.sealing import open_bytes
-from adk_temporal.sessions import SqliteSessionService
+from adk_temporal.ports import free_port
+from adk_temporal.sessions import SessionService, SqliteSessionService
+from adk_temporal.web.auth import TokenBook
+from adk_temporal.web.gateway import Gateway
+from adk_temporal.web.server import create_app
 from adk_temporal.worker import artifact_store, build_worker, session_store
 
 from ..commands import adk_command, offline_env
@@ -54,6 +62,7 @@ pytestmark = pytest.mark.integration
 
 USER = "forget-user"
 TOKEN = "forget-codec-token-4d2a9e0c"
+API_TOKEN = "t-forget-api-0123456789abcdef"
 
 
 @dataclass
@@ -70,6 +79,10 @@ class World:
     cities: dict[str, str]
     report_bytes: bytes
     """s1's ``report.txt`` as the artifact store holds it, copied before the forget."""
+    adk_sessions: SessionService
+    """The worker's session store."""
+    artifacts: ArtifactService
+    """The worker's artifact store."""
 
     def codec(self) -> EncryptionCodec:
         """A fresh codec over the key file, as another process would build it."""
@@ -171,6 +184,8 @@ async def world(
             keys,
             cities,
             stored.read_bytes(),
+            sessions,
+            artifacts,
         )
     await sessions.close()
 
@@ -412,3 +427,66 @@ async def test_retention_schedule_forgets_exactly_the_sessions_past_the_limit(wo
     logged = [e for e in keys.store.entries(world.app_name) if e.channel == "retention"]
     assert sorted(e.target for e in logged) == sorted(str(k) for k in old)
     assert all(e.by == "retention" and "30 days" in e.reason for e in logged)
+
+
+@asynccontextmanager
+async def _serving(world: World) -> AsyncIterator[str]:
+    """The gateway's ASGI app over the worker's client and stores, on a free port."""
+    served = Gateway(adk=world.adk, sessions=world.adk_sessions, artifacts=world.artifacts)
+    app = create_app(served, TokenBook.parse(f"{API_TOKEN} {world.app_name}", "tokens"))
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    task = asyncio.create_task(server.serve())
+    try:
+        async with asyncio.timeout(30):
+            while not server.started:
+                await asyncio.sleep(0.05)
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+def _post(where: str, path: str, body: dict[str, object]) -> tuple[int, dict[str, Any]]:
+    conn = http.client.HTTPConnection(where, timeout=60)
+    try:
+        conn.request(
+            "POST",
+            path,
+            body=json.dumps(body),
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {API_TOKEN}"},
+        )
+        reply = conn.getresponse()
+        return reply.status, json.loads(reply.read())
+    finally:
+        conn.close()
+
+
+async def test_the_gateway_forgets_a_user_logged_with_its_token(world: World) -> None:
+    """POST {user}/forget needs "all": true; a dry run of the session changes nothing; the
+    forget is logged by the token (never a name in the body) through the gateway."""
+    key = SessionKey(world.app_name, "api-user", f"s4-{uuid.uuid4().hex[:6]}")
+    await _buy(world.adk, world.app_name, key, world.cities["s2"], "update")
+    user = f"/v1/apps/{world.app_name}/users/{key.user_id}"
+    async with _serving(world) as where:
+        status, _ = await asyncio.to_thread(_post, where, f"{user}/forget", {"reason": "gdpr"})
+        assert status == 422
+        status, dry = await asyncio.to_thread(
+            _post,
+            where,
+            f"{user}/sessions/{key.session_id}/forget",
+            {"reason": "gdpr", "dry_run": True},
+        )
+        assert status == 200 and dry["outcome"] == "dry_run"
+        assert (await world.adk_sessions.get(key)).events
+        status, entry = await asyncio.to_thread(
+            _post, where, f"{user}/forget", {"reason": "gdpr art. 17", "all": True}
+        )
+    assert status == 200, entry
+    assert entry["sessions"] == [str(key)] and entry["channel"] == "gateway"
+    assert entry["by"].startswith("token:") and entry["level"] == "user"
+    with pytest.raises(SessionNotFoundError):
+        await world.adk_sessions.get(key)
+    payloads = await _history_payloads(world, key)
+    with pytest.raises(ForgottenError):
+        await world.codec().decode([payloads[0][1]])
