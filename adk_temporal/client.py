@@ -891,13 +891,14 @@ class AdkClient:
             dry_run: List the sessions past the limit; forget none.
             task_queue: Where the app's workers poll; default: the app's own queue.
         """
-        return await self.client.execute_workflow(
+        report: RetentionReport = await self.client.execute_workflow(
             "adk_retention",
             SweepRequest(app_name=app_name, dry_run=dry_run),
             id=f"{retention_schedule_id(app_name)}-now-{uuid.uuid4().hex[:12]}",
             task_queue=task_queue or app_task_queue(self.task_queue, app_name),
             result_type=RetentionReport,
         )
+        return report
 
     async def schedule_retention(
         self, app_name: str, *, every: timedelta, task_queue: str | None = None

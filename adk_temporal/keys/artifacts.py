@@ -43,6 +43,7 @@ _TEXT = "text/plain"
 
 def _pack(part: types.Part) -> tuple[bytes, str, str | None]:
     """The part as ``header || content`` bytes, its mime type and its display name."""
+    header: dict[str, str | bool | None]
     if part.inline_data is not None:
         blob = part.inline_data
         header = {"mime_type": blob.mime_type, "display_name": blob.display_name}

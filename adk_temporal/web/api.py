@@ -305,7 +305,7 @@ async def forget_user(request: Request) -> Response:
     body = await read_model(request, ForgetBody)
     if not body.all:
         raise ApiError(
-            422, "confirm_all", "this forgets every session of the user: send \"all\": true"
+            422, "confirm_all", 'this forgets every session of the user: send "all": true'
         )
     return await _forgot(request, Target(app_name=app, user_id=request.path_params["user"]), body)
 

@@ -34,7 +34,11 @@ from google.genai import types
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload
 from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import (
+    Client,
+    ScheduleActionExecutionStartWorkflow,
+    WorkflowExecutionStatus,
+)
 
 from adk_temporal.app import App, Stores
 from adk_temporal.artifacts import ArtifactService, ListRequest
@@ -405,6 +409,7 @@ async def test_retention_schedule_forgets_exactly_the_sessions_past_the_limit(wo
         while not (await schedule.describe()).info.recent_actions:
             await asyncio.sleep(0.2)
     action = (await schedule.describe()).info.recent_actions[0].action
+    assert isinstance(action, ScheduleActionExecutionStartWorkflow)
     run = world.adk.client.get_workflow_handle(
         action.workflow_id, run_id=action.first_execution_run_id
     )
