@@ -8,7 +8,14 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from adk_temporal.ids import SessionKey, workflow_id_for
-from adk_temporal.keys import CannotForgetError, DataKeys, RetentionReport, SweepRequest, sweep
+from adk_temporal.keys import (
+    CannotForgetError,
+    DataKeys,
+    RetentionReport,
+    SweepRequest,
+    data_keys_of,
+    sweep,
+)
 from adk_temporal.steps import StepServices
 
 __all__ = ["RETENTION_REFUSED", "RetentionActivity"]
@@ -18,8 +25,8 @@ RETENTION_REFUSED = "RetentionRefused"
 
 
 def _data_keys(client: Client) -> DataKeys:
-    found = getattr(client.data_converter.payload_codec, "data_keys", None)
-    if not isinstance(found, DataKeys):
+    found = data_keys_of(client.data_converter.payload_codec)
+    if found is None:
         raise ApplicationError(
             "retention needs per-session data keys: give the worker the key file with a "
             "'data_keys' section",

@@ -67,6 +67,7 @@ from .keys import (
     RetentionReport,
     SweepRequest,
     Target,
+    data_keys_of,
     forget,
     sessions_of,
 )
@@ -844,8 +845,7 @@ class AdkClient:
     @property
     def data_keys(self) -> DataKeys | None:
         """The data keys of this client's codec (``EncryptionCodec`` with ``data_keys``)."""
-        found = getattr(self.client.data_converter.payload_codec, "data_keys", None)
-        return found if isinstance(found, DataKeys) else None
+        return data_keys_of(self.client.data_converter.payload_codec)
 
     async def _open_runs(self, target: Target, covered: Sequence[SessionKey]) -> list[str]:
         """The workflow ids of the target's open runs: each covered session's run (read

@@ -187,8 +187,9 @@ def payload_codec() -> PayloadCodec | None:
 
 def data_keys() -> DataKeys | None:
     """The data keys of the command's key file (its ``data_keys`` section); else ``None``."""
-    found = getattr(payload_codec(), "data_keys", None)
-    return cast("DataKeys | None", found)
+    from ..keys import data_keys_of
+
+    return data_keys_of(payload_codec())
 
 
 def store_keys() -> DataKeys | None:

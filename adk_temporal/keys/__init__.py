@@ -20,7 +20,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from .datakeys import DEFAULT_CACHE_SECONDS, DataKey, DataKeys, MasterKeys, is_data_key_id
+from .datakeys import (
+    DEFAULT_CACHE_SECONDS,
+    DataKey,
+    DataKeys,
+    MasterKeys,
+    data_keys_of,
+    is_data_key_id,
+)
 from .file import FileKeyStore
 from .scopes import KeyScope, Target, inside, scope_of, scope_of_workflow
 from .sealing import ROW_MARK, SealedValueError, StoreSealer
@@ -64,6 +71,7 @@ __all__ = [
     "StoredKey",
     "SweepRequest",
     "Target",
+    "data_keys_of",
     "forget",
     "inside",
     "is_data_key_id",

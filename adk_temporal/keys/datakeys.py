@@ -34,6 +34,7 @@ __all__ = [
     "DataKey",
     "DataKeys",
     "MasterKeys",
+    "data_keys_of",
     "is_data_key_id",
 ]
 
@@ -230,6 +231,13 @@ class DataKeys:
                 f"{stored.master_key_id!r} is another key"
             ) from None
         return DataKey(stored.key_id, stored.scope, AESGCM(key))
+
+
+def data_keys_of(codec: object) -> DataKeys | None:
+    """The data keys of a payload codec (an ``EncryptionCodec`` whose key file has a
+    ``data_keys`` section), or ``None``."""
+    found = getattr(codec, "data_keys", None)
+    return found if isinstance(found, DataKeys) else None
 
 
 def _forgotten_error(gone: ForgottenKey) -> ForgottenError:
