@@ -26,6 +26,7 @@ from ..errors import (
     AdkError,
     ArtifactNotFoundError,
     EncryptionError,
+    ForgottenError,
     SessionNotFoundError,
 )
 from ..ids import DEFAULT_TASK_QUEUE
@@ -108,6 +109,9 @@ _HINTS: dict[type[Exception], str] = {
     SessionNotFoundError: "check --app, --user, --session and that --data-dir is the worker's",
     ArtifactNotFoundError: "see what exists with `adk-temporal artifacts list` and "
     "`adk-temporal artifacts versions NAME`",
+    # Before EncryptionError, its base: a forgotten session is no key-file mistake.
+    ForgottenError: "its session was forgotten on purpose; `adk-temporal forgotten` says when, "
+    "by whom and why",
     EncryptionError: "give every worker and client the same key file: --encryption-key-file "
     "or ADK_ENCRYPTION_KEY_FILE",
 }

@@ -92,21 +92,18 @@ class World:
         """A fresh codec over the key file, as another process would build it."""
         return EncryptionCodec.from_file(self.key_file)
 
-    def cli(self, *args: str, stores: bool = True) -> subprocess.CompletedProcess[str]:
-        """One ``adk-temporal`` command with the key file (and the server and stores)."""
-        where = [
-            "--address",
-            self.server.address,
-            "--task-queue",
-            self.task_queue,
-            "--data-dir",
-            str(self.data_dir),
-        ]
+    def cli(
+        self, *args: str, server: bool = True, stores: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """One ``adk-temporal`` command with the key file (and the server, and the stores)."""
+        where = ["--address", self.server.address, "--task-queue", self.task_queue]
+        data = ["--data-dir", str(self.data_dir)]
         return subprocess.run(
             [
                 *adk_command(),
                 *args,
-                *(where if stores else []),
+                *(where if server else []),
+                *(data if stores else []),
                 "--encryption-key-file",
                 str(self.key_file),
             ],
@@ -269,6 +266,15 @@ async def test_every_kind_of_forgotten_payload_fails_typed(
         assert caught.value.scope == str(world.sessions["s1"]), kind
 
 
+async def test_the_cli_says_a_forgotten_run_is_forgotten(
+    world: World, s1_before: list[tuple[str, Payload]]
+) -> None:
+    """`adk-temporal show` of a forgotten run fails naming the forget, not the key file."""
+    done = world.cli("show", workflow_id_for(world.sessions["s1"]), stores=False)
+    assert done.returncode == 1 and "ForgottenError" in done.stderr, done.stderr
+    assert "adk-temporal forgotten" in done.stderr and "same key file" not in done.stderr
+
+
 async def test_other_sessions_decode_as_before(
     world: World, s1_before: list[tuple[str, Payload]]
 ) -> None:
@@ -309,7 +315,14 @@ async def test_the_forget_log_names_who_and_why(
     """`adk-temporal forgotten` lists s1's forget: by whom, the reason, the key and artifacts."""
     key = world.sessions["s1"]
     done = world.cli(
-        "forgotten", "--app", key.app_name, "--user", key.user_id, "--json", stores=False
+        "forgotten",
+        "--app",
+        key.app_name,
+        "--user",
+        key.user_id,
+        "--json",
+        server=False,
+        stores=False,
     )
     assert done.returncode == 0, done.stderr
     [entry] = [e for e in json.loads(done.stdout) if e["target"] == str(key)]
