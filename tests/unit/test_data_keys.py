@@ -374,3 +374,25 @@ def test_the_forget_log_survives_a_reopened_store(store: KeyStore, tmp_path: Pat
     assert [e.target for e in again.entries()] == ["app/u/s1", "app/v"]
     assert [e.target for e in again.entries("app/u")] == ["app/u/s1"]
     assert [e.target for e in again.entries("app/v/s9")] == ["app/v"]
+
+
+async def test_forgetting_an_app_takes_every_user_and_the_app_state(tmp_path: Path) -> None:
+    """A tenant's forget covers every user's sessions, even one whose rows only the key store
+    still knows, and the app state; another app is untouched."""
+    keys = _keys(_codec(FileKeyStore(tmp_path / "keys")))
+    sessions = InMemorySessionService()
+    for key in (S1, SessionKey("app", "v", "s2"), SessionKey("other", "u", "s1")):
+        await sessions.create(key, state={"app:motd": key.app_name})
+        keys.for_scope(keys.scope_of(key))
+    keys.for_scope("app/w/gone")  # its rows were deleted by hand; its key remains
+    entry = await forget(
+        Target(app_name="app"),
+        keys=keys,
+        sessions=sessions,
+        artifacts=None,
+        by="ops",
+        reason="tenant offboarded",
+    )
+    assert entry.sessions == ["app/u/s1", "app/v/s2", "app/w/gone"] and len(entry.key_ids) == 3
+    assert await sessions.user_ids("app") == [] and keys.store.scopes("app") == []
+    assert (await sessions.get_state(SessionKey("other", "u", "s1"))) == {"app:motd": "other"}
