@@ -25,7 +25,10 @@ from .datakeys import DataKeys
 from .scopes import Target
 from .store import ForgetEntry
 
-__all__ = ["CannotForgetError", "forget", "sessions_of"]
+__all__ = ["MAX_REASON_CHARS", "CannotForgetError", "forget", "sessions_of"]
+
+MAX_REASON_CHARS = 1000
+"""The longest reason (and name of who asks) the forget log takes."""
 
 _LEVELS = {"session": 0, "user": 1, "app": 2}
 # A session id no store holds: listing an artifact store for it shows the user's names only.
@@ -43,6 +46,11 @@ class CannotForgetError(AdkRequestError):
 def _check(target: Target, keys: DataKeys, sessions: SessionService, by: str, reason: str) -> None:
     if not by.strip() or not reason.strip():
         raise CannotForgetError("a forget needs who asks (by) and why (reason), for the log")
+    if len(reason) > MAX_REASON_CHARS or len(by) > MAX_REASON_CHARS:
+        raise CannotForgetError(
+            f"the reason and who asks are at most {MAX_REASON_CHARS} characters each (the "
+            f"reason has {len(reason)}): name a ticket rather than quote it"
+        )
     if _LEVELS[keys.level] > _LEVELS[target.level]:
         raise CannotForgetError(
             f"data keys are per {keys.level}, so forgetting {target.level} {target.scope} "

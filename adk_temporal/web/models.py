@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..answers import AnswerDelivery
 from ..flow.messages import ConfirmInput
+from ..keys.forgetting import MAX_REASON_CHARS
 
 __all__ = [
     "AnswerOutcome",
@@ -53,7 +54,7 @@ class ForgetBody(_Body):
     """Forget the session (or every session of the user): recorded with the token and
     ``reason`` in the forget log."""
 
-    reason: str = Field(min_length=1, max_length=1000)
+    reason: str = Field(min_length=1, max_length=MAX_REASON_CHARS)
     dry_run: bool = False
     """List what would go; change nothing."""
     all: bool = False
