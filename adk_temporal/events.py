@@ -9,6 +9,7 @@ and their JSON keys are part of the wire format.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from google.genai import types
@@ -21,6 +22,7 @@ __all__ = [
     "WAITED_KEY",
     "Event",
     "EventActions",
+    "EventCallback",
     "EventCompaction",
     "InputRequest",
     "NodeInfo",
@@ -210,3 +212,9 @@ class Event(BaseModel):
             or self.partial
             or self.has_trailing_code_execution_result()
         )
+
+
+EventCallback = Callable[[Event], Event | Awaitable[Event | None] | None]
+"""A callback of ``App.on_event`` (ADK's ``on_event_callback``): the event a step is about to
+store in, a replacement (or ``None``: unchanged) out; it may be a coroutine function
+(:mod:`adk_temporal.steps.event_callbacks`)."""

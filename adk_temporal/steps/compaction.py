@@ -62,7 +62,7 @@ async def compact_events(
             )
         ),
     )
-    await append_to_session(services.sessions, ref, [event])
+    await append_to_session(services, ref, [event])
     return CompactionResult(
         compacted=True,
         event_id=event.id,

@@ -16,7 +16,9 @@ from ..flow.messages import MergedResponses, PendingEvent, StagedResponse
 from ..merge import merge_function_response_events
 from ..sessions import SessionService
 from ..tracing import record_requests, span
+from .event_callbacks import run_event_callbacks
 from .ref import SessionRef
+from .services import StepServices
 
 __all__ = ["append_to_session", "stored_form"]
 
@@ -76,15 +78,19 @@ async def stored_form(
 
 
 async def append_to_session(
-    sessions: SessionService,
+    services: StepServices,
     ref: SessionRef,
     events: list[Event],
     unstage: Sequence[str] = (),
 ) -> None:
     """Append ``events`` idempotently, creating the session on an invocation's first write.
 
+    Each passes the app's ``on_event`` callbacks first (:mod:`.event_callbacks`: redaction).
     ``unstage`` names the staged events they were made from, removed in the same write.
     """
+    sessions = services.sessions
+    if services.app.on_event:
+        events = [await run_event_callbacks(services.app.on_event, e) for e in events]
     with span("adk.session.append", {"adk.events": len(events)}):
         try:
             await sessions.append_events(ref.key, events, unstage=unstage)
