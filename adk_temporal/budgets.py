@@ -21,9 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import BudgetExceededError, UnencodableValueError
 
-__all__ = ["Budgets", "check_budget", "json_size"]
+__all__ = ["INT64_MAX", "INT64_MIN", "Budgets", "check_budget", "json_size", "wide_integer"]
 
 KIB = 1024
+INT64_MIN = -(2**63)
+"""The smallest integer a value that reaches a tool or a store may hold."""
+INT64_MAX = 2**63 - 1
+"""The largest integer a value that reaches a tool or a store may hold: what SQLite,
+PostgreSQL's BIGINT, protobuf and most tools' languages represent exactly."""
 
 
 class Budgets(BaseModel):
@@ -70,6 +75,26 @@ def _non_finite(value: Any, path: str) -> str | None:
             found = _non_finite(item, f"{path}[{index}]")
             if found is not None:
                 return found
+    return None
+
+
+def wide_integer(value: Any, path: str) -> str | None:
+    """The path of the first integer outside 64 bits inside ``value``, or ``None``.
+
+    Python and JSON have no limit on integers; SQLite refuses them, and a tool's parameter
+    (Go, Java, protobuf) would overflow or round.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None if INT64_MIN <= value <= INT64_MAX else path
+    items: Any = ()
+    if isinstance(value, dict):
+        items = ((f"{path}.{key}", item) for key, item in value.items())
+    elif isinstance(value, list | tuple):
+        items = ((f"{path}[{index}]", item) for index, item in enumerate(value))
+    for where, item in items:
+        found = wide_integer(item, where)
+        if found is not None:
+            return found
     return None
 
 

@@ -44,6 +44,7 @@ from .artifacts import ArtifactService
 from .budgets import Budgets
 from .converter import adk_data_converter
 from .errors import (
+    InvocationClosedError,
     SessionBusyError,
 )
 from .events import Event
@@ -76,7 +77,7 @@ from .run_config import RunConfig, RunOptions, with_options
 from .sessions import Session, SessionService, create_session
 from .start_queues import StartQueues, workflow_pollers
 from .tracing import Telemetry
-from .visibility import invocations_query, list_page, quoted, task_queue_clause
+from .visibility import invocations_query, list_page, quoted, run_status, task_queue_clause
 from .workflows.messages import (
     ADK_AGENT,
     ADK_APP,
@@ -300,7 +301,18 @@ class InvocationHandle:
         Running model and tool steps learn of it through their heartbeats (tools see
         ``asyncio.CancelledError``), the open requests close, one cancellation event is
         stored, ``AdkStatus`` becomes ``cancelled`` and the session takes the next message.
+
+        Raises:
+            InvocationClosedError: The run is no longer running (completed, failed,
+                cancelled, terminated); nothing is sent, the error names its state.
         """
+        description = await self._current.describe()
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            # Temporal takes a cancel request for a closed run and does nothing with it.
+            raise InvocationClosedError(
+                f"{self.workflow_id} is {run_status(description)}: only a running invocation "
+                "can be cancelled"
+            )
         await self._current.cancel()
 
     async def result(self) -> InvocationResult:
@@ -637,6 +649,7 @@ class AdkClient:
         app_name: str | None = None,
         page_size: int = 100,
         page_token: str | None = None,
+        page_key: bytes | None = None,
     ) -> tuple[list[tuple[str, Published]], str | None]:
         """One page of the running invocations waiting for an answer, newest first, with
         what each published, and the token of the next page (``None``: the last).
@@ -648,6 +661,7 @@ class AdkClient:
             app_name: Only this app's runs; ``None`` lists every app's.
             page_size: At most this many runs (1 to 1000).
             page_token: The token the previous page returned; ``None`` for the first.
+            page_key: Signs and checks the tokens (``visibility.list_page``'s ``key``).
 
         Raises:
             InvalidPageTokenError: The token was not handed out by a listing.
@@ -657,6 +671,7 @@ class AdkClient:
             _waiting_query(task_queue, app_name=app_name),
             page_size=page_size,
             page_token=page_token,
+            key=page_key,
         )
         runs = [(wf.id, Published.from_memo(await wf.memo())) for wf in page.executions]
         return runs, page.next_page_token

@@ -12,6 +12,13 @@ unanswered confirmation or input request, a long-running call without its final 
 a call without any response — nor anything after it. The re-entered tool then still finds
 its call, and ADK-Go's rearrangement of a late response still finds the call it answers.
 
+A compaction is an optimisation, so a summarizer that fails (raises, times out, answers
+text that is not UTF-8 or over the reply budget) never fails the turn: the step stores a
+note of the failure instead (an event without content whose ``error_code`` is
+:data:`COMPACTION_FAILED`), and :func:`compaction_backoff` spaces the next tries out: after
+``k`` failures in a row, ``2**(k-1)`` invocations (at most :data:`MAX_BACKOFF_INVOCATIONS`)
+begin before the next one is tried.
+
 Every compaction carries a receipt (:class:`~adk_temporal.events.CompactionReceipt`): the
 range it folds, a SHA-256 of those events as stored, the tokens before and after, and the
 open calls it kept out; :func:`check_receipt` recomputes the digest from the store.
@@ -40,16 +47,25 @@ from .events import (
 from .history import compaction_span, with_compactions, without_rewound
 
 __all__ = [
+    "COMPACTION_FAILED",
     "DEFAULT_COMPACTION_PROMPT",
+    "MAX_BACKOFF_INVOCATIONS",
     "CompactionPlan",
     "EventsCompactionConfig",
     "ReceiptCheck",
     "check_receipt",
+    "compaction_backoff",
     "folded_digest",
     "open_boundary",
     "plan_compaction",
     "receipt_of",
 ]
+
+COMPACTION_FAILED = "CompactionFailed"
+"""The ``error_code`` of the note a failed compaction leaves in the session."""
+
+MAX_BACKOFF_INVOCATIONS = 64
+"""The most invocations that begin between two tries of a compaction that keeps failing."""
 
 DEFAULT_COMPACTION_PROMPT = (
     "Below is the conversation so far between a user and an AI agent, including the tools "
@@ -164,7 +180,7 @@ def _last_compacted(events: Sequence[Event]) -> int:
 
 def _prompt_tokens(events: Sequence[Event]) -> int:
     for event in reversed(events):
-        if event.actions.compaction is not None:
+        if event.actions.compaction is not None or event.error_code == COMPACTION_FAILED:
             continue  # the summarizer's own input, not the agent's
         if event.usage_metadata is not None and event.usage_metadata.prompt_token_count:
             return event.usage_metadata.prompt_token_count
@@ -190,6 +206,25 @@ def _window_end(
         start = max(0, len(closed) - len(fresh) - config.overlap_size)
         return (closed[start][0], fresh[-1][1])
     return None
+
+
+def compaction_backoff(events: Sequence[Event]) -> bool:
+    """Whether the failures noted since the last compaction say to wait: after ``k`` in a
+    row, until ``2**(k-1)`` invocations (at most :data:`MAX_BACKOFF_INVOCATIONS`) began
+    after the last one."""
+    live = without_rewound(events)
+    failures = 0
+    last = -1
+    for at, event in enumerate(live):
+        if event.actions.compaction is not None:
+            failures = 0
+        elif event.error_code == COMPACTION_FAILED:
+            failures, last = failures + 1, at
+    if not failures:
+        return False
+    noted = live[last].invocation_id
+    begun = {e.invocation_id for e in live[last + 1 :] if e.invocation_id not in ("", noted)}
+    return len(begun) < min(MAX_BACKOFF_INVOCATIONS, 1 << (failures - 1))
 
 
 def plan_compaction(

@@ -34,6 +34,7 @@ AdkError
 │   ├── SessionNotFoundError (LookupError)
 │   ├── SessionExistsError
 │   ├── SessionBusyError
+│   ├── InvocationClosedError (an invocation asked to stop has already ended)
 │   ├── InvocationNotFoundError (LookupError: a session has no such invocation to rewind
 │   │   to or fork at; rewind.py)
 │   ├── StagedResponseNotFoundError (LookupError: a staged tool response is gone)
@@ -45,6 +46,8 @@ AdkError
 │   ├── InstructionKeyError (KeyError: an instruction template names a state key or
 │   │   artifact that cannot be read; instructions.py)
 │   ├── MissingExtraError (ImportError: an optional extra is not installed; extras.py)
+│   ├── EvalSetError (ValueError: an eval set, test file or criteria file is not ADK's
+│   │   format, or names a metric not computed here; adk_temporal.evaluation)
 │   ├── ModelLimitError (ValueError: a malformed model limit; model_limits.py)
 │   ├── WorkflowConfigurationError (ValueError: a graph workflow, node or edge that cannot
 │   │   run, as ADK 2 names it; adk_temporal.workflow)
@@ -103,6 +106,7 @@ __all__ = [
     "InvalidResumeInputError",
     "InvalidSessionRequestError",
     "InvalidToolArgumentsError",
+    "InvocationClosedError",
     "InvocationErrorCode",
     "InvocationNotFoundError",
     "MemoryServiceNotConfiguredError",
@@ -231,6 +235,11 @@ class StagedResponseNotFoundError(AdkRequestError, LookupError):
 
 class SessionBusyError(AdkRequestError):
     """An invocation is already running in this session; wait for it or answer its requests."""
+
+
+class InvocationClosedError(AdkRequestError):
+    """An invocation asked to stop (cancelled) is no longer running: completed, failed,
+    cancelled or terminated; Temporal would take the request and do nothing with it."""
 
 
 class InvocationNotFoundError(AdkRequestError, LookupError):

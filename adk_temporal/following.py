@@ -18,7 +18,7 @@ from .flow.messages import InvocationStatus
 from .ids import SessionKey
 from .sessions import ConversationStore, PartialChannel
 
-__all__ = ["StoreReads", "follow_events", "follow_session", "with_partials"]
+__all__ = ["PAGE_EVENTS", "StoreReads", "follow_events", "follow_session", "with_partials"]
 
 
 class StoreReads:
@@ -118,28 +118,62 @@ async def follow_events(
             # Until the invocation answers, its id is unknown and no event of it can be
             # stored yet: reading now could only mix in earlier invocations.
             if now is not None:
-                try:
-                    session = await sessions.get(key, after_sequence=seen)
-                except LookupError:
-                    session = None
-                if session is not None:
-                    seen += len(session.events)
-                    mine = [e for e in session.events if e.invocation_id == now.invocation_id]
-                    if after is not None:
-                        # The first read holds every event stored so far, the one to resume
-                        # after included if it is this invocation's.
-                        resumed = [e.id for e in mine]
-                        if after in resumed:
-                            mine = mine[resumed.index(after) + 1 :]
-                        after = None
-                    for event in mine:
-                        yield event
+                if after is not None:
+                    seen = await _position(sessions, key, after, now.invocation_id)
+                    after = None
+                async for page in _pages(sessions, key, seen):
+                    seen += len(page)
+                    for event in page:
+                        if event.invocation_id == now.invocation_id:
+                            yield event
             reads.end()
             if ended or (now is not None and now.status != "running"):
                 return
             woken = await reads.pause(poll_interval)
     finally:
         reads.close()
+
+
+PAGE_EVENTS = 16
+"""Events a follower reads from the store at once: a reader that stopped taking them holds
+one page, not a long session (a 200 MB one held that much per stalled stream)."""
+
+
+async def _pages(
+    sessions: ConversationStore, key: SessionKey, seen: int, *, missing_ok: bool = True
+) -> AsyncGenerator[list[Event], None]:
+    """The session's events after the first ``seen``, a page at a time; none for a session
+    not stored (yet), unless not ``missing_ok``.
+
+    Raises:
+        SessionNotFoundError: The session does not exist and not ``missing_ok``.
+    """
+    while True:
+        try:
+            page = (await sessions.get(key, after_sequence=seen, limit=PAGE_EVENTS)).events
+        except LookupError:
+            if missing_ok:
+                return
+            raise
+        if page:
+            yield page
+        if len(page) < PAGE_EVENTS:
+            return
+        seen += len(page)
+
+
+async def _position(
+    sessions: ConversationStore, key: SessionKey, after: str, invocation_id: str
+) -> int:
+    """How many stored events a follower resuming behind event ``after`` skips: up to and
+    including it when it is one of the invocation's, else none (it starts from the first)."""
+    seen = 0
+    async for page in _pages(sessions, key, 0):
+        for event in page:
+            seen += 1
+            if event.id == after and event.invocation_id == invocation_id:
+                return seen
+    return 0
 
 
 async def follow_session(
@@ -160,10 +194,10 @@ async def follow_session(
     try:
         while True:
             reads.begin()
-            session = await sessions.get(key, after_sequence=seen)
-            seen += len(session.events)
-            for event in session.events:
-                yield event
+            async for page in _pages(sessions, key, seen, missing_ok=False):
+                seen += len(page)
+                for event in page:
+                    yield event
             reads.end()
             await reads.pause(poll_interval)
     finally:
@@ -196,7 +230,9 @@ async def with_partials(
             names another one, as the id may not be known yet); ``None`` keeps all.
         reads: The reads of the follower behind ``finals``.
     """
-    queue: asyncio.Queue[_Item] = asyncio.Queue()
+    # Bounded: a reader that stopped stops the sources too, instead of the merge holding
+    # whatever they produce meanwhile.
+    queue: asyncio.Queue[_Item] = asyncio.Queue(maxsize=PAGE_EVENTS)
 
     steps: set[str] = set()
 
@@ -207,11 +243,11 @@ async def with_partials(
                     if not final and reads is not None and event.id not in steps:
                         steps.add(event.id)
                         await reads.fresh()
-                    queue.put_nowait((final, event))
+                    await queue.put((final, event))
         except Exception as err:
-            queue.put_nowait((final, err))
+            await queue.put((final, err))
             return
-        queue.put_nowait((final, None))
+        await queue.put((final, None))
 
     pieces = channel.follow_partials(key)
     tasks = [

@@ -334,17 +334,16 @@ def signed_request(
 ) -> tuple[bytes, dict[str, str]]:
     """The body and headers of one delivery attempt of ``notice`` to ``endpoint`` at ``now``.
 
-    The body is the same on every attempt; the signature covers it and the attempt's
-    timestamp. The idempotency key header is the notice's id, which the signed body carries
-    as ``id``: receivers dedupe on that (:func:`~adk_temporal.signing.verify_notification`
-    checks the header against it).
+    The body is the same on every attempt; the signature covers it, the attempt's timestamp
+    and the idempotency key header, the notice's id (which the body carries as ``id``):
+    receivers dedupe on it (:func:`~adk_temporal.signing.verify_notification`).
     """
     body = json.dumps(notification_document(config, notice), separators=(",", ":")).encode()
     timestamp = int(now)
     headers = {
         **endpoint.headers,
         "Content-Type": "application/json",
-        SIGNATURE_HEADER: sign_body(config.secret, timestamp, body),
+        SIGNATURE_HEADER: sign_body(config.secret, timestamp, body, idempotency_key=notice.id),
         TIMESTAMP_HEADER: str(timestamp),
         IDEMPOTENCY_HEADER: notice.id,
     }

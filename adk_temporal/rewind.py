@@ -79,6 +79,7 @@ __all__ = [
     "ForkResult",
     "RewindResult",
     "artifact_versions",
+    "copy_artifact_version",
     "fork_session",
     "rewind_session",
     "rewind_state_delta",
@@ -496,16 +497,22 @@ async def _copy_artifacts(
             continue  # deleted since: nothing to copy
         copied[name] = [v for v in listed.versions if v <= last]
         for version in copied[name]:
-            await _copy_version(artifacts, source, target, name, version)
+            await copy_artifact_version(artifacts, source, artifacts, target, name, version)
     return copied
 
 
-async def _copy_version(
-    artifacts: ArtifactService, source: SessionKey, target: SessionKey, name: str, version: int
+async def copy_artifact_version(
+    store: ArtifactService,
+    source: SessionKey,
+    into: ArtifactService,
+    target: SessionKey,
+    name: str,
+    version: int,
 ) -> None:
-    """Save version ``version`` of ``name`` in ``target`` exactly as ``source`` holds it."""
-    part = (await artifacts.load(LoadRequest.of(source, file_name=name, version=version))).part
-    described = await artifacts.get_artifact_version(
+    """Save version ``version`` of ``name`` in ``target`` of ``into`` exactly as ``source``
+    of ``store`` holds it (content, number and custom metadata); ``store`` is only read."""
+    part = (await store.load(LoadRequest.of(source, file_name=name, version=version))).part
+    described = await store.get_artifact_version(
         GetArtifactVersionRequest.of(source, file_name=name, version=version)
     )
     request = SaveRequest.of(
@@ -515,6 +522,6 @@ async def _copy_version(
         version=version,
         custom_metadata=dict(described.artifact_version.custom_metadata),
     )
-    # A conflict: an earlier attempt of this fork copied it (the new session is ours alone).
+    # A conflict: an earlier attempt of this copy saved it (the target session is ours alone).
     with contextlib.suppress(VersionConflictError):
-        await artifacts.save(request)
+        await into.save(request)

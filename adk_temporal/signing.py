@@ -1,12 +1,12 @@
 """HMAC signatures for notifications sent out and answer links handed out.
 
-Both directions share one secret per app. A notification is signed over its timestamp and
-body (``v1=`` + hex HMAC-SHA256 of ``"{timestamp}.{body}"``), the scheme webhook senders
-commonly use, so a receiver needs ten lines of standard library to check it. The signature
-does not cover the ``Idempotency-Key`` header; the key is also the signed body's ``id``, and
-that is what a receiver dedupes on — :func:`verify_notification` returns the document and
-refuses a header that differs from it, so a key changed in transit cannot make a receiver
-handle one notice twice.
+Both directions share one secret per app. A notification is signed over its timestamp, its
+``Idempotency-Key`` and its body (``v2=`` + hex HMAC-SHA256 of
+``"{timestamp}.{idempotency key}.{body}"``), so a receiver needs ten lines of standard
+library to check it, and a key changed in transit fails the signature: a receiver may dedupe
+on the header. (``v1``, before 2026-12, signed ``"{timestamp}.{body}"`` only and is no
+longer accepted.) The key is also the signed body's ``id``; :func:`verify_notification`
+checks both and returns the document.
 
 An answer link is a self-contained token: the decision it carries and its expiry are
 signed, so a tampered, expired or foreign link is refused without any server-side table;
@@ -43,14 +43,14 @@ __all__ = [
 ]
 
 SIGNATURE_HEADER = "X-Adk-Signature"
-"""The header carrying ``v1=<hex HMAC-SHA256 of "{timestamp}.{body}">``."""
+"""The header carrying ``v2=<hex HMAC-SHA256 of "{timestamp}.{idempotency key}.{body}">``."""
 TIMESTAMP_HEADER = "X-Adk-Timestamp"
 """The header carrying the POSIX seconds the signature was made at."""
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 """The header carrying one key per notification, the same on every delivery attempt: the
-signed body's ``id`` (the header itself is not signed)."""
+body's ``id``; the signature covers it."""
 
-_VERSION = "v1"
+_VERSION = "v2"
 
 
 class SignatureError(AdkRequestError, ValueError):
@@ -71,9 +71,17 @@ def _mac(secret: bytes, message: bytes) -> str:
     return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
-def sign_body(secret: bytes, timestamp: int, body: bytes) -> str:
-    """The signature header value for ``body`` sent at ``timestamp`` (POSIX seconds)."""
-    return f"{_VERSION}={_mac(secret, str(timestamp).encode() + b'.' + body)}"
+def sign_body(secret: bytes, timestamp: int, body: bytes, *, idempotency_key: str) -> str:
+    """The signature header value for ``body`` sent at ``timestamp`` (POSIX seconds) with
+    ``idempotency_key`` (which holds no ``.``, so the signed text splits one way only).
+
+    Raises:
+        ValueError: The key is empty or holds a ``.``.
+    """
+    if not idempotency_key or "." in idempotency_key:
+        raise ValueError(f"an idempotency key is non-empty without '.', got {idempotency_key!r}")
+    signed = f"{timestamp}.{idempotency_key}.".encode() + body
+    return f"{_VERSION}={_mac(secret, signed)}"
 
 
 def verify_body(
@@ -81,6 +89,7 @@ def verify_body(
     *,
     signature: str | None,
     timestamp: str | None,
+    idempotency_key: str | None,
     body: bytes,
     now: float,
     tolerance_seconds: float = 300.0,
@@ -88,11 +97,17 @@ def verify_body(
     """Check a received notification; return quietly when it is genuine and fresh.
 
     Raises:
-        SignatureError: A header is missing or malformed, the signature does not match, or
-            the timestamp is more than ``tolerance_seconds`` away from ``now`` (a replay).
+        SignatureError: A header is missing or malformed, the signature does not match
+            (the body, the timestamp or the idempotency key was changed), or the timestamp
+            is more than ``tolerance_seconds`` away from ``now`` (a replay).
     """
-    if not signature or not timestamp:
-        raise SignatureError(f"the {SIGNATURE_HEADER} and {TIMESTAMP_HEADER} headers are required")
+    if not signature or not timestamp or not idempotency_key:
+        raise SignatureError(
+            f"the {SIGNATURE_HEADER}, {TIMESTAMP_HEADER} and {IDEMPOTENCY_HEADER} headers are "
+            "required"
+        )
+    if "." in idempotency_key:
+        raise SignatureError(f"the {IDEMPOTENCY_HEADER} header holds a '.', which none does")
     try:
         sent = int(timestamp)
     except ValueError:
@@ -104,8 +119,9 @@ def verify_body(
             f"the notification was signed {now - sent:.0f} s ago; at most "
             f"{tolerance_seconds:.0f} s is accepted"
         )
-    if not same_text(signature, sign_body(secret, sent, body)):
-        raise SignatureError("the signature does not match the body")
+    expected = sign_body(secret, sent, body, idempotency_key=idempotency_key)
+    if not same_text(signature, expected):
+        raise SignatureError("the signature does not match the body and idempotency key")
 
 
 def verify_notification(
@@ -130,17 +146,17 @@ def verify_notification(
         tolerance_seconds: How old a signature may be.
 
     Returns:
-        The notification document, whose ``id`` is signed.
+        The notification document, whose ``id`` is the signed idempotency key.
 
     Raises:
         SignatureError: As :func:`verify_body`; or the body is not a notification document;
-            or the idempotency key is missing or is not the signed ``id`` (it was changed
-            in transit: the signature does not cover it).
+            or the idempotency key is not its ``id``.
     """
     verify_body(
         secret,
         signature=signature,
         timestamp=timestamp,
+        idempotency_key=idempotency_key,
         body=body,
         now=now,
         tolerance_seconds=tolerance_seconds,
@@ -152,7 +168,7 @@ def verify_notification(
     if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
         raise SignatureError("the signed body is not a notification document with an id")
     if idempotency_key is None or not same_text(idempotency_key, doc["id"]):
-        raise SignatureError(f"the {IDEMPOTENCY_HEADER} header is not the notification's signed id")
+        raise SignatureError(f"the {IDEMPOTENCY_HEADER} header is not the notification's id")
     return doc
 
 

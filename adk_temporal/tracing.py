@@ -44,6 +44,7 @@ __all__ = [
     "TRACER_NAME",
     "Telemetry",
     "configure_telemetry",
+    "record_compaction_failure",
     "record_model_step",
     "record_requests",
     "record_tool_call",
@@ -80,6 +81,11 @@ _closed = _meter.create_counter(
 _waited = _meter.create_histogram(
     "adk.request.wait", unit="s", description="How long a request waited for its answer."
 )
+_compaction_failures = _meter.create_counter(
+    "adk.compaction.failures",
+    unit="{compaction}",
+    description="Compactions whose summarizer failed; the turn went on uncompacted.",
+)
 _KINDS = {REQUEST_CONFIRMATION_FUNCTION_NAME: "confirmation", REQUEST_INPUT_FUNCTION_NAME: "input"}
 
 
@@ -111,6 +117,12 @@ def record_model_step(
     if finish_reason:
         current.set_attribute("gen_ai.response.finish_reasons", [finish_reason])
     _model_duration.record(seconds, attributes)
+
+
+def record_compaction_failure(reason: str) -> None:
+    """Count a failed compaction, by why (``raised``, ``timeout``, ``unencodable``,
+    ``oversized``)."""
+    _compaction_failures.add(1, {"adk.compaction.failure": reason})
 
 
 def record_tool_call(current: Any, *, tool: str, outcome: str, seconds: float) -> None:

@@ -9,6 +9,7 @@ from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "MAX_TOKENS",
     "SCOPES",
     "BudgetScope",
     "OverBudget",
@@ -23,6 +24,11 @@ BudgetScope: TypeAlias = Literal["session", "user", "app"]
 
 SCOPES: tuple[BudgetScope, ...] = ("session", "user", "app")
 """Every scope, narrowest first: the order budgets are checked and reported in."""
+
+MAX_TOKENS = 10**12
+"""The most tokens one ledger entry counts: a step's spending, a grant, a reservation. A
+trillion is far beyond any model call or sensible grant, and keeps the ledger's sums of
+millions of entries within the 64-bit integers SQLite and PostgreSQL store."""
 
 
 def check_token_budget(budget: int | None) -> None:
@@ -73,6 +79,10 @@ class TokenBudgets(BaseModel):
 
     When a model step would start with a scope's spending at or over its budget (plus what
     was granted), the invocation pauses with an input request that grants more or refuses.
+    A step reserves its worst case (its input, counted, plus its output cap) before it calls
+    the model and settles at what the model reported, so steps running at once pass a
+    budget by one step's reservation at most; a step that finds the rest of a budget
+    reserved by others waits for them to settle.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -83,6 +93,9 @@ class TokenBudgets(BaseModel):
     """Tokens one user may spend across all their sessions of the app."""
     app: int | None = Field(default=None, gt=0)
     """Tokens the whole app may spend."""
+    default_output_cap: int = Field(default=65_536, gt=0, le=MAX_TOKENS)
+    """The output tokens a step reserves when its agent sets no ``max_output_tokens`` (the
+    most Gemini 2.5 models write); set ``max_output_tokens`` to reserve less."""
 
     def limit(self, scope: BudgetScope) -> int | None:
         """The budget of ``scope``, or ``None`` when it has none."""
@@ -94,22 +107,31 @@ class TokenBudgets(BaseModel):
         return any(self.limit(scope) is not None for scope in SCOPES)
 
     def crossed(
-        self, used: dict[BudgetScope, int], granted: dict[BudgetScope, int]
+        self,
+        used: dict[BudgetScope, int],
+        granted: dict[BudgetScope, int],
+        reserved: dict[BudgetScope, int] | None = None,
     ) -> OverBudget | None:
-        """The narrowest scope whose spending reached its budget plus its grants."""
+        """The narrowest scope whose spending (plus ``reserved``, the reservations of steps
+        running now, when given) reached its budget plus its grants."""
         for scope in SCOPES:
             limit = self.limit(scope)
-            if limit is not None and used[scope] >= limit + granted[scope]:
-                return OverBudget(scope=scope, limit=limit + granted[scope], used=used[scope])
+            held = reserved[scope] if reserved is not None else 0
+            if limit is not None and used[scope] + held >= limit + granted[scope]:
+                return OverBudget(
+                    scope=scope, limit=limit + granted[scope], used=used[scope], reserved=held
+                )
         return None
 
 
 class OverBudget(BaseModel):
-    """A budget reached: whose, how large with its grants, and what was spent."""
+    """A budget reached: whose, how large with its grants, what was spent, and what steps
+    running now hold reserved of it."""
 
     scope: BudgetScope
     limit: int
     used: int
+    reserved: int = 0
 
 
 class TokenGrant(BaseModel):
@@ -118,3 +140,5 @@ class TokenGrant(BaseModel):
     id: str
     scope: BudgetScope
     tokens: int = Field(gt=0)
+    """Checked against :data:`MAX_TOKENS` where the answer enters (the request's schema);
+    not here, so that a grant a run recorded before the bound still replays."""

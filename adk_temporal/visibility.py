@@ -4,6 +4,12 @@ Every value placed in a query goes through :func:`quoted`. Temporal's parser tak
 ``'`` and ``"`` as string delimiters, honours ``''`` and backslash escapes inside a
 literal, and ``--`` / ``#`` comments outside one: a value able to close its literal turns a
 filter into query text (``user_id=x\\' OR AdkApp = "other" -- `` listed another app's runs).
+
+Page tokens wrap Temporal's with a check of the listing they belong to. Given a key (the
+gateway's secret), the check is an HMAC: a token nobody handed out cannot be made without
+the key. Without one (the CLI and ``AdkClient``, whose callers query Temporal directly
+anyway) it is a plain hash: it catches a token edited, truncated or passed to another
+listing, but anyone can compute it, so it proves nothing about who made the token.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,6 +59,7 @@ MAX_PAGE_SIZE = 1000
 """The largest page a listing asks Temporal for."""
 _MAX_TOKEN_CHARS = 4096
 _CHECK_BYTES = 8
+_MAC_BYTES = 16
 
 
 @dataclass(frozen=True)
@@ -62,14 +70,18 @@ class VisibilityPage:
     next_page_token: str | None
 
 
-def _check(query: str, raw: bytes) -> bytes:
-    return hashlib.sha256(query.encode() + b"\0" + raw).digest()[:_CHECK_BYTES]
+def _check(query: str, raw: bytes, key: bytes | None) -> bytes:
+    message = query.encode() + b"\0" + raw
+    if key is None:
+        return hashlib.sha256(message).digest()[:_CHECK_BYTES]
+    return hmac.new(key, message, hashlib.sha256).digest()[:_MAC_BYTES]
 
 
-def _token_bytes(query: str, token: str | None) -> bytes | None:
+def _token_bytes(query: str, token: str | None, key: bytes | None) -> bytes | None:
     """Temporal's token inside ``token``, once its check says it came from ``query``'s
-    listing unchanged: Temporal answers a mangled token with an error it retries for
-    seconds, or with a page of another listing."""
+    listing unchanged (and, with ``key``, from a holder of the key): Temporal answers a
+    mangled token with an error it retries for seconds, or with a page of another
+    listing."""
     if not token:
         return None
     if len(token) > _MAX_TOKEN_CHARS:
@@ -78,8 +90,9 @@ def _token_bytes(query: str, token: str | None) -> bytes | None:
         framed = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
     except (binascii.Error, ValueError):
         framed = b""
-    check, raw = framed[:_CHECK_BYTES], framed[_CHECK_BYTES:]
-    if not raw or check != _check(query, raw):
+    size = _CHECK_BYTES if key is None else _MAC_BYTES
+    check, raw = framed[:size], framed[size:]
+    if not raw or not hmac.compare_digest(check, _check(query, raw, key)):
         raise InvalidPageTokenError(
             f"page token {token[:40]!r} was not handed out by this listing: pass the "
             "next_page_token of the previous page of the same listing unchanged"
@@ -87,14 +100,19 @@ def _token_bytes(query: str, token: str | None) -> bytes | None:
     return raw
 
 
-def _token_text(query: str, raw: bytes | None) -> str | None:
+def _token_text(query: str, raw: bytes | None, key: bytes | None) -> str | None:
     if not raw:
         return None
-    return base64.urlsafe_b64encode(_check(query, raw) + raw).decode().rstrip("=")
+    return base64.urlsafe_b64encode(_check(query, raw, key) + raw).decode().rstrip("=")
 
 
 async def list_page(
-    client: Client, query: str, *, page_size: int, page_token: str | None = None
+    client: Client,
+    query: str,
+    *,
+    page_size: int,
+    page_token: str | None = None,
+    key: bytes | None = None,
 ) -> VisibilityPage:
     """One page of ``query``'s runs, newest first: one visibility call, never more.
 
@@ -103,14 +121,17 @@ async def list_page(
         query: The visibility query.
         page_size: At most this many runs (1 to :data:`MAX_PAGE_SIZE`).
         page_token: The ``next_page_token`` of the previous page; ``None`` for the first.
+        key: Signs the tokens handed out and checks those passed in (HMAC-SHA256), for
+            tokens that cross to callers who must not mint them; ``None``: a plain hash.
 
     Raises:
-        InvalidPageTokenError: The token was not handed out by a listing.
+        InvalidPageTokenError: The token was not handed out by a listing (with ``key``: by
+            one using the same key).
         ValueError: ``page_size`` is out of range.
     """
     if not 1 <= page_size <= MAX_PAGE_SIZE:
         raise ValueError(f"page_size must be from 1 to {MAX_PAGE_SIZE}, not {page_size}")
-    token = _token_bytes(query, page_token)
+    token = _token_bytes(query, page_token, key)
     listing = client.list_workflows(query, page_size=page_size, next_page_token=token)
     try:
         await listing.fetch_next_page()
@@ -122,7 +143,7 @@ async def list_page(
             ) from err
         raise
     executions = list(listing.current_page or [])
-    return VisibilityPage(executions, _token_text(query, listing.next_page_token))
+    return VisibilityPage(executions, _token_text(query, listing.next_page_token, key))
 
 
 def quote_problem(field: str, value: str) -> str | None:

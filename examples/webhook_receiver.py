@@ -1,8 +1,7 @@
 """A webhook receiver for adk-temporal's notifications: check each one, handle it once.
 
-It dedupes on the document's signed ``id``, never on the ``Idempotency-Key`` header alone:
-the signature does not cover headers, and ``verify_notification`` refuses a key that is
-not the signed id.
+It dedupes on the document's ``id``, which is the ``Idempotency-Key`` header: the signature
+covers both, and ``verify_notification`` refuses a key that is not the document's id.
 
 Run it with the app's secret, then point ``Notifications(endpoints=[...])`` at it::
 

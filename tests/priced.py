@@ -7,6 +7,7 @@ tool counts its runs, so a test can tell that nothing ran twice.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from google.genai import types
@@ -32,9 +33,10 @@ class Priced:
 
 
 class _PricedModel:
-    def __init__(self, priced: Priced, calls: int) -> None:
+    def __init__(self, priced: Priced, calls: int, latency: float) -> None:
         self._priced = priced
         self._calls = calls
+        self._latency = latency
 
     @property
     def name(self) -> str:
@@ -42,6 +44,8 @@ class _PricedModel:
 
     async def generate(self, request: LlmRequest) -> LlmResponse:
         self._priced.model_calls += 1
+        # A real model takes a while to answer: steps started together overlap.
+        await asyncio.sleep(self._latency)
         usage = types.GenerateContentResponseUsageMetadata(
             prompt_token_count=TOKENS_PER_REPLY - 10,
             candidates_token_count=10,
@@ -61,8 +65,12 @@ class _PricedModel:
         return LlmResponse(content=types.Content(role="model", parts=[part]), usage=usage)
 
 
-def priced_agent(calls: int = 0) -> Priced:
-    """An agent calling ``tally`` ``calls`` times a turn, each reply costing 100 tokens."""
+def priced_agent(
+    calls: int = 0, max_output_tokens: int | None = None, latency: float = 0.0
+) -> Priced:
+    """An agent calling ``tally`` ``calls`` times a turn, each reply costing 100 tokens
+    after ``latency`` seconds (and asking for at most ``max_output_tokens``, which bounds
+    what a step reserves)."""
     priced = Priced(agent=Agent(name="assistant", model=PRICED_MODEL), models=ModelRegistry())
 
     @tool
@@ -71,9 +79,18 @@ def priced_agent(calls: int = 0) -> Priced:
         priced.tool_runs.append(str(n))
         return {"n": n}
 
-    priced.agent = Agent(
-        name="assistant", model=PRICED_MODEL, instruction="Tally, then answer.", tools=[tally]
+    config = (
+        types.GenerateContentConfig(max_output_tokens=max_output_tokens)
+        if max_output_tokens is not None
+        else None
     )
-    model = _PricedModel(priced, calls)
+    priced.agent = Agent(
+        name="assistant",
+        model=PRICED_MODEL,
+        instruction="Tally, then answer.",
+        tools=[tally],
+        generate_content_config=config,
+    )
+    model = _PricedModel(priced, calls, latency)
     priced.models.register(PRICED_MODEL, lambda _: model)
     return priced

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 from rich.text import Text
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
 from ..app import App, Stores
 from ..client import AdkClient, InvocationHandle
@@ -21,6 +21,7 @@ from ..runner import Runner
 from ..sessions import SessionService
 from ..terminal import NoAnswerError, answer_on_terminal
 from ..worker import artifact_store, served_apps, session_store
+from ..workflows.messages import ADK_AGENT
 from .common import (
     EXIT_FAILED,
     EXIT_PAUSED,
@@ -189,6 +190,8 @@ async def warn_if_stored_elsewhere(
     Takes the id from the status already read: asking the closed run again is a query a
     worker must replay it for, which can time out on a busy worker after the run is done.
     """
+    if not invocation_id:
+        return  # a run closed without a result: which invocation it was is not known here
     try:
         session = await sessions.get(key)
     except SessionNotFoundError:
@@ -310,19 +313,32 @@ def _completed(status: InvocationStatus) -> str:
 async def settled_status(handle: InvocationHandle) -> InvocationStatus:
     """The status ``run`` reports once the event stream ended.
 
-    ``adk_status`` still says ``running`` when the run closed without recording its end
-    (terminated, cancelled, timed out, or a workflow-level error); the run's own result
-    then says how it ended.
+    A run still open (paused for an answer) is asked (``adk_status``). A closed one is read
+    from its result, which Temporal serves from history: a query would need a worker to
+    replay the closed run, and times out on a busy one after the run is done. A run closed
+    without a result (terminated, timed out, a workflow-level error) is failed, with
+    Temporal's reason.
     """
-    status = await handle.status()
-    if status.status != "running":
-        return status
+    description = await handle.describe()
+    if description.status == WorkflowExecutionStatus.RUNNING:
+        status = await handle.status()
+        if status.status != "running":
+            return status
+    agent = description.typed_search_attributes.get(ADK_AGENT) or ""
     try:
         result = await handle.result()
     except WorkflowFailureError as err:
-        return status.model_copy(update={"status": "failed", "error": str(err.cause or err)})
-    return status.model_copy(
-        update={"status": result.status, "final_text": result.final_text, "error": result.error}
+        return InvocationStatus(
+            status="failed", invocation_id="", agent=agent, step=0, error=str(err.cause or err)
+        )
+    return InvocationStatus(
+        status=result.status,
+        invocation_id=result.invocation_id,
+        agent=agent,
+        step=result.steps,
+        final_text=result.final_text,
+        error=result.error,
+        usage=result.usage,
     )
 
 

@@ -28,6 +28,7 @@ from temporalio.service import RPCError
 
 from ..answers import TASK_STARTED, read_answers
 from ..client import AdkClient, InvocationHandle
+from ..errors import InvocationClosedError
 from ..flow.messages import InvocationStatus
 from ..ids import id_problem
 from ..visibility import (
@@ -381,6 +382,19 @@ def _print_shown(
         console.print(f"  error    {shown['last_error']}")
 
 
+async def _closed_status(handle: InvocationHandle, wait: float) -> str | None:
+    """How the run ended, once it closed within ``wait`` seconds; ``None`` while it runs."""
+    try:
+        async with asyncio.timeout(wait):
+            while True:
+                description = await handle.describe()
+                if description.status != WorkflowExecutionStatus.RUNNING:
+                    return run_status(description)
+                await asyncio.sleep(0.2)
+    except TimeoutError:
+        return None
+
+
 @click.command()
 @connection_options
 @click.argument("workflow_id")
@@ -408,27 +422,15 @@ def cancel(
         adk = AdkClient(client)
         await published_or_fail(adk, workflow_id)
         handle = adk.handle(workflow_id)
-        description = await handle.describe()
-        if description.status != WorkflowExecutionStatus.RUNNING:
-            # Temporal accepts a cancel request for a closed run and does nothing with it.
-            raise CliError(
-                f"{workflow_id} is {run_status(description)}: only a running invocation can "
-                "be cancelled",
-                f"`adk-temporal show {workflow_id}` shows how it ended",
-            )
-        await handle.cancel()
-        closed = False
         try:
-            async with asyncio.timeout(wait):
-                while not closed:
-                    description = await handle.describe()
-                    closed = description.status != WorkflowExecutionStatus.RUNNING
-                    if not closed:
-                        await asyncio.sleep(0.2)
-        except TimeoutError:
-            pass
-        status = run_status(description) if closed else "running"
-        cancelled = description.status == WorkflowExecutionStatus.CANCELED
+            await handle.cancel()
+        except InvocationClosedError as err:
+            raise CliError(
+                str(err), f"`adk-temporal show {workflow_id}` shows how it ended"
+            ) from None
+        ended = await _closed_status(handle, wait)
+        closed, status = ended is not None, ended or "running"
+        cancelled = ended == "cancelled"
         if as_json:
             print_json({"workflow_id": workflow_id, "closed": closed, "status": status})
             return EXIT_ERROR if closed and not cancelled else 0

@@ -1184,6 +1184,8 @@ class InvocationFlow:
             config=config,
             event_id=self._exec.new_id(),
             timestamp=self._exec.now(),
+            budgets=self._budgets,
+            timeout_seconds=self._config.model_timeout_seconds,
         )
         result = await self._exec.compact(inp, summary=f"{frame.agent} · compaction")
         self.usage += result.usage

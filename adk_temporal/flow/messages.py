@@ -374,13 +374,15 @@ class DelegateStep(BaseModel):
 
 class OverBudgetStep(BaseModel):
     """The model step ran nowhere: a cumulative token budget is reached (``limit``, grants
-    included, with ``used`` spent). Nothing was stored; the flow asks whether to allow more
-    and steps again with the same pending events, or ends."""
+    included, with ``used`` spent, and ``reserved`` by steps running now when they held the
+    rest for longer than the step waits). Nothing was stored; the flow asks whether to
+    allow more and steps again with the same pending events, or ends."""
 
     kind: Literal["over_budget"]
     scope: BudgetScope
     limit: int
     used: int
+    reserved: int = 0
 
 
 RanStep: TypeAlias = CallsStep | FinalStep | EndedStep | ErrorStep | DelegateStep

@@ -23,7 +23,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 from google.genai import types
 from pydantic import ValidationError
 
-from adk_temporal.budgets import Budgets, json_size
+from adk_temporal.budgets import Budgets, json_size, wide_integer
 from adk_temporal.confirmation import check_reply_digest, confirmation_request_call
 from adk_temporal.errors import (
     AdkRequestError,
@@ -173,6 +173,13 @@ def _edit_problem(pending: PendingConfirmation, answer: ConfirmInput) -> AdkRequ
     if not answer.confirmed:
         return EditNotAllowedError(
             f"edited arguments come with an approval, not a rejection ({pending.id!r})"
+        )
+    wide = wide_integer(answer.edited_args, "$")
+    if wide is not None:
+        # The model's own calls never carry one; a tool in most languages (and SQLite)
+        # would overflow or round it, after the approver saw the exact number.
+        return InvalidEditError(
+            f"edited arguments for {pending.tool!r} hold an integer outside 64 bits at {wide}"
         )
     errors = schema_errors(pending.edit_schema, answer.edited_args)
     if errors:

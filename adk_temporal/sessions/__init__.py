@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..ids import SessionKey
+from .call_slots import CallSlots
 from .conversations import ConversationStore
 from .erasure import ErasableStore
 from .initial import create_session
-from .ledger import TokenLedger, TokenTotals
+from .ledger import TokenLedger, TokenReservation, TokenTotals
 from .memory import InMemorySessionService
 from .partials import PartialChannel
 from .rules import REMOVED_STATE_VALUE
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REMOVED_STATE_VALUE",
+    "CallSlots",
     "ConversationStore",
     "ErasableStore",
     "InMemorySessionService",
@@ -33,6 +35,7 @@ __all__ = [
     "SqliteSessionService",
     "StagingArea",
     "TokenLedger",
+    "TokenReservation",
     "TokenTotals",
     "create_session",
 ]

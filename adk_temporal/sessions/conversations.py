@@ -53,7 +53,9 @@ class ConversationStore(Protocol):
         """
         ...
 
-    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+    async def get(
+        self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
+    ) -> Session:
         """Read a session with its events in append order.
 
         Args:
@@ -62,13 +64,16 @@ class ConversationStore(Protocol):
                 numbers are 1-based positions, so passing the number of events already seen
                 returns just the new ones; ``0`` returns all of them. The state is always
                 the full current state.
+            limit: Return at most this many events (the first after ``after_sequence``),
+                for readers that go through a long session a page at a time; ``None``: all.
 
         Returns:
             The session with the merged state view (session, ``app:`` and ``user:`` keys).
 
         Raises:
             SessionNotFoundError: No such session.
-            InvalidSessionRequestError: ``after_sequence`` is negative.
+            InvalidSessionRequestError: ``after_sequence`` is negative, or ``limit`` is
+                below 1.
         """
         ...
 

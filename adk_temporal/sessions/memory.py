@@ -14,7 +14,8 @@ from typing import Any
 from ..events import Event
 from ..ids import SessionKey
 from ..usage import SCOPES, BudgetScope
-from .ledger import CheckedLedger, TokenTotals
+from .call_slots import check_slot_request
+from .ledger import CheckedLedger, ReservationAsk, TokenReservation, TokenTotals, judge_reservation
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -66,6 +67,10 @@ class InMemorySessionService(CheckedLedger, SessionService):
         self._partials: dict[SessionKey, list[tuple[int, Event, float]]] = {}
         self._partial_sequence = 0
         self._ledger: dict[tuple[SessionKey, str], tuple[str, int]] = {}
+        # Per step: (tokens, when its lease ends).
+        self._reservations: dict[tuple[SessionKey, str], tuple[int, float]] = {}
+        # Per limit: when its next call may start (monotonic seconds).
+        self._slots: dict[str, float] = {}
 
     async def close(self) -> None:
         """Nothing to release; the sessions stay readable."""
@@ -119,29 +124,67 @@ class InMemorySessionService(CheckedLedger, SessionService):
     async def _add_entry(self, key: SessionKey, entry_id: str, kind: str, tokens: int) -> None:
         with self._lock:
             self._ledger.setdefault((key, entry_id), (kind, tokens))
+            if kind == "used":
+                self._reservations.pop((key, entry_id), None)
 
     async def token_totals(self, key: SessionKey) -> TokenTotals:
-        """Sum the ledger (see :meth:`TokenLedger.token_totals`)."""
+        """Sum the ledger and the live reservations (see :meth:`TokenLedger.token_totals`)."""
         check_identity(key)
-        totals = TokenTotals()
         with self._lock:
-            for (at, _), (kind, tokens) in self._ledger.items():
-                for scope in SCOPES:
-                    if at.app_name != key.app_name or not _within(at, key, scope):
-                        continue
+            return self._totals(key, self._clock())
+
+    async def _reserve(self, ask: ReservationAsk) -> TokenReservation:
+        entry = (ask.key, ask.entry_id)
+        with self._lock:
+            self._reservations.pop(entry, None)
+            outcome = judge_reservation(ask.budgets, self._totals(ask.key, ask.now))
+            if outcome.reserved:
+                self._reservations[entry] = (ask.tokens, ask.expires_at)
+            return outcome
+
+    async def _release(self, key: SessionKey, entry_id: str) -> None:
+        with self._lock:
+            self._reservations.pop((key, entry_id), None)
+
+    def _totals(self, key: SessionKey, now: float) -> TokenTotals:
+        """The totals seen from ``key``, under the lock; ended leases are dropped."""
+        totals = TokenTotals()
+        for (at, _), (kind, tokens) in self._ledger.items():
+            for scope in SCOPES:
+                if at.app_name == key.app_name and _within(at, key, scope):
                     if kind == "used":
                         totals.used[scope] += tokens
                     elif kind == scope:
                         totals.granted[scope] += tokens
+        for entry, (tokens, expires_at) in list(self._reservations.items()):
+            if expires_at <= now:
+                del self._reservations[entry]
+                continue
+            for scope in SCOPES:
+                if entry[0].app_name == key.app_name and _within(entry[0], key, scope):
+                    totals.reserved[scope] += tokens
         return totals
 
-    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+    async def take_call_slot(self, name: str, per_second: float) -> float:
+        """Take a slot (see :meth:`CallSlots.take_call_slot`); timed by this process's
+        monotonic clock, the one all its users share."""
+        check_slot_request(name, per_second)
+        now = time.monotonic()
+        with self._lock:
+            start = max(now, self._slots.get(name, now))
+            self._slots[name] = start + 1 / per_second
+        return start - now
+
+    async def get(
+        self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
+    ) -> Session:
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
-        check_after_sequence(after_sequence)
+        check_after_sequence(after_sequence, limit)
+        end = None if limit is None else after_sequence + limit
         with self._lock:
             stored = self._require(key)
-            return self._snapshot(key, stored, stored.events[after_sequence:])
+            return self._snapshot(key, stored, stored.events[after_sequence:end])
 
     async def get_state(self, key: SessionKey) -> dict[str, Any]:
         """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""

@@ -52,7 +52,7 @@ import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ..extras import needs_extra
 
@@ -65,7 +65,16 @@ with needs_extra("postgres", "PostgresSessionService"):
 
 from ..events import Event
 from ..ids import SessionKey
-from .ledger import LEDGER_COLUMNS, LedgerRow, SqlLedger, insert_sql, totals_sql
+from .call_slots import CALL_SLOT_COLUMNS, SqlCallSlots
+from .ledger_sql import (
+    LEDGER_COLUMNS,
+    RESERVATION_COLUMNS,
+    Rows,
+    SqlLedger,
+    Steps,
+    ledger_sql,
+    run_steps_async,
+)
 from .partials import PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -78,7 +87,7 @@ from .rules import (
     session_not_found_error,
     to_json_state,
 )
-from .sealing import Rows, RowSealer, rows_for
+from .sealing import RowSealer, SealedRows, read_rows, rows_for
 from .service import SessionService
 from .session import Session
 from .staging import prepare_stage
@@ -150,6 +159,11 @@ _INITIAL_TABLE = """CREATE TABLE IF NOT EXISTS adk_initial_states (
 # The ledger outlives sessions (a deleted session's tokens still count for its user and app),
 # so it keys rows by name, not by the session's primary key.
 _LEDGER_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_ledger ({LEDGER_COLUMNS})"
+# One row per model limit: when its next call may start.
+_CALL_SLOT_TABLE = f"CREATE TABLE IF NOT EXISTS adk_call_slots ({CALL_SLOT_COLUMNS})"
+
+# Keyed like the ledger; a reservation lives as long as its step, or its lease.
+_RESERVATION_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_reservations ({RESERVATION_COLUMNS})"
 
 # Created on open like the staged table. The advisory lock in publish_partial serialises a
 # session's publishers, so its pieces commit in sequence order and a follower reading "after
@@ -170,6 +184,8 @@ _PARTIAL_TABLES = (
 )
 
 _PARTIALS_OF_SESSION = "app_name = %s AND user_id = %s AND session_id = %s"
+
+_T = TypeVar("_T")
 
 # How long a follower waits for a notification before reading anyway: a notification is
 # only lost with its connection, which the next read then reports.
@@ -196,7 +212,7 @@ _SESSION_ROW = f"SELECT {_SESSION_COLUMNS} WHERE {_SESSION_KEY}"
 # in one round trip to the server rather than a transaction's five.
 _SESSION_WITH_EVENTS = (
     f"SELECT {_SESSION_FIELDS}, ARRAY(SELECT e.event_json FROM adk_events e "
-    "WHERE e.session_pk = s.pk AND e.sequence > %s ORDER BY e.sequence) "
+    "WHERE e.session_pk = s.pk AND e.sequence > %s ORDER BY e.sequence LIMIT %s) "
     f"FROM adk_sessions s WHERE {_SESSION_KEY}"
 )
 
@@ -214,7 +230,7 @@ _LOCK_USER_STATE = (
 )
 
 
-class PostgresSessionService(SqlLedger, SessionService):
+class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
     """Stores sessions in PostgreSQL; safe for many worker processes on many machines.
 
     The schema is created on first use, which also checks that the database is reachable.
@@ -237,8 +253,8 @@ class PostgresSessionService(SqlLedger, SessionService):
         psycopg.ProgrammingError: ``dsn`` cannot be parsed.
     """
 
-    _ledger_insert = insert_sql("adk_token_ledger", "%s", "postgres")
-    _ledger_totals = totals_sql("adk_token_ledger", "%s")
+    _sql = ledger_sql("postgres")
+    _dialect = "postgres"
 
     def __init__(
         self,
@@ -308,13 +324,15 @@ class PostgresSessionService(SqlLedger, SessionService):
             await _update_shared_scopes(conn, key, app_delta, user_delta)
             return await _read_session(conn, key, rows, after_sequence=0)
 
-    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+    async def get(
+        self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
+    ) -> Session:
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
-        check_after_sequence(after_sequence)
-        rows = await rows_for(self._sealer)
+        check_after_sequence(after_sequence, limit)
+        rows = read_rows(self._sealer)
         async with self._connection("statement") as conn:
-            return await _read_session(conn, key, rows, after_sequence=after_sequence)
+            return await _read_session(conn, key, rows, after_sequence=after_sequence, limit=limit)
 
     async def get_state(self, key: SessionKey) -> dict[str, Any]:
         """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""
@@ -323,7 +341,7 @@ class PostgresSessionService(SqlLedger, SessionService):
             row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
         if row is None:
             raise session_not_found_error(key)
-        return _merged_row_state(row, await rows_for(self._sealer))
+        return _merged_row_state(row, read_rows(self._sealer))
 
     async def get_initial_state(self, key: SessionKey) -> dict[str, Any]:
         """Read the state ``create`` set (see :meth:`ConversationStore.get_initial_state`)."""
@@ -338,7 +356,7 @@ class PostgresSessionService(SqlLedger, SessionService):
             row = await cursor.fetchone()
         if row is None:
             raise session_not_found_error(key)
-        return (await rows_for(self._sealer)).state(row[0] or "{}")
+        return read_rows(self._sealer).state(row[0] or "{}")
 
     async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
         """List a user's sessions without events (see :meth:`ConversationStore.list`)."""
@@ -350,7 +368,7 @@ class PostgresSessionService(SqlLedger, SessionService):
                 (app_name, user_id),
             )
             rows = await cursor.fetchall()
-        sealed = await rows_for(self._sealer)
+        sealed = read_rows(self._sealer)
         return [
             Session(
                 id=row[1],
@@ -408,15 +426,14 @@ class PostgresSessionService(SqlLedger, SessionService):
             await conn.execute("DELETE FROM adk_user_states WHERE app_name = %s", (app_name,))
             await conn.execute("DELETE FROM adk_app_states WHERE app_name = %s", (app_name,))
 
-    async def _insert_row(self, statement: str, row: LedgerRow) -> None:
-        async with self._connection("statement") as conn:
-            await conn.execute(statement, row)
+    async def _drive(self, steps: Steps[_T], *, write: bool) -> _T:
+        async with self._connection("write" if write else "statement") as conn:
 
-    async def _query_totals(self, statement: str, params: tuple[str, ...]) -> tuple[int, ...]:
-        async with self._connection("statement") as conn:
-            row = await (await conn.execute(statement, params)).fetchone()
-        assert row is not None
-        return tuple(row)
+            async def execute(statement: str, params: tuple[Any, ...]) -> Rows:
+                cursor = await conn.execute(statement, params)
+                return await cursor.fetchall() if cursor.description is not None else []
+
+            return await run_steps_async(steps, execute)
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""
@@ -451,7 +468,7 @@ class PostgresSessionService(SqlLedger, SessionService):
         if not rows:
             raise session_not_found_error(key)
         found = [(event_id, data) for event_id, data in rows if event_id is not None]
-        sealed = await rows_for(self._sealer)
+        sealed = read_rows(self._sealer)
         return {event_id: sealed.event(data) for event_id, data in found}
 
     async def append_events(
@@ -531,7 +548,7 @@ class PostgresSessionService(SqlLedger, SessionService):
 
     async def _follow_partials(self, key: SessionKey) -> AsyncGenerator[Event, None]:
         await self._open()
-        sealed = await rows_for(self._sealer)
+        sealed = read_rows(self._sealer)
         # A connection of its own, outside the pool: it listens for as long as the
         # follower runs, and notifications arrive only on the connection that listens.
         conn = await psycopg.AsyncConnection.connect(self._dsn, autocommit=True)
@@ -621,12 +638,20 @@ class PostgresSessionService(SqlLedger, SessionService):
 
 async def _create_open_tables(conn: _Connection) -> None:
     """The tables added after schema version 1, created on every open."""
-    for statement in (_STAGED_TABLE, _INITIAL_TABLE, _LEDGER_TABLE, *_PARTIAL_TABLES):
+    tables = (
+        _STAGED_TABLE,
+        _INITIAL_TABLE,
+        _LEDGER_TABLE,
+        _RESERVATION_TABLE,
+        _CALL_SLOT_TABLE,
+        *_PARTIAL_TABLES,
+    )
+    for statement in tables:
         await conn.execute(statement)
 
 
 async def _insert_new(
-    conn: _Connection, session_pk: int, prepared: Sequence[Event], sealed: Rows
+    conn: _Connection, session_pk: int, prepared: Sequence[Event], sealed: SealedRows
 ) -> tuple[builtins.list[Event], builtins.list[Event]]:
     """Insert the events whose ids the session does not hold yet, with the next sequences.
 
@@ -699,7 +724,7 @@ async def _update_shared_scopes(
         )
 
 
-def _merged_row_state(row: TupleRow, sealed: Rows) -> dict[str, Any]:
+def _merged_row_state(row: TupleRow, sealed: SealedRows) -> dict[str, Any]:
     # Columns of _SESSION_COLUMNS: the session's state, then the app's and user's (NULL
     # when the scope was never written).
     return merged_state(
@@ -708,9 +733,15 @@ def _merged_row_state(row: TupleRow, sealed: Rows) -> dict[str, Any]:
 
 
 async def _read_session(
-    conn: _Connection, key: SessionKey, sealed: Rows, *, after_sequence: int
+    conn: _Connection,
+    key: SessionKey,
+    sealed: SealedRows,
+    *,
+    after_sequence: int,
+    limit: int | None = None,
 ) -> Session:
-    cursor = await conn.execute(_SESSION_WITH_EVENTS, (after_sequence, *key))
+    # LIMIT NULL: no limit, in PostgreSQL.
+    cursor = await conn.execute(_SESSION_WITH_EVENTS, (after_sequence, limit, *key))
     row = await cursor.fetchone()
     if row is None:
         raise session_not_found_error(key)

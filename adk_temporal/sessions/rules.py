@@ -75,15 +75,19 @@ def _check_fields(fields: Mapping[str, str]) -> None:
             raise InvalidSessionRequestError(f"invalid session request: {problem}")
 
 
-def check_after_sequence(after_sequence: int) -> None:
-    """Refuse a negative ``after_sequence``.
+def check_after_sequence(after_sequence: int, limit: int | None = None) -> None:
+    """Refuse a negative ``after_sequence`` or a ``limit`` below 1.
 
     Raises:
-        InvalidSessionRequestError: ``after_sequence`` is below zero.
+        InvalidSessionRequestError: ``after_sequence`` is below zero or ``limit`` below 1.
     """
     if after_sequence < 0:
         raise InvalidSessionRequestError(
             f"invalid session request: after_sequence must be >= 0, got {after_sequence}"
+        )
+    if limit is not None and limit < 1:
+        raise InvalidSessionRequestError(
+            f"invalid session request: limit must be >= 1 or None, got {limit}"
         )
 
 

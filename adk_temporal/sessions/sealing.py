@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from ..events import Event
 from ..ids import SessionKey
 
-__all__ = ["PLAIN", "RowSealer", "RowSealing", "Rows", "rows_for"]
+__all__ = ["PLAIN", "RowSealer", "RowSealing", "SealedRows", "read_rows", "rows_for"]
 
 
 class RowSealing(Protocol):
@@ -63,7 +63,7 @@ def _as_is(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class Rows:
+class SealedRows:
     """How one call of a store writes and reads a session's values: sealed or not."""
 
     sealing: RowSealing = PLAIN
@@ -91,9 +91,13 @@ class Rows:
         return self.sealing.seal_row(text)
 
 
-async def rows_for(sealer: RowSealer | None, key: SessionKey | None = None) -> Rows:
-    """The rows of ``key`` for writing (its key resolved), or for reading when ``None``."""
+def read_rows(sealer: RowSealer | None) -> SealedRows:
+    """Rows for reading: opening needs no session key, so none is resolved."""
+    return SealedRows() if sealer is None else SealedRows(PLAIN, sealer.open_row)
+
+
+async def rows_for(sealer: RowSealer | None, key: SessionKey) -> SealedRows:
+    """The rows of ``key`` for writing, its key resolved (made on first use)."""
     if sealer is None:
-        return Rows()
-    sealing = await sealer.row_sealing(key) if key is not None else PLAIN
-    return Rows(sealing, sealer.open_row)
+        return SealedRows()
+    return SealedRows(await sealer.row_sealing(key), sealer.open_row)

@@ -1,9 +1,10 @@
-"""``SessionService``: what a worker needs of its session store — four jobs, one backend.
+"""``SessionService``: what a worker needs of its session store — five jobs, one backend.
 
 A backend implements the conversation (:class:`.ConversationStore`), the staging area of
 tool responses (:class:`.StagingArea`), the side channel of streamed pieces
-(:class:`.PartialChannel`) and the token ledger of cumulative budgets
-(:class:`.TokenLedger`) together, over one storage, because an append takes its staged
+(:class:`.PartialChannel`), the token ledger of cumulative budgets (:class:`.TokenLedger`)
+and the start slots of rate-limited model calls (:class:`.CallSlots`) together, over one
+storage every worker shares, because an append takes its staged
 responses and supersedes its pieces in the same transaction. Code that needs one job takes
 the narrow interface; workers and runners take this one.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Protocol, Self
 
+from .call_slots import CallSlots
 from .conversations import ConversationStore
 from .ledger import TokenLedger
 from .partials import PartialChannel
@@ -21,9 +23,11 @@ from .staging import StagingArea
 __all__ = ["SessionService"]
 
 
-class SessionService(ConversationStore, StagingArea, PartialChannel, TokenLedger, Protocol):
-    """A session store: conversations, staged responses, partial pieces and the token
-    ledger, closable."""
+class SessionService(
+    ConversationStore, StagingArea, PartialChannel, TokenLedger, CallSlots, Protocol
+):
+    """A session store: conversations, staged responses, partial pieces, the token ledger
+    and model call slots, closable."""
 
     async def close(self) -> None:
         """Release connections and threads; the service is unusable afterwards.

@@ -45,7 +45,15 @@ from typing import Any, TypeVar
 
 from ..events import Event
 from ..ids import SessionKey
-from .ledger import LEDGER_COLUMNS, LedgerRow, SqlLedger, insert_sql, totals_sql
+from .call_slots import CALL_SLOT_COLUMNS, SqlCallSlots
+from .ledger_sql import (
+    LEDGER_COLUMNS,
+    RESERVATION_COLUMNS,
+    SqlLedger,
+    Steps,
+    ledger_sql,
+    run_steps,
+)
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
     apply_state_delta,
@@ -58,7 +66,7 @@ from .rules import (
     session_not_found_error,
     to_json_state,
 )
-from .sealing import Rows, RowSealer, rows_for
+from .sealing import RowSealer, SealedRows, read_rows, rows_for
 from .service import SessionService
 from .session import Session
 from .staging import prepare_stage
@@ -125,6 +133,8 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS partial_events_session "
     "ON partial_events (app_name, user_id, session_id, sequence)",
     f"CREATE TABLE IF NOT EXISTS token_ledger ({LEDGER_COLUMNS})",
+    f"CREATE TABLE IF NOT EXISTS token_reservations ({RESERVATION_COLUMNS})",
+    f"CREATE TABLE IF NOT EXISTS call_slots ({CALL_SLOT_COLUMNS})",
 )
 
 _PARTIALS_OF_SESSION = "app_name = ? AND user_id = ? AND session_id = ?"
@@ -135,7 +145,7 @@ _SESSION_ROW = (
 )
 
 
-class SqliteSessionService(SqlLedger, SessionService):
+class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
     """Stores sessions in one SQLite file; safe for several processes on one machine.
 
     The file and its schema are created on first use. Use ``async with`` or call
@@ -152,8 +162,8 @@ class SqliteSessionService(SqlLedger, SessionService):
             (:class:`~adk_temporal.keys.StoreSealer`); ``None`` stores them as JSON.
     """
 
-    _ledger_insert = insert_sql("token_ledger", "?", "sqlite")
-    _ledger_totals = totals_sql("token_ledger", "?")
+    _sql = ledger_sql("sqlite")
+    _dialect = "sqlite"
 
     def __init__(
         self,
@@ -218,22 +228,24 @@ class SqliteSessionService(SqlLedger, SessionService):
 
         return await self._run(create)
 
-    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+    async def get(
+        self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
+    ) -> Session:
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
-        check_after_sequence(after_sequence)
-        rows = await rows_for(self._sealer)
+        check_after_sequence(after_sequence, limit)
+        rows = read_rows(self._sealer)
 
         def get(conn: sqlite3.Connection) -> Session:
             with _transaction(conn, write=False):
-                return _read_session(conn, key, rows, after_sequence=after_sequence)
+                return _read_session(conn, key, rows, after_sequence=after_sequence, limit=limit)
 
         return await self._run(get)
 
     async def get_state(self, key: SessionKey) -> dict[str, Any]:
         """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""
         check_identity(key)
-        rows = await rows_for(self._sealer)
+        rows = read_rows(self._sealer)
 
         def get_state(conn: sqlite3.Connection) -> dict[str, Any]:
             with _transaction(conn, write=False):
@@ -248,7 +260,7 @@ class SqliteSessionService(SqlLedger, SessionService):
     async def get_initial_state(self, key: SessionKey) -> dict[str, Any]:
         """Read the state ``create`` set (see :meth:`ConversationStore.get_initial_state`)."""
         check_identity(key)
-        rows = await rows_for(self._sealer)
+        rows = read_rows(self._sealer)
 
         def get_initial_state(conn: sqlite3.Connection) -> dict[str, Any]:
             with _transaction(conn, write=False):
@@ -265,7 +277,7 @@ class SqliteSessionService(SqlLedger, SessionService):
     async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
         """List a user's sessions without events (see :meth:`ConversationStore.list`)."""
         check_user(app_name, user_id)
-        sealed = await rows_for(self._sealer)
+        sealed = read_rows(self._sealer)
 
         def list_sessions(conn: sqlite3.Connection) -> builtins.list[Session]:
             with _transaction(conn, write=False):
@@ -354,20 +366,12 @@ class SqliteSessionService(SqlLedger, SessionService):
 
         await self._run(delete)
 
-    async def _insert_row(self, statement: str, row: LedgerRow) -> None:
-        def insert(conn: sqlite3.Connection) -> None:
-            with _transaction(conn, write=True):
-                conn.execute(statement, row)
+    async def _drive(self, steps: Steps[_T], *, write: bool) -> _T:
+        def run(conn: sqlite3.Connection) -> _T:
+            with _transaction(conn, write=write):
+                return run_steps(steps, lambda sql, params: conn.execute(sql, params).fetchall())
 
-        await self._run(insert)
-
-    async def _query_totals(self, statement: str, params: tuple[str, ...]) -> tuple[int, ...]:
-        def read(conn: sqlite3.Connection) -> tuple[int, ...]:
-            with _transaction(conn, write=False):
-                row: tuple[int, ...] = conn.execute(statement, params).fetchone()
-            return row
-
-        return await self._run(read)
+        return await self._run(run)
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""
@@ -391,7 +395,7 @@ class SqliteSessionService(SqlLedger, SessionService):
         """Read staged events (see :meth:`StagingArea.staged_events`)."""
         check_identity(key)
         wanted = list(ids)
-        rows = await rows_for(self._sealer)
+        rows = read_rows(self._sealer)
 
         def read(conn: sqlite3.Connection) -> dict[str, Event]:
             with _transaction(conn, write=False):
@@ -450,8 +454,7 @@ class SqliteSessionService(SqlLedger, SessionService):
     def follow_partials(self, key: SessionKey) -> AsyncGenerator[Event, None]:
         """Poll the file for pieces (``PartialChannel.follow_partials``)."""
         check_identity(key)
-        # Read rows only: opening needs no session key, so none is resolved here.
-        sealed = Rows(opener=self._sealer.open_row) if self._sealer is not None else Rows()
+        sealed = read_rows(self._sealer)
 
         def read(conn: sqlite3.Connection, sequence: int) -> builtins.list[tuple[int, Event]]:
             rows = conn.execute(
@@ -587,7 +590,7 @@ def _append(
     key: SessionKey,
     prepared: Sequence[Event],
     unstage: Sequence[str],
-    rows: Rows,
+    rows: SealedRows,
 ) -> builtins.list[Event]:
     """The writes of ``append_events``, inside its transaction."""
     row = conn.execute(_SESSION_ROW, key).fetchone()
@@ -621,7 +624,7 @@ def _append(
 
 
 def _insert_new(
-    conn: sqlite3.Connection, session_pk: int, prepared: Sequence[Event], rows: Rows
+    conn: sqlite3.Connection, session_pk: int, prepared: Sequence[Event], rows: SealedRows
 ) -> tuple[builtins.list[Event], builtins.list[Event]]:
     """Insert the events whose ids the session does not hold yet, with the next sequences.
 
@@ -671,7 +674,12 @@ def _insert_new(
 
 
 def _read_session(
-    conn: sqlite3.Connection, key: SessionKey, rows: Rows, *, after_sequence: int
+    conn: sqlite3.Connection,
+    key: SessionKey,
+    rows: SealedRows,
+    *,
+    after_sequence: int,
+    limit: int | None = None,
 ) -> Session:
     row = conn.execute(_SESSION_ROW, key).fetchone()
     if row is None:
@@ -681,8 +689,10 @@ def _read_session(
     events = [
         rows.event(event_json)
         for (event_json,) in conn.execute(
-            "SELECT event_json FROM events WHERE session_pk = ? AND sequence > ? ORDER BY sequence",
-            (session_pk, after_sequence),
+            "SELECT event_json FROM events WHERE session_pk = ? AND sequence > ? "
+            "ORDER BY sequence LIMIT ?",
+            # LIMIT -1: no limit, in SQLite.
+            (session_pk, after_sequence, -1 if limit is None else limit),
         )
     ]
     app_name, user_id, session_id = key

@@ -5,18 +5,28 @@ in-process runner calls it directly. It reads the session, asks
 :func:`~adk_temporal.compaction.plan_compaction` what may be covered, calls the summarizer
 model once, and appends the compaction event under the id the workflow chose — a retry
 that finds that event stored returns at once, so a crash leaves no compaction or one.
+
+A summarizer that fails — raises, takes most of the step's timeout, or answers text that is
+not UTF-8 or is over the ``model_reply_bytes`` budget — fails no turn: the step appends a
+note of the failure under the same id (:data:`~adk_temporal.compaction.COMPACTION_FAILED`),
+counts it in the ``adk.compaction.failures`` metric, logs it, and reports it; later
+compactions are tried with back-off (:func:`~adk_temporal.compaction.compaction_backoff`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 from google.genai import types
 
-from ..compaction import CompactionPlan, plan_compaction
+from ..compaction import COMPACTION_FAILED, CompactionPlan, compaction_backoff, plan_compaction
 from ..events import Event, EventActions, EventCompaction
 from ..faults import fault_point
 from ..flow.compacting import CompactionInput, CompactionResult
 from ..history import USER_AUTHOR, transcript
 from ..models import LlmRequest
+from ..tracing import record_compaction_failure
 from ..usage import TokenUsage
 from .ref import SessionRef
 from .services import StepServices
@@ -24,15 +34,37 @@ from .writes import append_to_session
 
 __all__ = ["compact_events"]
 
+log = logging.getLogger(__name__)
+
+_SUMMARIZER_SHARE = 0.8
+"""The part of the step's timeout the summarizer may take: the note must still be stored
+before the engine gives up on the step (and retries it, summarizer and all)."""
+_REASON_CHARS = 500
+
+
+class _SummaryFailed(Exception):
+    """The summarizer gave no summary that can be stored; ``kind`` names how (the metric's
+    label), ``usage`` what it spent, if it answered."""
+
+    def __init__(
+        self,
+        kind: str,
+        reason: str,
+        usage: types.GenerateContentResponseUsageMetadata | None = None,
+    ) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.usage = usage
+
 
 async def compact_events(
     services: StepServices, inp: CompactionInput, ref: SessionRef
 ) -> CompactionResult:
-    """Store a compaction of the session if ``inp.config`` asks for one now.
+    """Store a compaction of the session if ``inp.config`` asks for one now and no recent
+    failure says to wait; a failed summary is stored as a note, never raised.
 
     Raises:
-        UnknownAgentError: No summarizer model is configured and the invocation's agent
-            is not an LLM agent served here (no model to fall back to).
+        UnknownAppError: The step is of an app these services do not serve (retryable).
     """
     services.check_app(ref)
     loaded = await services.load_session(ref)
@@ -41,26 +73,25 @@ async def compact_events(
     if stored is not None:
         # A retry after the append: the summary's tokens may not be counted yet.
         usage = await _count(services, ref, stored)
+        if stored.error_code == COMPACTION_FAILED:
+            return CompactionResult(event_id=stored.id, usage=usage, failed=stored.error_message)
         return CompactionResult(compacted=True, event_id=inp.event_id, usage=usage)
-    plan = plan_compaction(inp.config, events)
+    plan = None if compaction_backoff(events) else plan_compaction(inp.config, events)
     if plan is None:
         return CompactionResult()
-    summary, usage_metadata = await _summarise(services, inp, ref, plan)
-    event = Event(
-        id=inp.event_id,
-        invocation_id=ref.invocation_id,
-        author=USER_AUTHOR,
-        timestamp=inp.timestamp,
-        usage_metadata=usage_metadata,
-        actions=EventActions(
-            compaction=EventCompaction(
-                start_timestamp=plan.start_timestamp,
-                end_timestamp=plan.end_timestamp,
-                compacted_content=summary,
-                start_event_id=plan.start_event_id,
-                end_event_id=plan.end_event_id,
-            )
-        ),
+    try:
+        summary, usage_metadata = await _summarise(services, inp, ref, plan)
+    except _SummaryFailed as failure:
+        return await _note_failure(services, inp, ref, failure)
+    event = _event(inp, ref, usage_metadata)
+    event.actions = EventActions(
+        compaction=EventCompaction(
+            start_timestamp=plan.start_timestamp,
+            end_timestamp=plan.end_timestamp,
+            compacted_content=summary,
+            start_event_id=plan.start_event_id,
+            end_event_id=plan.end_event_id,
+        )
     )
     await append_to_session(services, ref, [event])
     return CompactionResult(
@@ -69,6 +100,35 @@ async def compact_events(
         covered_events=plan.covered_events,
         usage=await _count(services, ref, event),
     )
+
+
+def _event(
+    inp: CompactionInput,
+    ref: SessionRef,
+    usage: types.GenerateContentResponseUsageMetadata | None,
+) -> Event:
+    """The step's event, under the id the workflow chose."""
+    return Event(
+        id=inp.event_id,
+        invocation_id=ref.invocation_id,
+        author=USER_AUTHOR,
+        timestamp=inp.timestamp,
+        usage_metadata=usage,
+    )
+
+
+async def _note_failure(
+    services: StepServices, inp: CompactionInput, ref: SessionRef, failure: _SummaryFailed
+) -> CompactionResult:
+    """Store the note of a failed summary (no content: the model never sees it)."""
+    reason = str(failure)[:_REASON_CHARS]
+    note = _event(inp, ref, failure.usage)
+    note.error_code, note.error_message = COMPACTION_FAILED, f"compaction failed: {reason}"
+    await append_to_session(services, ref, [note])
+    record_compaction_failure(failure.kind)
+    log.warning("compaction of %s failed (%s): %s", ref.key, failure.kind, reason)
+    usage = await _count(services, ref, note)
+    return CompactionResult(event_id=note.id, usage=usage, failed=note.error_message)
 
 
 async def _count(services: StepServices, ref: SessionRef, event: Event) -> TokenUsage:
@@ -83,13 +143,56 @@ async def _count(services: StepServices, ref: SessionRef, event: Event) -> Token
 async def _summarise(
     services: StepServices, inp: CompactionInput, ref: SessionRef, plan: CompactionPlan
 ) -> tuple[types.Content, types.GenerateContentResponseUsageMetadata | None]:
-    """The summary of ``plan.inputs`` from the configured model (or the agent's)."""
-    name = inp.config.summarizer_model or services.agents.model_of(ref.agent_name)
-    text = f"{inp.config.prompt}\n\n{transcript(plan.inputs)}"
-    request = LlmRequest(
-        model=name, contents=[types.Content(role="user", parts=[types.Part(text=text)])]
-    )
-    fault_point("compaction.during_summary")
-    response = await services.models.resolve(name).generate(request)
-    summary = types.Content(role="model", parts=[types.Part(text=response.text())])
-    return summary, response.usage
+    """The summary of ``plan.inputs`` from the configured model (or the agent's).
+
+    Raises:
+        _SummaryFailed: The summarizer raised or ran out of time, or its text cannot be
+            stored.
+    """
+    timeout = inp.timeout_seconds * _SUMMARIZER_SHARE if inp.timeout_seconds else None
+    deadline = asyncio.timeout(timeout)
+    try:
+        async with deadline:
+            name = inp.config.summarizer_model or services.agents.model_of(ref.agent_name)
+            text = f"{inp.config.prompt}\n\n{transcript(plan.inputs)}"
+            request = LlmRequest(
+                model=name, contents=[types.Content(role="user", parts=[types.Part(text=text)])]
+            )
+            fault_point("compaction.during_summary")
+            response = await services.models.resolve(name).generate(request)
+    except Exception as err:  # any failure of the summarizer's: it is only an optimisation
+        if isinstance(err, TimeoutError) and deadline.expired():
+            late = f"the summarizer took more than {timeout:g} s"
+            raise _SummaryFailed("timeout", late) from None
+        raised = f"the summarizer raised {type(err).__name__}: {err}"
+        raise _SummaryFailed("raised", raised) from err
+    summary = response.text()
+    _check_summary(summary, inp, response.usage)
+    return types.Content(role="model", parts=[types.Part(text=summary)]), response.usage
+
+
+def _check_summary(
+    summary: str,
+    inp: CompactionInput,
+    usage: types.GenerateContentResponseUsageMetadata | None,
+) -> None:
+    """Refuse a summary the store cannot hold, or one over the reply budget (stored, it
+    would reach the model on every later turn).
+
+    Raises:
+        _SummaryFailed: The text is not UTF-8 (a lone surrogate) or is over
+            ``model_reply_bytes``.
+    """
+    try:
+        size = len(summary.encode())
+    except UnicodeEncodeError as err:
+        raise _SummaryFailed(
+            "unencodable", f"the summary is not valid UTF-8 text ({err.reason})", usage
+        ) from None
+    limit = inp.budgets.model_reply_bytes
+    if size > limit:
+        raise _SummaryFailed(
+            "oversized",
+            f"the summary is {size} bytes, over the model_reply_bytes budget of {limit}",
+            usage,
+        )

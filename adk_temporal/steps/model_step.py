@@ -61,7 +61,9 @@ from ..usage import TokenUsage
 from .agent_spec import describe_tree
 from .forwarding import PartialForwarder
 from .heartbeat import Heartbeat, heartbeating
+from .pacing import pace
 from .ref import SessionRef
+from .reservation import reserve_step, reserved
 from .services import StepServices
 from .session_cache import LoadedSession
 from .tool_call import tool_options
@@ -146,9 +148,10 @@ async def model_step(
     reply = await _step(services, inp, step_ref, attempt, heartbeat)
     if isinstance(reply, RouteStep | DelegateStep | OverBudgetStep):
         return reply
-    if reply.usage is not None and services.app.token_budgets.bounded():
+    if services.app.token_budgets.bounded():
         # Under the step's event id: a retry that finds the reply stored counts it once.
-        tokens = reply.usage.total_tokens
+        # This settles the step's reservation, also for a model that reports no usage.
+        tokens = reply.usage.total_tokens if reply.usage is not None else 0
         await services.sessions.record_tokens(ref.key, inp.model_event_id, tokens)
     return reply if chosen is None else reply.model_copy(update={"agent": chosen})
 
@@ -207,13 +210,30 @@ async def _step(
             await step.store([event])
             return ended
     request = await _request(step)
+    held = await reserve_step(services, inp, ref, request, heartbeat)
+    if held is not None:
+        return held
+    async with reserved(services, inp, ref):
+        return await _answer(step, cctx, request, attempt, heartbeat)
+
+
+async def _answer(
+    step: _Step,
+    cctx: CallbackContext,
+    request: LlmRequest,
+    attempt: int,
+    heartbeat: Heartbeat | None,
+) -> ModelStepResult:
+    """Call the model and record its reply."""
     taken = _taken_ids(step)
     try:
         response = await _call_model(step, cctx, request, attempt, heartbeat)
     except ModelUnavailableError as err:
         # A provider may ask for hours; the worker's bound keeps the run moving.
         if err.retry_after is not None:
-            err.retry_after = min(err.retry_after, services.app.max_retry_after.total_seconds())
+            err.retry_after = min(
+                err.retry_after, step.services.app.max_retry_after.total_seconds()
+            )
         raise
     return await _record_reply(step, response, taken)
 
@@ -345,6 +365,7 @@ async def _call_model(
             early = await maybe_await(agent.before_model_callback(cctx, request))
             if isinstance(early, LlmResponse):
                 return early
+        await pace(step.services, agent.model)
         response = await _generate(
             agent, step.model, step.services.models.resolve(step.model), request, forwarder
         )

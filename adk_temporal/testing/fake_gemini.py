@@ -9,7 +9,7 @@ recorded, with the API key removed, for assertions.
 A streamed reply is written one SSE event at a time, each sent as soon as it is written, with
 an optional pause between events and an optional gate before the last one, so a test can
 see a first chunk arrive while the server still holds the rest (:attr:`events_sent` counts
-what went out, :attr:`sent_at` says when).
+what went out, each event before a client can read it; :attr:`sent_at` says when).
 
 The server runs in its own thread, so it serves sync and async tests alike. An empty queue is
 answered with HTTP 500 and a message saying so, which makes a test's missing reply obvious —
@@ -214,12 +214,15 @@ class _Handler(BaseHTTPRequestHandler):
                 while not reply.hold_last.wait(0.05):
                     if state.stopping.is_set():
                         return
+            # Counted before it is written: once written, the client may read it and
+            # finish before this thread runs again (under load it did, and a test read
+            # two events sent of three received).
+            with state.lock:
+                state.sent_at.append(time.perf_counter())
             self.wfile.write(event)
             # Sent now rather than with the next write, so the client can read this chunk
             # while the server still holds the rest.
             self.wfile.flush()
-            with state.lock:
-                state.sent_at.append(time.perf_counter())
 
 
 def _error_body(status: int, message: str, status_name: str | None = None) -> dict[str, Any]:
@@ -321,7 +324,8 @@ class FakeGeminiServer:
 
     @property
     def events_sent(self) -> int:
-        """How many SSE events all streamed replies have written so far."""
+        """How many SSE events all streamed replies have written so far; an event counts
+        before it is written, so a client that read it always finds it counted."""
         with self._state.lock:
             return len(self._state.sent_at)
 

@@ -10,6 +10,9 @@ status and error type, with the desk's reason and the earlier answer (who, when)
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+import secrets
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -108,6 +111,10 @@ class Gateway:
         temporal_ui: The Temporal UI's base URL, for links to runs; ``None`` for none.
         answer_wait: Seconds a checked answer waits for a worker before it becomes a signal.
         link_secret: Verifies answer links; ``None`` refuses every link.
+        page_secret: Keys the page tokens the API and console hand out (HMAC), so a
+            client cannot make one; ``None``: derived from ``link_secret``, so every
+            gateway of a deployment takes the others' tokens, else a random key of this
+            process (a token then outlives neither a restart nor a switch of replica).
         keepalive: Seconds of silence after which an event stream sends a comment, so
             proxies in between do not close it while nothing happens.
     """
@@ -120,10 +127,17 @@ class Gateway:
     answer_wait: float = 5.0
     link_secret: bytes | None = field(default=None, repr=False)
     keepalive: float = 15.0
+    page_secret: bytes | None = field(default=None, repr=False)
     desk: AnswerDesk = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.desk = AnswerDesk(self.adk)
+        if self.page_secret is None:
+            self.page_secret = (
+                hmac.new(self.link_secret, b"adk-temporal page tokens", hashlib.sha256).digest()
+                if self.link_secret is not None
+                else secrets.token_bytes(32)
+            )
 
     # ---------------------------------------------------------------- runs
 
@@ -227,7 +241,11 @@ class Gateway:
         )
         try:
             page = await list_page(
-                self.adk.client, query, page_size=page_size, page_token=page_token
+                self.adk.client,
+                query,
+                page_size=page_size,
+                page_token=page_token,
+                key=self.page_secret,
             )
         except InvalidPageTokenError as err:
             raise ApiError(400, "invalid_page_token", str(err)) from err
@@ -334,6 +352,7 @@ class Gateway:
                 app_name=app_name,
                 page_size=page_size,
                 page_token=page_token,
+                page_key=self.page_secret,
             )
         except InvalidPageTokenError as err:
             raise ApiError(400, "invalid_page_token", str(err)) from err

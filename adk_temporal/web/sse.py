@@ -10,10 +10,12 @@ for a minute or so, so a ``: keep-alive`` comment goes out after every ``keepali
 silence.
 
 Streams are bounded: :class:`StreamSlots` refuses one over the gateway's or the token's
-limit (429), and a reader that stays more than ``backlog_bytes`` behind for
-``slow_reader_seconds`` gets a last ``event: dropped`` (``{"reason": "slow_reader",
-"message": ...}``) instead of the events it did not take, which the gateway would otherwise
-hold for it without bound.
+limit (429); each stream reads ahead of its reader at most ``backlog_bytes`` (plus one
+frame, and the follower's one page of stored events), then waits for the reader; and a
+reader that stays that far behind for ``slow_reader_seconds`` gets a last
+``event: dropped`` (``{"reason": "slow_reader", "message": ...}``) instead of the events it
+did not take. Before the read-ahead waited, a reader that stopped made the gateway hold
+what arrived in the meantime: 200 MB for ten seconds, replaying a 200 MB session.
 """
 
 from __future__ import annotations
@@ -155,11 +157,10 @@ _DROPPED = object()
 class _Backlog:
     """The frames read ahead of one reader, and whether it stayed too far behind.
 
-    A task reads ``frames`` as they come; the reader takes them with :meth:`next`. Once
-    more than ``limit`` bytes have waited ``patience`` seconds on end, the waiting frames
-    are discarded and ``frames`` is closed: the follower behind it buffers whatever
-    arrives, so a reader that stopped would otherwise make the gateway hold every later
-    event for it.
+    A task reads ``frames`` as they come, and stops reading while more than ``limit`` bytes
+    wait; the reader takes them with :meth:`next`. Once more than ``limit`` bytes have
+    waited ``patience`` seconds on end, the waiting frames are discarded and ``frames`` is
+    closed, so a reader that stopped holds neither the gateway's memory nor its follower.
     """
 
     def __init__(
@@ -171,6 +172,7 @@ class _Backlog:
         self._waiting: deque[bytes] = deque()
         self._size = 0
         self._arrived = asyncio.Event()
+        self._taken = asyncio.Event()
         self._finished = False
         self._timer: asyncio.TimerHandle | None = None
         self._task = asyncio.create_task(self._read(frames))
@@ -185,6 +187,7 @@ class _Backlog:
         item = self._waiting.popleft()
         self._size -= len(item)
         self._watch()
+        self._taken.set()
         return item
 
     async def close(self) -> None:
@@ -203,6 +206,11 @@ class _Backlog:
                     self._size += len(item)
                     self._watch()
                     self._arrived.set()
+                    # Read no further ahead until the reader takes something: the follower
+                    # behind keeps no more than a page meanwhile.
+                    while self._size > self.limit:
+                        self._taken.clear()
+                        await self._taken.wait()
         except Exception as err:  # handed to the reader's side, where it is raised
             self.outcome = err
         finally:
@@ -241,7 +249,8 @@ async def with_backlog(
     patience: float,
     name: str = "an event stream",
 ) -> AsyncGenerator[bytes, None]:
-    """``frames``, read as fast as they come and handed on as fast as the reader takes them.
+    """``frames``, read ahead of the reader by at most ``limit`` bytes (and one frame), and
+    handed on as fast as the reader takes them.
 
     Once more than ``limit`` bytes have waited for the reader for ``patience`` seconds on
     end, the waiting frames are discarded, ``frames`` is closed, and a last ``dropped``

@@ -37,6 +37,7 @@ from adk_temporal.sessions import (
 )
 from adk_temporal.sessions.partials import PARTIAL_TTL_SECONDS
 from adk_temporal.testing.postgres import PostgresNotInstalledError, PostgresServer
+from adk_temporal.usage import MAX_TOKENS, TokenBudgets
 
 from .conftest import RICH_BLOB, StepClock, rich_event
 
@@ -374,6 +375,21 @@ async def test_append_keeps_order_and_after_sequence_returns_the_tail(
     assert beyond.events == []
     with pytest.raises(InvalidSessionRequestError, match="after_sequence must be >= 0, got -1"):
         await service.get(SessionKey(APP, USER, "s-1"), after_sequence=-1)
+
+
+async def test_get_reads_a_page_of_events_at_a_time(service: SessionService) -> None:
+    """get(after_sequence=n, limit=k) returns events n+1..n+k, so a reader goes through a
+    long session a page at a time; a limit below 1 is refused."""
+    key = SessionKey(APP, USER, "s-1")
+    await service.create(key)
+    await service.append_events(key, [_event(f"e-{n}") for n in range(5)])
+    pages = [
+        [e.id for e in (await service.get(key, after_sequence=at, limit=2)).events]
+        for at in (0, 2, 4, 5)
+    ]
+    assert pages == [["e-0", "e-1"], ["e-2", "e-3"], ["e-4"], []]
+    with pytest.raises(InvalidSessionRequestError, match="limit must be >= 1"):
+        await service.get(key, limit=0)
 
 
 async def test_append_stamps_missing_timestamps_and_keeps_given_ones(
@@ -969,18 +985,114 @@ async def test_ledger_outlives_a_deleted_session(service: SessionService) -> Non
     assert (await service.token_totals(kept)).used == {"session": 0, "user": 40, "app": 40}
 
 
+LONG = 10_000.0
+"""A lease no test outlives (the store's clock steps one second per reading)."""
+
+
+async def test_a_reservation_counts_until_its_step_records_and_replaces_its_own(
+    service: SessionService,
+) -> None:
+    """A reservation counts in every scope until the step's tokens are recorded, which
+    settles it in the same write; a retried step's reservation replaces its first."""
+    mine, other = SessionKey(APP, USER, "s1"), SessionKey(APP, USER, "s2")
+    budgets = TokenBudgets(user=1000)
+    first = await service.reserve_tokens(mine, "e1", 300, budgets, lease=LONG)
+    again = await service.reserve_tokens(mine, "e1", 250, budgets, lease=LONG)
+    assert first.reserved and again.reserved
+    assert (await service.token_totals(other)).reserved == {"session": 0, "user": 250, "app": 250}
+    await service.record_tokens(mine, "e1", 100)
+    totals = await service.token_totals(mine)
+    assert (totals.used["user"], totals.reserved["user"]) == (100, 0)
+
+
+async def test_reservations_hold_a_budget_and_spending_crosses_it(
+    service: SessionService,
+) -> None:
+    """With the rest of a budget reserved the next step is held (naming what is reserved);
+    once spending alone reaches it, the step is over; a release frees what was held."""
+    key = SessionKey(APP, USER, "s1")
+    budgets = TokenBudgets(session=500)
+    assert (await service.reserve_tokens(key, "a", 300, budgets, lease=LONG)).reserved
+    assert (await service.reserve_tokens(key, "b", 300, budgets, lease=LONG)).reserved
+    held = await service.reserve_tokens(key, "c", 300, budgets, lease=LONG)
+    assert not held.reserved and held.over is None
+    assert held.held is not None and (held.held.used, held.held.reserved) == (0, 600)
+    await service.release_tokens(key, "b")
+    await service.record_tokens(key, "a", 500)
+    over = await service.reserve_tokens(key, "c", 300, budgets, lease=LONG)
+    assert over.over is not None and (over.over.scope, over.over.used) == ("session", 500)
+    assert (await service.token_totals(key)).reserved["session"] == 0
+
+
+async def test_a_reservation_whose_lease_ended_stops_counting(service: SessionService) -> None:
+    """A step that died holding a reservation holds it only for its lease."""
+    key = SessionKey(APP, USER, "s1")
+    budgets = TokenBudgets(app=100)
+    assert (await service.reserve_tokens(key, "dead", 100, budgets, lease=3)).reserved
+    held = await service.reserve_tokens(key, "next", 100, budgets, lease=LONG)
+    assert held.held is not None
+    assert (await service.token_totals(key)).reserved["app"] == 100
+    assert (await service.reserve_tokens(key, "next", 100, budgets, lease=LONG)).reserved
+    assert (await service.token_totals(key)).reserved["app"] == 100
+
+
+async def test_concurrent_reservations_pass_a_budget_by_one_reservation_at_most(
+    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
+) -> None:
+    """40 steps of one user reserve at once through four connections: the reservations
+    granted pass the user's budget by less than one of them; the rest are held."""
+    budgets = TokenBudgets(user=1000)
+
+    async def reserve(store: SessionService, n: int) -> bool:
+        key = SessionKey(APP, USER, f"s{n % 7}")
+        reservation = await store.reserve_tokens(key, f"e{n}", 300, budgets, lease=LONG)
+        assert reservation.reserved or reservation.held is not None
+        return reservation.reserved
+
+    async with open_service() as a, open_service() as b, open_service() as c, open_service() as d:
+        stores = (a, b, c, d)
+        granted = await asyncio.gather(*(reserve(stores[n % 4], n) for n in range(40)))
+        reserved = (await a.token_totals(SessionKey(APP, USER, "s0"))).reserved["user"]
+    assert sum(granted) == 4 and reserved == 1200
+
+
+async def test_a_limits_call_slots_are_shared_by_every_connection(
+    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
+) -> None:
+    """20 steps of a limit of one call per 10 s take slots at once through four
+    connections: one starts now, each other 10 s after the one before (told how long to
+    wait); another limit's slots are its own; a bad request is refused."""
+    async with open_service() as a, open_service() as b, open_service() as c, open_service() as d:
+        stores = (a, b, c, d)
+        waits = sorted(
+            await asyncio.gather(*(stores[n % 4].take_call_slot("gemini", 0.1) for n in range(20)))
+        )
+        assert await a.take_call_slot("other", 0.1) == 0.0
+        with pytest.raises(InvalidSessionRequestError, match="above 0"):
+            await a.take_call_slot("gemini", 0)
+    assert waits[0] <= 5
+    assert all(10 * n - 5 < wait <= 10 * n for n, wait in enumerate(waits) if n)
+
+
 @pytest.mark.parametrize(
     ("key", "entry_id", "tokens", "problem"),
     [
         (SessionKey(APP, USER, ""), "e1", 1, "session_id"),
         (SessionKey(APP, USER, "s1"), "", 1, "non-empty id"),
-        (SessionKey(APP, USER, "s1"), "e1", -1, "negative"),
+        (SessionKey(APP, USER, "s1"), "e1", -1, "0 to"),
+        (SessionKey(APP, USER, "s1"), "e1", 2**63, "0 to"),
+        (SessionKey(APP, USER, "s1"), "e1", 10**30, "0 to"),
+        (SessionKey(APP, USER, "s1"), "e1", MAX_TOKENS + 1, "0 to"),
     ],
 )
 async def test_ledger_refuses_bad_entries(
     service: SessionService, key: SessionKey, entry_id: str, tokens: int, problem: str
 ) -> None:
-    """A malformed entry is refused with a typed error naming the problem; nothing counts."""
+    """A malformed or out-of-range entry (a spend or a grant beyond 64 bits among them) is
+    refused with a typed error naming the problem; nothing counts."""
     with pytest.raises(InvalidSessionRequestError, match=problem):
         await service.record_tokens(key, entry_id, tokens)
-    assert (await service.token_totals(SessionKey(APP, USER, "s1"))).used["app"] == 0
+    with pytest.raises(InvalidSessionRequestError, match=problem):
+        await service.grant_tokens(key, "user", entry_id, tokens)
+    totals = await service.token_totals(SessionKey(APP, USER, "s1"))
+    assert (totals.used["app"], totals.granted["user"]) == (0, 0)

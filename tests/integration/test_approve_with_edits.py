@@ -54,7 +54,8 @@ async def test_an_approval_with_edited_arguments_runs_the_call_with_them(
     run_worker: WorkerFactory,
 ) -> None:
     """An editable tool's call approved with ``amount: 50`` runs with 50; the reply and
-    the audit keep the shown digest, the edited one and the editor. ADK-Python's
+    the audit keep the shown digest, the edited one and the editor; an edit of 10**30,
+    2**63 or below -2**63 is refused typed, as schema-breaking edits are. ADK-Python's
     tool_confirmation.py has no edits: this extends its approve-then-re-run flow
     (tests/unittests/flows/llm_flows/test_request_confirmation.py)."""
     agent, models = _agent()
@@ -65,6 +66,9 @@ async def test_an_approval_with_edited_arguments_runs_the_call_with_them(
         assert request.edit_schema is not None
         with pytest.raises(InvalidEditError, match=r"\$\.amount: type"):
             await handle.confirm(request.id, True, edited_args={"amount": "lots", "to": "bob"})
+        for wide in (10**30, 2**63, -(2**63) - 1):
+            with pytest.raises(InvalidEditError, match=r"outside 64 bits at \$\.amount"):
+                await handle.confirm(request.id, True, edited_args={"amount": wide, "to": "bob"})
         with pytest.raises(EditNotAllowedError, match="approval, not a rejection"):
             await handle.confirm(request.id, False, edited_args={"amount": 5, "to": "bob"})
         edited = {"amount": 50, "to": "bob"}

@@ -7,6 +7,7 @@ import gc
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import aclosing
 from typing import Any
@@ -420,6 +421,36 @@ async def test_first_chunk_arrives_while_the_server_holds_the_last(
         release_last.set()
         rest = [item async for item in stream]
     assert [r.text() for r in rest] == ["cd", "ef", "abcdef"]
+    assert server.events_sent == 3
+
+
+class _LateBooks:
+    """The server's lock, taken late by the server's threads: a thread preempted under load
+    before it updates what it sent. The test's own thread takes it at once."""
+
+    def __init__(self, reader: int) -> None:
+        self._lock = threading.Lock()
+        self._reader = reader
+
+    def __enter__(self) -> None:
+        if threading.get_ident() != self._reader:
+            time.sleep(0.3)
+        self._lock.acquire()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._lock.release()
+
+
+async def test_an_event_is_counted_before_the_client_can_read_it(
+    server: FakeGeminiServer, model: GeminiModel
+) -> None:
+    """A client that has read the whole stream finds every event counted, however late the
+    server's thread gets to its books: the race that failed the test above once under load
+    (the client read the last event before the server counted it)."""
+    server._state.lock = _LateBooks(threading.get_ident())  # type: ignore[assignment]
+    server.enqueue_text_stream("abcdef", chunk_chars=2)
+    items = [item async for item in model.generate_stream(request())]
+    assert [i.text() for i in items] == ["ab", "cd", "ef", "abcdef"]
     assert server.events_sent == 3
 
 

@@ -153,9 +153,9 @@ async def test_a_rate_limit_holds_across_two_worker_processes(
     deployment: Deployment, gemini: FakeGeminiServer, temporal_client: Client
 ) -> None:
     """16 invocations at once, a 2/s limit on gemini-2.5-* given to two workers: all
-    complete, none is refused by a server allowing 6 in any second, and the calls keep to
-    the limit — Temporal's token bucket lets an idle queue start at most a short burst, then
-    2 a second (any span holds at most 2 per second plus the burst)."""
+    complete, none is refused by a server allowing 6 in any second, and no second sees
+    more than the documented twice the rate (Temporal's full token bucket alone let five
+    through in the first second; the start slots the workers share hold them to the rate)."""
     rate = 2
     gemini.answer_by_default("ok")
     gemini.limit_rate(3 * rate, retry_after=1)
@@ -171,10 +171,8 @@ async def test_a_rate_limit_holds_across_two_worker_processes(
     assert quick.status == "completed"
     assert [r.status for r in gemini.requests] == [200] * 17
     arrivals = sorted(r.received_at for r in gemini.requests if r.model.startswith("gemini-2.5"))
-    burst = 2 * rate
-    for first, start in enumerate(arrivals):
-        for last in range(first, len(arrivals)):
-            assert last - first + 1 <= rate * (arrivals[last] - start) + burst + 1
+    busiest = max(sum(1 for t in arrivals if start <= t < start + 1.0) for start in arrivals)
+    assert busiest <= 2 * rate
 
 
 async def _queued(handles: list[InvocationHandle], count: int) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import time
 import uuid
@@ -128,7 +130,8 @@ async def _started(notice: WorkflowHandle[Any, Any]) -> None:
 async def test_a_pause_is_notified_signed_with_links_and_answered_once(
     run_worker: WorkerFactory,
 ) -> None:
-    """The receiver verifies the signature; the document names the request, its answer URL
+    """The receiver verifies the signature, which covers the Idempotency-Key (checked with
+    the standard library as the docs show); the document names the request, its answer URL
     and two signed links; answering through the client completes the run once."""
     hook = Hook()
     hook.up()
@@ -164,10 +167,15 @@ async def test_a_pause_is_notified_signed_with_links_and_answered_once(
         SECRET,
         signature=headers["X-Adk-Signature"],
         timestamp=headers["X-Adk-Timestamp"],
+        idempotency_key=headers["Idempotency-Key"],
         body=body,
         now=time.time(),
     )
     assert headers["Idempotency-Key"] == doc["id"]
+    # The recipe the docs give a receiver without adk-temporal: the key is signed too.
+    signed = f"{headers['X-Adk-Timestamp']}.{headers['Idempotency-Key']}.".encode() + body
+    mac = hmac.new(SECRET, signed, hashlib.sha256).hexdigest()
+    assert headers["X-Adk-Signature"] == f"v2={mac}"
     assert doc["type"] == "invocation.paused"
     assert (doc["app"], doc["user_id"], doc["session_id"]) == (APP_NAME, USER, session_id)
     assert doc["workflow_id"] == handle.workflow_id

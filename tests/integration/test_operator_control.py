@@ -20,7 +20,7 @@ from google.genai import types
 from adk_temporal.agents import Agent
 from adk_temporal.context import ToolContext
 from adk_temporal.devserver import DevServer
-from adk_temporal.errors import UnknownRequestIdError
+from adk_temporal.errors import InvocationClosedError, UnknownRequestIdError
 from adk_temporal.events import Event
 from adk_temporal.ids import SessionKey
 from adk_temporal.models import (
@@ -30,6 +30,7 @@ from adk_temporal.models import (
     ScriptedModel,
     ScriptedReply,
 )
+from adk_temporal.visibility import run_status
 from adk_temporal.workflows.messages import ADK_STATUS
 
 from ..commands import run_cli
@@ -373,7 +374,8 @@ async def test_cancel_of_a_closed_run_names_its_state_and_exits_1(
     run_worker: WorkerFactory, dev_server: DevServer
 ) -> None:
     """`adk-temporal cancel` of a completed run, and of one already cancelled, says which
-    state the run is in and exits 1 (--json too), instead of claiming to have cancelled it."""
+    state the run is in and exits 1 (--json too), instead of claiming to have cancelled it;
+    AdkClient's cancel raises InvocationClosedError naming the state, the run unchanged."""
     agents, models = _app(buy, item="mug")
     models.register("scripted:done", lambda n: ScriptedModel(name=n, script=["done"]))
     agents.append(Agent("quick", "scripted:done"))
@@ -390,6 +392,9 @@ async def test_cancel_of_a_closed_run_names_its_state_and_exits_1(
             "status": "cancelled",
         }
     for handle, state in ((done, "completed"), (waiting, "cancelled")):
+        with pytest.raises(InvocationClosedError, match=f"is {state}: only a running"):
+            await handle.cancel()
+        assert run_status(await handle.describe()) == state
         again = await _cli(dev_server, "cancel", handle.workflow_id)
         assert again.returncode == 1, again.stdout + again.stderr
         assert f"{handle.workflow_id} is {state}" in again.stderr.replace("\n", " ")

@@ -184,8 +184,12 @@ async def test_cli_pending_and_list_page_and_stream(
     assert isinstance(streamed, list) and len(streamed) == RUNS + 2
 
 
-def _http(temporal_client: Client, waiting: Waiting) -> httpx.AsyncClient:
-    served = Gateway(adk=AdkClient(temporal_client, task_queue=waiting.task_queue))
+def _http(
+    temporal_client: Client, waiting: Waiting, link_secret: bytes | None = None
+) -> httpx.AsyncClient:
+    served = Gateway(
+        adk=AdkClient(temporal_client, task_queue=waiting.task_queue), link_secret=link_secret
+    )
     app = create_app(served, TokenBook.parse(f"{TOKEN} {waiting.app}", "tokens"), console=True)
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway")
     http.cookies.set(COOKIE, app.state.console_sessions.sign_in(frozenset({ALL_APPS})))
@@ -220,6 +224,32 @@ async def test_gateway_lists_waiting_runs_and_runs_a_page_at_a_time(
         )
         too_big = await http.get(f"/v1/apps/{waiting.app}/runs", params={"page_size": 5000})
         assert too_big.status_code == 422
+
+
+async def test_gateway_page_tokens_are_keyed_so_a_client_cannot_mint_one(
+    temporal_client: Client, waiting: Waiting
+) -> None:
+    """A token made with the public, unkeyed scheme for the very listing /pending serves
+    (as any client could make one from a Temporal token) is a 400; a gateway with the same
+    link secret takes another's token, one with another secret refuses it."""
+    adk = AdkClient(temporal_client, task_queue=waiting.task_queue)
+    _, minted = await adk.waiting_page(
+        task_queue=waiting.task_queue, app_name=waiting.app, page_size=64
+    )
+    assert minted is not None
+    path = f"/v1/apps/{waiting.app}/pending"
+    async with (
+        _http(temporal_client, waiting, b"s1") as first,
+        _http(temporal_client, waiting, b"s1") as twin,
+        _http(temporal_client, waiting, b"s2") as other,
+    ):
+        forged = await first.get(path, params={"page_token": minted})
+        assert forged.status_code == 400, forged.text
+        assert forged.json()["error"]["type"] == "invalid_page_token"
+        handed = (await first.get(path, params={"page_size": 64})).json()["next_page_token"]
+        assert (await twin.get(path, params={"page_token": handed})).status_code == 200
+        refused = await other.get(path, params={"page_token": handed})
+        assert refused.status_code == 400
 
 
 _SESSION_LINK = re.compile(r'href="/console/apps/[^/"]+/users/u/sessions/(s\d{4})"')

@@ -4,19 +4,23 @@ answer — the client's checked update, the CLI, a raw signal — and refused cl
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from pathlib import Path
 
 import pytest
 from temporalio.client import Client
 
 from adk_temporal.agents import Agent
 from adk_temporal.devserver import DevServer
+from adk_temporal.errors import InvalidResumeInputError
 from adk_temporal.ids import SessionKey
+from adk_temporal.sessions import PostgresSessionService, SessionService, SqliteSessionService
 from adk_temporal.testing.fake_gemini import FakeGeminiServer
-from adk_temporal.usage import TokenBudgets
+from adk_temporal.usage import MAX_TOKENS, SCOPES, TokenBudgets
 
 from ..commands import run_cli
-from ..priced import priced_agent
+from ..priced import TOKENS_PER_REPLY, priced_agent
 from .conftest import WorkerFactory, gemini_models
 
 pytestmark = pytest.mark.integration
@@ -105,3 +109,77 @@ async def test_gemini_usage_counts_towards_a_user_budget_across_invocations(
         totals = await rt.sessions.token_totals(second)
     assert (result.status, result.final_text) == ("completed", "second")
     assert (totals.used["user"], totals.granted["user"]) == (125, 50)
+
+
+@pytest.mark.parametrize(
+    "allow", [10**30, 2**63, 1e30, 7.5], ids=["10**30", "2**63", "1e30", "7.5"]
+)
+async def test_a_grant_beyond_the_ledger_is_refused_where_it_enters_and_changes_nothing(
+    run_worker: WorkerFactory, allow: int | float
+) -> None:
+    """A grant over MAX_TOKENS (10**30, 2**63, 1e30) or not an integer is refused by the
+    checked answer with a typed error and, sent as a raw signal, recorded as refused: the
+    request stays open, the ledger holds no grant, the model is not called; a valid grant
+    then completes the run (before the bound, every step failed with OverflowError)."""
+    priced = priced_agent()
+    key = _key()
+    async with run_worker(
+        [priced.agent], models=priced.models, token_budgets=TokenBudgets(session=50)
+    ) as rt:
+        assert (await (await rt.adk.start(*key, "assistant", "hi")).result()).status == "completed"
+        paused = await rt.adk.start(*key, "assistant", "again")
+        await paused.wait_for_status("awaiting_input", timeout=60)
+        [request] = await paused.pending()
+        with pytest.raises(InvalidResumeInputError, match="allow"):
+            await paused.resume(request.id, {"allow": allow})
+        raw = rt.client.get_workflow_handle(paused.workflow_id)
+        await raw.signal("adk_resume", {"interrupt_id": request.id, "input": {"allow": allow}})
+        async with asyncio.timeout(60):
+            while not [s for s in (await paused.status()).ignored_signals if request.id in s]:
+                await asyncio.sleep(0.1)
+        assert [p.id for p in await paused.pending()] == [request.id]
+        assert (await rt.sessions.token_totals(key)).granted == dict.fromkeys(SCOPES, 0)
+        assert priced.model_calls == 1
+        await paused.resume(request.id, {"allow": MAX_TOKENS})
+        result = await paused.result()
+        totals = await rt.sessions.token_totals(key)
+    assert result.status == "completed"
+    assert totals.granted["session"] == MAX_TOKENS and priced.model_calls == 2
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
+async def test_twenty_runs_of_one_user_at_once_spend_the_budget_once(
+    run_worker: WorkerFactory, request: pytest.FixtureRequest, tmp_path: Path, store: str
+) -> None:
+    """20 runs of one user start together against TokenBudgets(user=500), 100 tokens a
+    step: each step reserves its worst case before its model call, so together they spend
+    at most 500 plus one step (here 500: five complete) and the other fifteen pause for a
+    grant, as a budget reached does; no reservation is left. Before reservations every run
+    read the same total: 2,000 tokens spent, none paused."""
+    priced = priced_agent(max_output_tokens=20, latency=0.5)
+    sessions: SessionService = (
+        SqliteSessionService(tmp_path / "budget.db")
+        if store == "sqlite"
+        else PostgresSessionService(request.getfixturevalue("postgres_dsn"))
+    )
+    keys = [_key() for _ in range(20)]
+    try:
+        async with run_worker(
+            [priced.agent],
+            models=priced.models,
+            token_budgets=TokenBudgets(user=500),
+            sessions=sessions,
+            max_cached_workflows=100,
+        ) as rt:
+            handles = await asyncio.gather(*(rt.adk.start(*k, "assistant", "go") for k in keys))
+            ended = await asyncio.gather(
+                *(h.wait_for_status("completed", "awaiting_input", timeout=120) for h in handles)
+            )
+            totals = await sessions.token_totals(keys[0])
+    finally:
+        await sessions.close()
+    completed = [s for s in ended if s.status == "completed"]
+    assert totals.used["user"] <= 500 + TOKENS_PER_REPLY
+    assert totals.used["user"] == TOKENS_PER_REPLY * len(completed) == 100 * priced.model_calls
+    assert len(completed) == 5 and len(ended) - len(completed) == 15
+    assert totals.reserved == dict.fromkeys(SCOPES, 0)

@@ -16,7 +16,10 @@ from pydantic import ValidationError
 from adk_temporal.agents import Agent
 from adk_temporal.app import App, Stores
 from adk_temporal.compaction import (
+    COMPACTION_FAILED,
+    MAX_BACKOFF_INVOCATIONS,
     EventsCompactionConfig,
+    compaction_backoff,
     open_boundary,
     plan_compaction,
 )
@@ -86,6 +89,36 @@ def _compaction(event_id: str, first: str, last: str, text: str) -> Event:
 
 def _texts(contents: list[types.Content]) -> list[str]:
     return [p.text or "" for c in contents for p in c.parts or []]
+
+
+def _failed(n: int) -> Event:
+    """The note a failed compaction at the end of invocation ``i-n`` leaves."""
+    return Event(id=f"f-{n}", invocation_id=f"i-{n}", author="user", error_code=COMPACTION_FAILED)
+
+
+def test_failed_compactions_back_off_doubling_per_failure() -> None:
+    """After k failures in a row, 2**(k-1) invocations begin before the next try; a
+    compaction that succeeds starts the count again."""
+    events: list[Event] = []
+    tried = []
+    for n in range(1, 13):
+        events += _turn(n)
+        if not compaction_backoff(events):
+            tried.append(n)
+            events.append(_failed(n))
+    assert tried == [1, 2, 4, 8]
+    events.append(_compaction("c-1", "i-1-u", "i-12-a", "summary"))
+    assert not compaction_backoff(events)
+
+
+def test_the_back_off_is_capped() -> None:
+    """However many failures, at most MAX_BACKOFF_INVOCATIONS invocations wait."""
+    events = [_failed(0)] * 20
+    for n in range(1, MAX_BACKOFF_INVOCATIONS):
+        events += _turn(n)
+        assert compaction_backoff(events)
+    events += _turn(MAX_BACKOFF_INVOCATIONS)
+    assert not compaction_backoff(events)
 
 
 def test_a_config_needs_a_trigger() -> None:

@@ -6,9 +6,9 @@ import pytest
 
 from adk_temporal.events import Event
 from adk_temporal.flow.messages import AdkStatus, InvocationStatus
-from adk_temporal.following import StoreReads, follow_events, with_partials
+from adk_temporal.following import PAGE_EVENTS, StoreReads, follow_events, with_partials
 from adk_temporal.ids import SessionKey
-from adk_temporal.sessions import InMemorySessionService
+from adk_temporal.sessions import InMemorySessionService, Session
 
 KEY = SessionKey("app", "u-1", "s-1")
 
@@ -87,3 +87,35 @@ async def test_a_steps_text_comes_after_the_events_stored_before_the_step() -> N
     await reads.fresh()
     rest = [event async for event in merged]
     assert [(e.id, e.partial) for e in rest] == [("reply", None)]
+
+
+class _PageCounting(InMemorySessionService):
+    """Records how many events each read returned."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.largest = 0
+
+    async def get(
+        self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
+    ) -> Session:
+        session = await super().get(key, after_sequence=after_sequence, limit=limit)
+        self.largest = max(self.largest, len(session.events))
+        return session
+
+
+async def test_a_long_session_is_followed_a_page_at_a_time() -> None:
+    """A follower never reads more than PAGE_EVENTS events at once, so a reader that
+    stopped holds a page, not the session; it still gets every event in order, and a
+    reconnect resumes behind an event several pages in."""
+    store = _PageCounting()
+    await store.create(KEY)
+    count = PAGE_EVENTS * 5 + 3
+    await store.append_events(
+        KEY, [Event(id=f"e{n}", invocation_id="inv-b", author="user") for n in range(count)]
+    )
+    assert await _followed(store, None) == [f"e{n}" for n in range(count)]
+    assert await _followed(store, f"e{PAGE_EVENTS * 3}") == [
+        f"e{n}" for n in range(PAGE_EVENTS * 3 + 1, count)
+    ]
+    assert store.largest == PAGE_EVENTS

@@ -52,6 +52,7 @@ CORE = [
     "adk_temporal.keys.forgetting",
     "adk_temporal.keys.retention",
     "adk_temporal.keys.artifacts",
+    "adk_temporal.evaluation",
 ]
 
 
@@ -172,6 +173,7 @@ LAYERS: list[set[str]] = [
         "render",
         "terminal",
         "codec_server",
+        "evaluation",
     },
     {"worker", "demo", "examples", "testing", "web"},
     {"cli"},

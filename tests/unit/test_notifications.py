@@ -209,6 +209,7 @@ def test_every_attempt_posts_the_same_body_and_key_signed_anew() -> None:
             SECRET,
             signature=headers["X-Adk-Signature"],
             timestamp=headers["X-Adk-Timestamp"],
+            idempotency_key=headers["Idempotency-Key"],
             body=body1,
             now=CREATED + 100,
         )

@@ -218,6 +218,7 @@ async def test_the_post_carries_the_signed_document_headers_and_path() -> None:
         SECRET,
         signature=headers["X-Adk-Signature"],
         timestamp=headers["X-Adk-Timestamp"],
+        idempotency_key=headers["Idempotency-Key"],
         body=body,
         now=time.time(),
     )

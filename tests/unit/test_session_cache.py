@@ -23,10 +23,12 @@ class CountingSessions(InMemorySessionService):
         super().__init__()
         self.reads: list[int] = []
 
-    async def get(self, key: SessionKey, *, after_sequence: int = 0) -> Session:
+    async def get(
+        self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
+    ) -> Session:
         """Record the read, then answer it."""
         self.reads.append(after_sequence)
-        return await super().get(key, after_sequence=after_sequence)
+        return await super().get(key, after_sequence=after_sequence, limit=limit)
 
 
 def _events(*ids: str) -> list[Event]:

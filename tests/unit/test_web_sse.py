@@ -113,6 +113,27 @@ async def test_a_reader_that_falls_behind_is_dropped_with_a_last_event() -> None
     assert "Last-Event-ID" in _dropped(rest[0])["message"]
 
 
+async def test_a_stalled_reader_holds_the_limit_and_one_frame_not_what_arrives() -> None:
+    """While the reader takes nothing (its patience not over yet), the stream reads no
+    further than the limit plus one frame: the source is not drained into memory; once the
+    reader takes frames again, every frame comes, in order."""
+    produced = 0
+
+    async def counted() -> AsyncGenerator[bytes, None]:
+        nonlocal produced
+        for n in range(1000):
+            produced += 1
+            yield str(n % 10).encode() * 1000
+
+    stream = with_backlog(counted(), limit=10_000, patience=60)
+    assert await anext(stream) == b"0" * 1000
+    for _ in range(200):  # turns of the loop, for the read-ahead to go as far as it may
+        await asyncio.sleep(0)
+    assert produced == 12
+    rest = [item async for item in stream]
+    assert len(rest) == 999 and produced == 1000
+
+
 async def test_a_reader_that_keeps_up_gets_every_frame() -> None:
     """A reader taking each frame as it comes is never dropped, whatever the total."""
     closed = asyncio.Event()
