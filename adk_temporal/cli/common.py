@@ -586,6 +586,7 @@ _COMMANDS = {
     "audit": "adk_temporal.cli.audit:audit",
     "cancel": "adk_temporal.cli.operate:cancel",
     "chat": "adk_temporal.cli.chat:chat",
+    "check-compactions": "adk_temporal.cli.compactions:check_compactions",
     "codec-server": "adk_temporal.cli.encryption:codec_server",
     "confirm": "adk_temporal.cli.answers:confirm",
     "demo": "adk_temporal.cli.serving:demo",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -47,11 +48,14 @@ from .common import (
     connect,
     connection_options,
     console,
+    data_dir_option,
     err_console,
     json_option,
+    postgres_option,
     print_json,
     run_command,
 )
+from .compactions import compaction_checks, print_compactions
 from .paging import echo_json_stream, page_options, paging_of, print_next_token
 
 __all__ = ["cancel", "list_runs", "show"]
@@ -208,10 +212,31 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
 @connection_options
 @click.argument("workflow_id")
 @json_option
-def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_json: bool) -> None:
-    """Show one invocation: status, open and refused requests, steps, tokens, last error."""
+@click.option(
+    "--compactions",
+    is_flag=True,
+    help="Also list the session's compactions with their receipts, each checked against "
+    "the stored events (reads the session store).",
+)
+@data_dir_option
+@postgres_option
+def show(
+    address: str,
+    namespace: str,
+    task_queue: str,
+    workflow_id: str,
+    as_json: bool,
+    compactions: bool,
+    data_dir: Path,
+    postgres_dsn: str | None,
+) -> None:
+    """Show one invocation: status, open and refused requests, steps, tokens, last error;
+    with --compactions, the session's compactions and their receipts."""
 
     async def body() -> int:
+        checks = (
+            await compaction_checks(workflow_id, data_dir, postgres_dsn) if compactions else None
+        )
         client = await connect(address, namespace)
         adk = AdkClient(client)
         handle = adk.handle(workflow_id)
@@ -239,10 +264,15 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
             "last_error": last_error,
             "workflow_task": _workflow_task(description),
         }
+        if checks is not None:
+            shown["compactions"] = [c.model_dump(mode="json") for c in checks]
         if as_json:
             print_json(shown)
             return 0
         _print_shown(shown, description, status, published, held)
+        if checks is not None:
+            console.print("compactions")
+            print_compactions(checks)
         return 0
 
     run_command(body())
