@@ -10,7 +10,6 @@ compaction is made is listed as kept out of it.
 
 from __future__ import annotations
 
-import re
 import uuid
 
 from adk_temporal.agents import Agent
@@ -22,21 +21,11 @@ from adk_temporal.runner import Runner
 from adk_temporal.sessions import InMemorySessionService
 from adk_temporal.summarizers import FunctionSummarizer
 from tests.adk_models import queue_registry
-from tests.compaction_app import CONFIG, compaction_app
+from tests.compaction_app import CARD, CONFIG, compaction_app, mask_cards
 
 from .conftest import LocalFactory
 
 APP, USER = "app", "u-1"
-CARD = "4111-1111-1111-1111"
-_CARD = re.compile(r"\b(?:\d{4}-){3}\d{4}\b")
-
-
-def redact(event: Event) -> Event:
-    """Mask card numbers in an event's text parts (in place, on the callback's copy)."""
-    for part in event.parts():
-        if part.text:
-            part.text = _CARD.sub("[card]", part.text)
-    return event
 
 
 def verbatim(text: str) -> str:
@@ -59,7 +48,7 @@ async def test_a_card_in_turn_3_is_in_no_stored_event_or_summary(run_local: Loca
         [Agent(name="agent", model="m")],
         models=models,
         events_compaction_config=config,
-        on_event=[redact],
+        on_event=[mask_cards],
     ) as rt:
         for message in ("one", "two", f"my card is {CARD}", "four"):
             assert (await rt.adk.run(*key, "agent", message)).status == "completed"
@@ -84,7 +73,7 @@ async def test_a_summary_is_redacted_even_of_text_stored_before_the_callback(
         assert (await before.run(*key, "agent", message)).status == "completed"
     config = EventsCompactionConfig(compaction_interval=3, summarizer_model="verbatim")
     after = Runner(
-        App(agents, models=models, events_compaction_config=config, on_event=[redact]),
+        App(agents, models=models, events_compaction_config=config, on_event=[mask_cards]),
         stores=Stores(sessions),
     )
     assert (await after.run(*key, "agent", "four")).status == "completed"

@@ -10,7 +10,6 @@ until a folded event is edited in the store, when it exits 1 naming the compacti
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import subprocess
 import uuid
@@ -22,26 +21,15 @@ from temporalio.client import Client
 from adk_temporal.agents import Agent
 from adk_temporal.compaction import EventsCompactionConfig
 from adk_temporal.devserver import DevServer
-from adk_temporal.events import Event
 from adk_temporal.ids import SessionKey, workflow_id_for
 from adk_temporal.models import ModelRegistry
 from adk_temporal.summarizers import FunctionSummarizer
 
 from ..commands import adk_command, offline_env
-from ..compaction_app import EchoModel
+from ..compaction_app import CARD, EchoModel, mask_cards
 from .conftest import WorkerFactory
 
 pytestmark = pytest.mark.integration
-
-CARD = "4111-1111-1111-1111"
-_CARD = re.compile(r"\b(?:\d{4}-){3}\d{4}\b")
-
-
-def _mask(event: Event) -> Event:
-    for part in event.parts():
-        if part.text:
-            part.text = _CARD.sub("[card]", part.text)
-    return event
 
 
 def _cli(server: DevServer, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -67,7 +55,7 @@ async def test_receipts_are_listed_checked_and_catch_an_edited_event(
     key = SessionKey("receipts", "u-1", f"s-{uuid.uuid4().hex[:8]}")
     agent = Agent(name="echoer", model="echo")
     async with run_worker(
-        [agent], models=models, events_compaction_config=config, on_event=[_mask]
+        [agent], models=models, events_compaction_config=config, on_event=[mask_cards]
     ) as rt:
         for message in ("one", "two", f"card {CARD}", "four"):
             handle = await rt.adk.start(*key, "echoer", message)
