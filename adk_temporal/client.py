@@ -44,6 +44,7 @@ from .artifacts import ArtifactService
 from .budgets import Budgets
 from .converter import adk_data_converter
 from .errors import (
+    InvalidIdError,
     InvocationClosedError,
     SessionBusyError,
 )
@@ -60,7 +61,14 @@ from .flow.messages import (
 )
 from .flow.requests import AnswerKind, parse_answer, refusal, refused
 from .following import StoreReads, follow_events, with_partials
-from .ids import DEFAULT_TASK_QUEUE, SessionKey, app_task_queue, session_key_of, workflow_id_for
+from .ids import (
+    DEFAULT_TASK_QUEUE,
+    SessionKey,
+    app_task_queue,
+    id_problem,
+    session_key_of,
+    workflow_id_for,
+)
 from .keys import (
     CannotForgetError,
     DataKeys,
@@ -434,6 +442,12 @@ class InvocationHandle:
 
 _LINGERING: set[asyncio.Future[InvocationStatus | None]] = set()
 """Status queries nobody waits for any more, kept referenced until they finish."""
+
+
+def _check_app_name(app_name: str) -> None:
+    problem = id_problem("app_name", app_name) if app_name else "app_name is missing"
+    if problem is not None:
+        raise InvalidIdError(f"invalid ids: {problem}")
 
 
 def _ended_status(result: InvocationResult) -> InvocationStatus:
@@ -906,6 +920,7 @@ class AdkClient:
             dry_run: List the sessions past the limit; forget none.
             task_queue: Where the app's workers poll; default: the app's own queue.
         """
+        _check_app_name(app_name)
         report: RetentionReport = await self.client.execute_workflow(
             "adk_retention",
             SweepRequest(app_name=app_name, dry_run=dry_run),
@@ -928,6 +943,7 @@ class AdkClient:
         Returns:
             The schedule's id (``adk-retention-<app>``).
         """
+        _check_app_name(app_name)
         schedule_id = retention_schedule_id(app_name)
         schedule = Schedule(
             action=ScheduleActionStartWorkflow(

@@ -42,6 +42,9 @@ DEFAULT_CACHE_SECONDS = 30.0
 """How long a process keeps a data key in memory before asking the store again."""
 
 _NONCE_BYTES = 12
+_CACHED_KEYS = 4096
+"""Keys (and forgotten keys) a process keeps at most: a worker's recent sessions, not every
+session it ever served."""
 _KEY_BYTES = 32
 _DATA_KEY_ID = re.compile(r"dk\.[a-z2-7]{26}")
 
@@ -164,6 +167,8 @@ class DataKeys:
                 )
             if isinstance(found, StoredKey):
                 return self._remember(self._unwrap(found))
+            if len(self._forgotten) >= _CACHED_KEYS:
+                self._forgotten.pop(next(iter(self._forgotten)))
             gone = self._forgotten.setdefault(key_id, found)
         raise _forgotten_error(gone)
 
@@ -200,10 +205,13 @@ class DataKeys:
         return entry[0]
 
     def _remember(self, key: DataKey) -> DataKey:
-        expires = self._clock() + self._cache_seconds
+        now = self._clock()
         with self._lock:
-            self._by_scope[key.scope] = (key, expires)
-            self._by_id[key.key_id] = (key, expires)
+            for table in (self._by_scope, self._by_id):
+                if len(table) >= _CACHED_KEYS:
+                    _prune(table, now)
+            self._by_scope[key.scope] = (key, now + self._cache_seconds)
+            self._by_id[key.key_id] = (key, now + self._cache_seconds)
         return key
 
     def _make(self, scope: str) -> StoredKey:
@@ -231,6 +239,13 @@ class DataKeys:
                 f"{stored.master_key_id!r} is another key"
             ) from None
         return DataKey(stored.key_id, stored.scope, AESGCM(key))
+
+
+def _prune(table: dict[str, tuple[DataKey, float]], now: float) -> None:
+    """Drop the expired entries; if none had, the oldest quarter (insertion order)."""
+    expired = [name for name, (_, until) in table.items() if until <= now]
+    for name in expired or list(table)[: len(table) // 4]:
+        del table[name]
 
 
 def data_keys_of(codec: object) -> DataKeys | None:

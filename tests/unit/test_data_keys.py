@@ -396,3 +396,11 @@ async def test_forgetting_an_app_takes_every_user_and_the_app_state(tmp_path: Pa
     assert entry.sessions == ["app/u/s1", "app/v/s2", "app/w/gone"] and len(entry.key_ids) == 3
     assert await sessions.user_ids("app") == [] and keys.store.scopes("app") == []
     assert (await sessions.get_state(SessionKey("other", "u", "s1"))) == {"app:motd": "other"}
+
+
+def test_a_process_keeps_a_bounded_number_of_keys() -> None:
+    """Serving 5,000 sessions leaves at most 4,096 keys in memory; each still opens."""
+    keys = _keys(_codec(SqliteKeyStore(":memory:")))
+    made = [keys.for_scope(f"app/u/s{n}") for n in range(5000)]
+    assert len(keys._by_scope) <= 4096 and len(keys._by_id) <= 4096
+    assert keys.by_id(made[0].key_id).scope == "app/u/s0"
