@@ -508,3 +508,26 @@ async def test_the_gateway_forgets_a_user_logged_with_its_token(world: World) ->
     payloads = await _history_payloads(world, key)
     with pytest.raises(ForgottenError):
         await world.codec().decode([payloads[0][1]])
+
+
+async def test_a_run_no_worker_takes_is_terminated_after_the_grace(world: World) -> None:
+    """No worker serves the session's run: the cancel is never taken, so after the grace
+    the forget terminates the run and still deletes everything."""
+    orphan = f"orphan-{uuid.uuid4().hex[:6]}"
+    adk = AdkClient(
+        world.adk.client, task_queue=f"nobody-{orphan}", session_service=world.adk_sessions
+    )
+    key = SessionKey(orphan, USER, "s5")
+    await adk.start(*key, "weather_agent", "hello")
+    entry = await adk.forget(
+        Target(app_name=key.app_name, user_id=key.user_id, session_id=key.session_id),
+        by="ops",
+        reason="orphaned run",
+        grace=timedelta(seconds=1),
+    )
+    assert entry.runs_cancelled == [workflow_id_for(key)]
+    description = await adk.client.get_workflow_handle(workflow_id_for(key)).describe()
+    assert description.status == WorkflowExecutionStatus.TERMINATED
+    payloads = await _history_payloads(world, key)
+    with pytest.raises(ForgottenError):
+        await world.codec().decode([payloads[0][1]])
