@@ -21,6 +21,7 @@ from .agents import BaseAgent
 from .artifacts import ArtifactService
 from .compaction import EventsCompactionConfig
 from .errors import AdkRequestError
+from .events import EventCallback
 from .memory import MemoryService
 from .model_limits import ModelLimit
 from .models import ModelRegistry, default_registry
@@ -66,6 +67,13 @@ class App:
             would start over one pauses the invocation to ask for more.
         events_compaction_config: When the app's sessions are compacted, summarising older
             events for the model (``None``: never; see ``docs/guides/compaction.md``).
+        on_event: Callbacks every event a step stores passes first, in order — ADK's
+            ``on_event_callback``; each may return a replacement (a redacted copy), or
+            ``None`` to keep it. A compaction's summary reaches them as its event's content
+            (:mod:`adk_temporal.steps.event_callbacks`).
+        retention: How long the app keeps a session nobody touches: the retention schedule
+            (``adk-temporal retention schedule``) forgets sessions idle longer, runs closed
+            (``None``: kept for ever; see ``docs/guides/encryption.md``). Temporal only.
     """
 
     agents: Sequence[BaseAgent]
@@ -78,6 +86,8 @@ class App:
     max_retry_after: timedelta = timedelta(minutes=5)
     token_budgets: TokenBudgets = field(default_factory=TokenBudgets)
     events_compaction_config: EventsCompactionConfig | None = None
+    on_event: Sequence[EventCallback] = ()
+    retention: timedelta | None = None
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,22 @@ checked updates by default, so a wrong id is an error the caller sees.
 from __future__ import annotations
 
 import asyncio
+import time
+import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from datetime import timedelta
 from typing import Any, Unpack
 
 from google.genai import types
 from temporalio.client import (
     Client,
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleAlreadyRunningError,
+    ScheduleIntervalSpec,
+    ScheduleSpec,
+    ScheduleUpdate,
+    ScheduleUpdateInput,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowHandle,
@@ -34,6 +44,7 @@ from .artifacts import ArtifactService
 from .budgets import Budgets
 from .converter import adk_data_converter
 from .errors import (
+    InvalidIdError,
     InvocationClosedError,
     SessionBusyError,
 )
@@ -50,13 +61,31 @@ from .flow.messages import (
 )
 from .flow.requests import AnswerKind, parse_answer, refusal, refused
 from .following import StoreReads, follow_events, with_partials
-from .ids import DEFAULT_TASK_QUEUE, SessionKey, session_key_of, workflow_id_for
+from .ids import (
+    DEFAULT_TASK_QUEUE,
+    SessionKey,
+    app_task_queue,
+    id_problem,
+    session_key_of,
+    workflow_id_for,
+)
+from .keys import (
+    CannotForgetError,
+    DataKeys,
+    ForgetEntry,
+    RetentionReport,
+    SweepRequest,
+    Target,
+    data_keys_of,
+    forget,
+    sessions_of,
+)
 from .rewind import ForkResult, RewindResult, fork_session, rewind_session
 from .run_config import RunConfig, RunOptions, with_options
 from .sessions import Session, SessionService, create_session
 from .start_queues import StartQueues, workflow_pollers
 from .tracing import Telemetry
-from .visibility import list_page, quoted, run_status, task_queue_clause
+from .visibility import invocations_query, list_page, quoted, run_status, task_queue_clause
 from .workflows.messages import (
     ADK_AGENT,
     ADK_APP,
@@ -73,12 +102,17 @@ from .workflows.messages import (
     InvocationInput,
     Published,
 )
+from .workflows.retention import retention_schedule_id
 
 __all__ = [
+    "DEFAULT_FORGET_GRACE",
     "DEFAULT_TASK_QUEUE",
     "AdkClient",
     "InvocationHandle",
 ]
+
+DEFAULT_FORGET_GRACE = timedelta(seconds=30)
+"""How long a forget waits for a cancelled run to close before terminating it."""
 
 
 def _waiting_query(
@@ -408,6 +442,12 @@ class InvocationHandle:
 
 _LINGERING: set[asyncio.Future[InvocationStatus | None]] = set()
 """Status queries nobody waits for any more, kept referenced until they finish."""
+
+
+def _check_app_name(app_name: str) -> None:
+    problem = id_problem("app_name", app_name) if app_name else "app_name is missing"
+    if problem is not None:
+        raise InvalidIdError(f"invalid ids: {problem}")
 
 
 def _ended_status(result: InvocationResult) -> InvocationStatus:
@@ -771,6 +811,158 @@ class AdkClient:
             session_id=session_id,
             budgets=self.budgets,
         )
+
+    async def forget(
+        self,
+        target: Target,
+        *,
+        by: str,
+        reason: str,
+        artifact_service: ArtifactService | None = None,
+        keys: DataKeys | None = None,
+        channel: str = "library",
+        grace: timedelta = DEFAULT_FORGET_GRACE,
+        dry_run: bool = False,
+    ) -> ForgetEntry:
+        """Forget a session, a user or an app (:func:`adk_temporal.keys.forget`).
+
+        Its open runs are cancelled first — a run that has not closed after ``grace`` (no
+        worker took the cancellation) is terminated — so no step writes its data back;
+        then its rows, artifacts and data keys are deleted, and the forget log records who,
+        why and what. Its payloads in Temporal history then fail to decode with
+        :class:`~adk_temporal.errors.ForgottenError`, other sessions' decode as before.
+
+        Args:
+            target: What to forget.
+            by: Who asks, as their channel authenticated them.
+            reason: Why, for the log.
+            artifact_service: The workers' artifact store, or ``None``.
+            keys: The data keys; default: those of this client's codec.
+            channel: How the request came (``cli``, ``gateway``, ``library``).
+            grace: How long a cancelled run may take to close.
+            dry_run: List what would go (runs included); change nothing.
+
+        Raises:
+            CannotForgetError: No data keys, or the forget cannot erase what it promises.
+            InvalidIdError: An id breaks the id grammar.
+            ValueError: The client has no session store.
+        """
+        keys = keys or self.data_keys
+        if keys is None:
+            raise CannotForgetError(
+                "forget needs per-session data keys: add a 'data_keys' section to the key "
+                "file (see docs/guides/encryption.md), or the history keeps the data"
+            )
+        sessions = self._session_store("forget")
+        target.check()
+        covered = await sessions_of(target, sessions, keys)
+        runs = await self._open_runs(target, covered)
+        if not dry_run:
+            await asyncio.gather(*(self._close_run(w, reason, grace) for w in runs))
+        return await forget(
+            target,
+            keys=keys,
+            sessions=sessions,
+            artifacts=artifact_service,
+            by=by,
+            reason=reason,
+            channel=channel,
+            runs_cancelled=runs,
+            dry_run=dry_run,
+        )
+
+    @property
+    def data_keys(self) -> DataKeys | None:
+        """The data keys of this client's codec (``EncryptionCodec`` with ``data_keys``)."""
+        return data_keys_of(self.client.data_converter.payload_codec)
+
+    async def _open_runs(self, target: Target, covered: Sequence[SessionKey]) -> list[str]:
+        """The workflow ids of the target's open runs: each covered session's run (read
+        directly, so a run started a moment ago counts) and any visibility still lists."""
+        query = invocations_query(
+            app_name=target.app_name, user_id=target.user_id, session_id=target.session_id
+        )
+        listed = {
+            wf.id
+            async for wf in self.client.list_workflows(f"{query} AND ExecutionStatus = 'Running'")
+        }
+        for key in covered:
+            if workflow_id_for(key) not in listed and await self.session_busy(key):
+                listed.add(workflow_id_for(key))
+        return sorted(listed)
+
+    async def _close_run(self, workflow_id: str, reason: str, grace: timedelta) -> None:
+        handle = self.client.get_workflow_handle(workflow_id)
+        await handle.cancel()
+        deadline = time.monotonic() + grace.total_seconds()
+        while time.monotonic() < deadline:
+            description = await handle.describe()
+            if description.status != WorkflowExecutionStatus.RUNNING:
+                return
+            await asyncio.sleep(0.2)
+        # No worker took the cancellation in time: ended without one, so nothing runs on.
+        try:
+            await handle.terminate(reason=f"forgotten: {reason}")
+        except RPCError as err:
+            if err.status != RPCStatusCode.NOT_FOUND:
+                raise
+
+    async def sweep_retention(
+        self, app_name: str, *, dry_run: bool = False, task_queue: str | None = None
+    ) -> RetentionReport:
+        """Run one retention sweep of ``app_name`` now and wait for its report.
+
+        The app's workers do it (``adk_retention``, on the app's own queue unless
+        ``task_queue`` says otherwise), with their ``App.retention``, stores and data keys.
+
+        Args:
+            app_name: The app.
+            dry_run: List the sessions past the limit; forget none.
+            task_queue: Where the app's workers poll; default: the app's own queue.
+        """
+        _check_app_name(app_name)
+        report: RetentionReport = await self.client.execute_workflow(
+            "adk_retention",
+            SweepRequest(app_name=app_name, dry_run=dry_run),
+            id=f"{retention_schedule_id(app_name)}-now-{uuid.uuid4().hex[:12]}",
+            task_queue=task_queue or app_task_queue(self.task_queue, app_name),
+            result_type=RetentionReport,
+        )
+        return report
+
+    async def schedule_retention(
+        self, app_name: str, *, every: timedelta, task_queue: str | None = None
+    ) -> str:
+        """Create (or update) ``app_name``'s retention schedule: a sweep every ``every``.
+
+        Args:
+            app_name: The app.
+            every: How often the sweep runs.
+            task_queue: Where the app's workers poll; default: the app's own queue.
+
+        Returns:
+            The schedule's id (``adk-retention-<app>``).
+        """
+        _check_app_name(app_name)
+        schedule_id = retention_schedule_id(app_name)
+        schedule = Schedule(
+            action=ScheduleActionStartWorkflow(
+                "adk_retention",
+                SweepRequest(app_name=app_name),
+                id=schedule_id,
+                task_queue=task_queue or app_task_queue(self.task_queue, app_name),
+            ),
+            spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=every)]),
+        )
+        try:
+            await self.client.create_schedule(schedule_id, schedule)
+        except ScheduleAlreadyRunningError:
+
+            def replace(_: ScheduleUpdateInput) -> ScheduleUpdate:
+                return ScheduleUpdate(schedule=schedule)
+
+            await self.client.get_schedule_handle(schedule_id).update(replace)
+        return schedule_id
 
     def _session_store(self, what: str) -> SessionService:
         if self._sessions is None:

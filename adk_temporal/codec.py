@@ -35,12 +35,21 @@ re-reads its key file once it changed, so workers started before a rotation read
 sealed after it. Key ids are 1-64 characters of ``A-Z a-z 0-9 . _ -``. The file is found
 through ``--encryption-key-file`` or the ``ADK_ENCRYPTION_KEY_FILE`` environment variable
 (:func:`codec_from_env`); keep it readable by its owner only (``chmod 600``).
+
+With a ``data_keys`` section (:mod:`adk_temporal.keys`), a payload of a session's workflow
+(``adk/{app}/{user}/{session}``: Temporal tells the codec whose payload it encodes) is
+sealed with that session's data key instead — ``encryption-key-id`` then names the data key
+(``dk.…``) — so forgetting the session (deleting its key) leaves every payload of it in
+history unreadable, while other sessions read as before. Payloads of no session keep the
+master key. Decoding needs no context: the key id says which key opens a payload, so
+histories sealed before data keys were turned on stay readable.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import json
 import os
 import re
@@ -53,10 +62,26 @@ from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
-from temporalio.converter import PayloadCodec
+from temporalio.converter import (
+    ActivitySerializationContext,
+    PayloadCodec,
+    SerializationContext,
+    WithSerializationContext,
+    WorkflowSerializationContext,
+)
 
 from .errors import EncryptionError
+from .keys import (
+    DataKey,
+    DataKeys,
+    DataKeySettings,
+    KeyStore,
+    is_data_key_id,
+    open_key_store,
+    scope_of_workflow,
+)
 
 __all__ = [
     "ENCRYPTED_ENCODING",
@@ -109,6 +134,8 @@ class EncryptionKeys:
         compress: zlib-compress payloads before sealing them. Off by default: compressed
             length reveals how repetitive the plaintext is, which can leak a secret that
             shares a payload with text an attacker chooses.
+        data_keys: Per-session data keys (the key file's ``data_keys`` section); ``None``
+            seals everything with the master key.
 
     Raises:
         KeyFileError: An id breaks the grammar, a key is not 32 bytes, or ``current`` is
@@ -119,6 +146,7 @@ class EncryptionKeys:
     # repr=False: a key ring printed in a log or a traceback must not print the keys.
     keys: Mapping[str, bytes] = field(repr=False)
     compress: bool = False
+    data_keys: DataKeySettings | None = None
 
     def __post_init__(self) -> None:
         _check_keys(self.current, self.keys, "the key ring")
@@ -145,11 +173,11 @@ class EncryptionKeys:
             ) from None
         if not isinstance(data, dict):
             raise KeyFileError(f"{source} must hold a JSON object with 'current' and 'keys'")
-        unknown = sorted(set(data) - {"current", "keys", "compress"})
+        unknown = sorted(set(data) - {"current", "keys", "compress", "data_keys"})
         if unknown:
             raise KeyFileError(
                 f"{source} has unknown field(s) {', '.join(map(repr, unknown))}; "
-                "allowed: 'current', 'keys', 'compress'"
+                "allowed: 'current', 'keys', 'compress', 'data_keys'"
             )
         current, raw_keys = data.get("current"), data.get("keys")
         if not isinstance(current, str):
@@ -163,7 +191,7 @@ class EncryptionKeys:
         for key_id, encoded in raw_keys.items():
             keys[key_id] = _decode_key(key_id, encoded, source)
         _check_keys(current, keys, source)
-        return cls(current, keys, compress)
+        return cls(current, keys, compress, _data_key_settings(data.get("data_keys"), source))
 
     def to_json(self) -> str:
         """The key file format, keys in base64."""
@@ -172,6 +200,8 @@ class EncryptionKeys:
             "keys": {k: base64.b64encode(v).decode() for k, v in self.keys.items()},
             "compress": self.compress,
         }
+        if self.data_keys is not None:
+            data["data_keys"] = self.data_keys.model_dump(exclude_defaults=True)
         return json.dumps(data, indent=2) + "\n"
 
     def rotated(self, key_id: str | None = None) -> EncryptionKeys:
@@ -190,7 +220,24 @@ class EncryptionKeys:
             key_id = f"k{n}"
         if key_id in self.keys:
             raise KeyFileError(f"key id {key_id!r} is already in the key ring; choose another")
-        return EncryptionKeys(key_id, {**self.keys, key_id: os.urandom(_KEY_BYTES)}, self.compress)
+        keys = {**self.keys, key_id: os.urandom(_KEY_BYTES)}
+        return EncryptionKeys(key_id, keys, self.compress, self.data_keys)
+
+
+def _data_key_settings(raw: object, source: str) -> DataKeySettings | None:
+    if raw is None:
+        return None
+    try:
+        return DataKeySettings.model_validate(raw)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'data_keys'}: {e['msg']}" for e in err.errors()
+        )
+        raise KeyFileError(
+            f"{source}: 'data_keys' is malformed ({problems}); expected "
+            '{"level": "session"|"user"|"app", "store": DIR|"sqlite:PATH"|DSN, '
+            '"seal_stores": true|false}'
+        ) from None
 
 
 def _decode_key(key_id: str, encoded: object, source: str) -> bytes:
@@ -301,25 +348,72 @@ class _Ring:
         self.ciphers = {k: AESGCM(v) for k, v in keys.keys.items()}
 
 
-class EncryptionCodec(PayloadCodec):
+class _KeyFile:
+    """The master key ring and where it came from, shared by a codec and its contexts."""
+
+    def __init__(self, keys: EncryptionKeys, path: Path | None) -> None:
+        self.ring = _Ring(keys)
+        self.path = path
+        self.loaded_stat = self.stat()
+        self.reload_lock = threading.Lock()
+
+    def stat(self) -> tuple[int, int] | None:
+        if self.path is None:
+            return None
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    def reload(self) -> bool:
+        """Re-read the key file if it changed since it was loaded; whether it was."""
+        with self.reload_lock:
+            stat = self.stat()
+            if self.path is None or stat is None or stat == self.loaded_stat:
+                return False
+            # Replaced whole, so a concurrent encode sees the old ring or the new one.
+            self.ring = _Ring(load_keys(self.path))
+            self.loaded_stat = stat
+            return True
+
+
+class EncryptionCodec(PayloadCodec, WithSerializationContext):
     """Seals payloads with AES-256-GCM under the current key; opens them with any key.
 
     Use it through the data converter: ``adk_data_converter(codec=codec)``, or
     ``AdkClient.connect(..., payload_codec=codec)`` (workers built on that client inherit
-    it).
+    it). With data keys, Temporal hands each payload's workflow to :meth:`with_context`,
+    and a session's payloads are sealed with the session's own key.
 
     Args:
         keys: The key ring.
         key_file: Where ``keys`` came from. When a payload names a key id the ring lacks,
             the file is read again if it changed since, so a process started before a
             rotation still reads payloads sealed with the new key.
+        key_store: Where data keys live; turns them on. Default: the store the key ring's
+            ``data_keys`` section names, if it has one.
     """
 
-    def __init__(self, keys: EncryptionKeys, *, key_file: str | Path | None = None) -> None:
-        self._ring = _Ring(keys)
-        self._key_file = Path(key_file) if key_file is not None else None
-        self._loaded_stat = self._stat()
-        self._reload_lock = threading.Lock()
+    def __init__(
+        self,
+        keys: EncryptionKeys,
+        *,
+        key_file: str | Path | None = None,
+        key_store: KeyStore | None = None,
+    ) -> None:
+        self._file = _KeyFile(keys, Path(key_file) if key_file is not None else None)
+        self._scope: str | None = None
+        settings = keys.data_keys
+        if key_store is None and settings is not None:
+            key_store = open_key_store(settings.store, key_file)
+        self.data_keys: DataKeys | None = None
+        """The data keys payloads of a session are sealed with; ``None``: master key only."""
+        if key_store is not None:
+            settings = settings or DataKeySettings()
+            self.data_keys = DataKeys(
+                key_store, self, level=settings.level, cache_seconds=settings.cache_seconds
+            )
 
     @classmethod
     def from_file(cls, path: str | Path) -> EncryptionCodec:
@@ -333,29 +427,111 @@ class EncryptionCodec(PayloadCodec):
     @property
     def current_key_id(self) -> str:
         """The id of the key new payloads are sealed with."""
-        return self._ring.keys.current
+        return self._file.ring.keys.current
 
     @property
     def key_ids(self) -> list[str]:
         """Every key id this codec can open, sorted."""
-        return sorted(self._ring.keys.keys)
+        return sorted(self._file.ring.keys.keys)
+
+    @property
+    def seals_stores(self) -> bool:
+        """Whether the key file asks for sealed session rows and artifacts too."""
+        settings = self._file.ring.keys.data_keys
+        return self.data_keys is not None and settings is not None and settings.seal_stores
+
+    def with_context(self, context: SerializationContext) -> EncryptionCodec:
+        """This codec for the payloads of one workflow: its session's data key seals them.
+
+        Temporal calls it for every workflow task, activity and client call; without data
+        keys, or for a workflow that is no session's, it is this codec.
+        """
+        if self.data_keys is None:
+            return self
+        workflow_id = None
+        if isinstance(context, (WorkflowSerializationContext, ActivitySerializationContext)):
+            workflow_id = context.workflow_id
+        scope = scope_of_workflow(workflow_id, self.data_keys.level)
+        if scope == self._scope:
+            return self
+        scoped = copy.copy(self)
+        scoped._scope = scope
+        return scoped
+
+    def master_cipher(self, key_id: str) -> AESGCM:
+        """The cipher of master key ``key_id`` (data keys are wrapped with these).
+
+        Raises:
+            UnknownKeyError: The key file does not hold it.
+        """
+        cipher = self._file.ring.ciphers.get(key_id)
+        if cipher is None and self._file.reload():
+            cipher = self._file.ring.ciphers.get(key_id)
+        if cipher is None:
+            where = f"key file {self._file.path}" if self._file.path else "the key ring"
+            raise UnknownKeyError(
+                f"payload was sealed with key {key_id!r}, which {where} does not hold "
+                f"(it holds {', '.join(self.key_ids)}); put that key back in 'keys' — "
+                "a rotation keeps old keys"
+            )
+        return cipher
 
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
-        """Seal each payload under the current key."""
-        return [self.encode_payload(p) for p in payloads]
+        """Seal each payload under its session's data key, or the current master key."""
+        key = None
+        if self.data_keys is not None and self._scope is not None:
+            key = await self.data_keys.afor_scope(self._scope)
+        return [self._seal(p, key) for p in payloads]
 
     async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
         """Open each encrypted payload; others pass through unchanged.
 
         Raises:
             UnknownKeyError: A payload names a key id the key file does not hold.
+            ForgottenError: A payload belongs to a forgotten session.
             PayloadAuthenticationError: A payload was altered or is malformed.
         """
-        return [self.decode_payload(p) for p in payloads]
+        opened = []
+        for payload in payloads:
+            key_id = _sealed_key_id(payload)
+            data_key = None
+            if key_id is not None and self._is_data_key(key_id):
+                assert self.data_keys is not None  # _is_data_key
+                data_key = await self.data_keys.aby_id(key_id)
+            opened.append(self._open(payload, data_key))
+        return opened
 
     def encode_payload(self, payload: Payload) -> Payload:
         """Seal one payload (synchronous: the codec server calls it from its threads)."""
-        ring = self._ring
+        key = None
+        if self.data_keys is not None and self._scope is not None:
+            key = self.data_keys.for_scope(self._scope)
+        return self._seal(payload, key)
+
+    def decode_payload(self, payload: Payload) -> Payload:
+        """Open one payload (synchronous); one that is not encrypted is returned as it is.
+
+        Raises:
+            UnknownKeyError: The payload names a key id the key file does not hold.
+            ForgottenError: The payload belongs to a forgotten session.
+            PayloadAuthenticationError: The payload was altered or is malformed.
+        """
+        key_id = _sealed_key_id(payload)
+        data_key = None
+        if key_id is not None and self._is_data_key(key_id):
+            assert self.data_keys is not None  # _is_data_key
+            data_key = self.data_keys.by_id(key_id)
+        return self._open(payload, data_key)
+
+    def _is_data_key(self, key_id: str) -> bool:
+        return (
+            self.data_keys is not None
+            and key_id not in self._file.ring.ciphers
+            and is_data_key_id(key_id)
+        )
+
+    def _seal(self, payload: Payload, data_key: DataKey | None) -> Payload:
+        ring = self._file.ring
         keys = ring.keys
         plaintext = payload.SerializeToString()
         compression = b""
@@ -364,11 +540,13 @@ class EncryptionCodec(PayloadCodec):
             # Only when it pays: a payload that does not shrink is stored as it is.
             if len(packed) < len(plaintext):
                 plaintext, compression = packed, _ZLIB
-        key_id = keys.current.encode()
+        if data_key is not None:
+            key_name, cipher = data_key.key_id, data_key.cipher
+        else:
+            key_name, cipher = keys.current, ring.ciphers[keys.current]
+        key_id = key_name.encode()
         nonce = os.urandom(_NONCE_BYTES)
-        sealed = ring.ciphers[keys.current].encrypt(
-            nonce, plaintext, _associated_data(key_id, compression)
-        )
+        sealed = cipher.encrypt(nonce, plaintext, _associated_data(key_id, compression))
         metadata = {
             "encoding": ENCRYPTED_ENCODING.encode(),
             "encryption-cipher": _CIPHER,
@@ -378,13 +556,7 @@ class EncryptionCodec(PayloadCodec):
             metadata["compression"] = compression
         return Payload(metadata=metadata, data=nonce + sealed)
 
-    def decode_payload(self, payload: Payload) -> Payload:
-        """Open one payload (synchronous); one that is not encrypted is returned as it is.
-
-        Raises:
-            UnknownKeyError: The payload names a key id the key file does not hold.
-            PayloadAuthenticationError: The payload was altered or is malformed.
-        """
+    def _open(self, payload: Payload, data_key: DataKey | None) -> Payload:
         metadata = payload.metadata
         if metadata.get("encoding") != ENCRYPTED_ENCODING.encode():
             return payload
@@ -411,7 +583,12 @@ class EncryptionCodec(PayloadCodec):
                 f"encrypted payload (key {name!r}) is {len(payload.data)} bytes, shorter "
                 "than a nonce and a tag: it was truncated"
             )
-        cipher = self._cipher(name)
+        if data_key is None and name not in self._file.ring.ciphers and is_data_key_id(name):
+            raise UnknownKeyError(
+                f"payload was sealed with data key {name!r}, and this process has no data "
+                "keys: give it the key file with the 'data_keys' section the writers use"
+            )
+        cipher = data_key.cipher if data_key is not None else self.master_cipher(name)
         nonce, sealed = payload.data[:_NONCE_BYTES], payload.data[_NONCE_BYTES:]
         try:
             plaintext = cipher.decrypt(nonce, sealed, _associated_data(key_id, compression))
@@ -426,38 +603,12 @@ class EncryptionCodec(PayloadCodec):
             plaintext = zlib.decompress(plaintext)
         return Payload.FromString(plaintext)
 
-    def _cipher(self, key_id: str) -> AESGCM:
-        cipher = self._ring.ciphers.get(key_id)
-        if cipher is None and self._reload():
-            cipher = self._ring.ciphers.get(key_id)
-        if cipher is None:
-            where = f"key file {self._key_file}" if self._key_file else "the key ring"
-            raise UnknownKeyError(
-                f"payload was sealed with key {key_id!r}, which {where} does not hold "
-                f"(it holds {', '.join(self.key_ids)}); put that key back in 'keys' — "
-                "a rotation keeps old keys"
-            )
-        return cipher
 
-    def _stat(self) -> tuple[int, int] | None:
-        if self._key_file is None:
-            return None
-        try:
-            st = self._key_file.stat()
-        except OSError:
-            return None
-        return st.st_mtime_ns, st.st_size
-
-    def _reload(self) -> bool:
-        """Re-read the key file if it changed since it was loaded; whether it was."""
-        with self._reload_lock:
-            stat = self._stat()
-            if self._key_file is None or stat is None or stat == self._loaded_stat:
-                return False
-            # Replaced whole, so a concurrent encode sees the old ring or the new one.
-            self._ring = _Ring(load_keys(self._key_file))
-            self._loaded_stat = stat
-            return True
+def _sealed_key_id(payload: Payload) -> str | None:
+    """The key id an encrypted payload names; ``None`` for any other payload."""
+    if payload.metadata.get("encoding") != ENCRYPTED_ENCODING.encode():
+        return None
+    return payload.metadata.get("encryption-key-id", b"").decode(errors="replace") or None
 
 
 def codec_from_env(environ: Mapping[str, str] | None = None) -> EncryptionCodec | None:

@@ -17,6 +17,10 @@ Every encode and decode needs the server's token, one of two ways:
   allowed UI origin; it is ``HttpOnly`` and ``SameSite=Strict``, so serve the UI and this
   server under the same host name (``127.0.0.1`` for both, say).
 
+A payload of a forgotten session (its data key deleted: :mod:`adk_temporal.keys`) decodes
+to a JSON object ``{"forgotten": "<when, and whose>"}``, so the UI shows the history with
+"forgotten" in place of that data instead of an error page; other payloads decode as ever.
+
 CORS lets exactly the configured UI origins call it, with credentials. The token is
 compared in constant time and never logged; bodies over the size limit are refused before
 they are read. Stdlib only (``http.server``), one thread per connection.
@@ -44,11 +48,11 @@ from urllib.parse import parse_qs, urlsplit
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
-from temporalio.api.common.v1 import Payloads
+from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.converter import PayloadCodec
 
 from .background_http import BackgroundServer
-from .errors import EncryptionError
+from .errors import EncryptionError, ForgottenError
 from .signing import same_text
 
 __all__ = [
@@ -494,10 +498,22 @@ class CodecServer:
         return f"adk_codec_session_{self.port}"
 
     async def convert(self, action: str, payloads: list[Any]) -> list[Any]:
-        """Encode or decode ``payloads`` with the codec."""
+        """Encode or decode ``payloads`` with the codec; a forgotten one decodes to a note."""
         if action == "encode":
             return await self.codec.encode(payloads)
-        return await self.codec.decode(payloads)
+        try:
+            return await self.codec.decode(payloads)
+        except ForgottenError:
+            # One by one, so only the forgotten payloads become notes.
+            return [await self._decode_or_note(p) for p in payloads]
+
+    async def _decode_or_note(self, payload: Payload) -> Payload:
+        try:
+            [decoded] = await self.codec.decode([payload])
+        except ForgottenError as err:
+            note = json.dumps({"forgotten": str(err)}).encode()
+            return Payload(metadata={"encoding": b"json/plain"}, data=note)
+        return decoded
 
     def start(self) -> CodecServer:
         """Serve on a daemon thread; returns at once."""

@@ -19,17 +19,31 @@ note of the failure instead (an event without content whose ``error_code`` is
 ``k`` failures in a row, ``2**(k-1)`` invocations (at most :data:`MAX_BACKOFF_INVOCATIONS`)
 begin before the next one is tried.
 
+Every compaction carries a receipt (:class:`~adk_temporal.events.CompactionReceipt`): the
+range it folds, a SHA-256 of those events as stored, the tokens before and after, and the
+open calls it kept out; :func:`check_receipt` recomputes the digest from the store.
+
 Everything here is pure: it reads events and decides, and never touches a store.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
+from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .events import REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME, Event
+from .events import (
+    REQUEST_CONFIRMATION_FUNCTION_NAME,
+    REQUEST_INPUT_FUNCTION_NAME,
+    CompactionReceipt,
+    Event,
+    KeptRequest,
+)
 from .history import compaction_span, with_compactions, without_rewound
 
 __all__ = [
@@ -38,9 +52,13 @@ __all__ = [
     "MAX_BACKOFF_INVOCATIONS",
     "CompactionPlan",
     "EventsCompactionConfig",
+    "ReceiptCheck",
+    "check_receipt",
     "compaction_backoff",
+    "folded_digest",
     "open_boundary",
     "plan_compaction",
+    "receipt_of",
 ]
 
 COMPACTION_FAILED = "CompactionFailed"
@@ -101,6 +119,10 @@ class CompactionPlan:
     end_timestamp: float
     inputs: list[Event]
     """The model's view of the range to summarise: the previous summary, then raw events."""
+    digest: str = ""
+    """:func:`folded_digest` of the covered events."""
+    kept_open: list[KeptRequest] = field(default_factory=list)
+    """The calls still open, kept out of the range."""
 
 
 def _invocations(events: Sequence[Event]) -> list[tuple[str, int, int]]:
@@ -230,6 +252,8 @@ def plan_compaction(
         end_timestamp=live[end].timestamp,
         inputs=_summaries_up_to(live, end)
         + [e for e in live[raw_from : end + 1] if e.actions.compaction is None],
+        digest=folded_digest(raw),
+        kept_open=_kept_open(live),
     )
 
 
@@ -241,3 +265,120 @@ def _summaries_up_to(events: Sequence[Event], end: int) -> list[Event]:
         if span is not None and span[1] <= end:
             ids.add(events[at].id)
     return [e for e in with_compactions(events) if e.id in ids and e.actions.compaction is None]
+
+
+def _canonical(event: Event) -> bytes:
+    """One event as the digest reads it: its JSON without defaults, keys sorted, so the
+    same stored event gives the same bytes on every backend and after any round trip."""
+    data = event.model_dump(mode="json", exclude_defaults=True)
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def folded_digest(events: Sequence[Event]) -> str:
+    """``sha256:`` and the hex SHA-256 of ``events`` in canonical JSON, one per line."""
+    digest = hashlib.sha256()
+    for event in events:
+        digest.update(_canonical(event) + b"\n")
+    return "sha256:" + digest.hexdigest()
+
+
+def _kind(
+    call: types.FunctionCall, long_running: set[str]
+) -> tuple[Literal["confirmation", "input", "long_running", "call"], str]:
+    """(kind, tool) of an open call, a runtime request naming the call it asks about."""
+    original = (call.args or {}).get("originalFunctionCall")
+    asked = original.get("name", "") if isinstance(original, dict) else ""
+    if call.name == REQUEST_CONFIRMATION_FUNCTION_NAME:
+        return "confirmation", asked
+    if call.name == REQUEST_INPUT_FUNCTION_NAME:
+        return "input", asked
+    return ("long_running" if call.id in long_running else "call"), call.name or ""
+
+
+def _kept_open(events: Sequence[Event]) -> list[KeptRequest]:
+    opened = _open_calls(events)
+    long_running = {i for event in events for i in event.long_running_tool_ids}
+    kept: list[KeptRequest] = []
+    for event in events:
+        for call in event.function_calls():
+            if call.id in opened:
+                kind, name = _kind(call, long_running)
+                kept.append(KeptRequest(kind=kind, call_id=call.id, name=name, event_id=event.id))
+    return kept
+
+
+def _estimate(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+def receipt_of(
+    plan: CompactionPlan,
+    read: str,
+    summary: str,
+    usage: types.GenerateContentResponseUsageMetadata | None,
+) -> CompactionReceipt:
+    """The receipt of ``plan``'s compaction, whose summarizer read ``read`` and answered
+    ``summary``, reporting ``usage`` (``None``: the tokens are estimated)."""
+    before, after = _estimate(read), _estimate(summary)
+    counted = usage is not None and bool(usage.prompt_token_count)
+    if usage is not None and counted:
+        before, after = usage.prompt_token_count or 0, usage.candidates_token_count or 0
+    return CompactionReceipt(
+        first_event_id=plan.start_event_id,
+        last_event_id=plan.end_event_id,
+        event_count=plan.covered_events,
+        digest=plan.digest,
+        tokens_before=before,
+        tokens_after=after,
+        tokens_counted_by="model" if counted else "estimate",
+        kept_open=list(plan.kept_open),
+    )
+
+
+class ReceiptCheck(BaseModel):
+    """A compaction's receipt, checked against the session's stored events."""
+
+    event_id: str
+    ok: bool
+    receipt: CompactionReceipt | None
+    """``None``: the compaction predates receipts (nothing to check)."""
+    digest: str = ""
+    """The digest recomputed from the store."""
+    event_count: int = 0
+    """How many stored events the range holds now."""
+    problem: str = ""
+
+
+def check_receipt(events: Sequence[Event], event_id: str) -> ReceiptCheck:
+    """Recompute the digest of compaction ``event_id``'s folded events from ``events`` (the
+    session's stored events, oldest first) and compare it with its receipt.
+
+    The range is read as the compaction saw it: from the events stored before it, rewound
+    turns and earlier summaries left out.
+
+    Raises:
+        LookupError: ``events`` hold no compaction ``event_id``.
+    """
+    at = next((i for i, e in enumerate(events) if e.id == event_id), None)
+    compaction = events[at].actions.compaction if at is not None else None
+    if at is None or compaction is None:
+        raise LookupError(f"the session holds no compaction event {event_id!r}")
+    receipt = compaction.receipt
+    if receipt is None:
+        return ReceiptCheck(event_id=event_id, ok=True, receipt=None, problem="no receipt")
+    raw = [e for e in without_rewound(events[:at]) if e.actions.compaction is None]
+    ids = [e.id for e in raw]
+    if receipt.first_event_id not in ids or receipt.last_event_id not in ids:
+        problem = "the range's first or last event is no longer stored"
+        return ReceiptCheck(event_id=event_id, ok=False, receipt=receipt, problem=problem)
+    folded = raw[ids.index(receipt.first_event_id) : ids.index(receipt.last_event_id) + 1]
+    digest = folded_digest(folded)
+    ok = digest == receipt.digest and len(folded) == receipt.event_count
+    return ReceiptCheck(
+        event_id=event_id,
+        ok=ok,
+        receipt=receipt,
+        digest=digest,
+        event_count=len(folded),
+        problem="" if ok else "the stored events differ from what was folded",
+    )

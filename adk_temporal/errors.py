@@ -60,8 +60,10 @@ AdkError
 │   ├── RemoteAgentConfigError (ValueError: a remote A2A agent's token variable is unset;
 │   │   a2a/errors.py)
 │   └── EncryptionError (ValueError: encrypted payloads cannot be read or written as
-│       configured; codec.py: KeyFileError, UnknownKeyError, PayloadAuthenticationError;
-│       codec_server.py: CodecTokenError)
+│       │   configured; codec.py: KeyFileError, UnknownKeyError, PayloadAuthenticationError;
+│       │   codec_server.py: CodecTokenError; keys: KeyStoreError)
+│       └── ForgottenError (the value was sealed with the data key of a session, user or
+│           app that was forgotten: it can never be read again)
 ├── ToolError (a tool's failure for the model to see; never retried)
 ├── NodeTimeoutError (a graph node ran past its timeout; retried under its RetryConfig)
 └── AdkRunError
@@ -101,6 +103,7 @@ __all__ = [
     "ConfirmationMismatchError",
     "EditNotAllowedError",
     "EncryptionError",
+    "ForgottenError",
     "GraphValidationError",
     "InstructionKeyError",
     "InvalidAnswerError",
@@ -363,6 +366,26 @@ class EncryptionError(AdkRequestError, ValueError):
     server's token is unusable. The subclasses (:mod:`adk_temporal.codec`,
     :mod:`adk_temporal.codec_server`) say which; the message names the file or key id.
     """
+
+
+class ForgottenError(EncryptionError):
+    """A value was sealed with the data key of a session, user or app that was forgotten.
+
+    The key was deleted on purpose (``adk-temporal forget``, retention), so no key file or
+    retry can open the value again: its session's data is gone by design.
+
+    Args:
+        message: What could not be read, and when its key was forgotten.
+        key_id: The data key the value names.
+        scope: The session, user or app the key belonged to (``app/user/session``).
+        forgotten_at: When the key was deleted (POSIX seconds).
+    """
+
+    def __init__(self, message: str, *, key_id: str, scope: str, forgotten_at: float) -> None:
+        super().__init__(message)
+        self.key_id = key_id
+        self.scope = scope
+        self.forgotten_at = forgotten_at
 
 
 class ArtifactNotFoundError(AdkRunError, FileNotFoundError):

@@ -9,7 +9,8 @@ and their JSON keys are part of the wire format.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
 
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -19,10 +20,13 @@ __all__ = [
     "REQUEST_CONFIRMATION_FUNCTION_NAME",
     "REQUEST_INPUT_FUNCTION_NAME",
     "WAITED_KEY",
+    "CompactionReceipt",
     "Event",
     "EventActions",
+    "EventCallback",
     "EventCompaction",
     "InputRequest",
+    "KeptRequest",
     "NodeInfo",
     "ToolConfirmation",
 ]
@@ -65,13 +69,49 @@ class InputRequest(BaseModel):
     """How long the request waits; on expiry the tool re-enters without the input."""
 
 
+class KeptRequest(BaseModel):
+    """A call still open when a compaction was made, so left out of its range."""
+
+    kind: Literal["confirmation", "input", "long_running", "call"]
+    call_id: str
+    name: str
+    """The tool: for a confirmation, the tool whose call waits for it."""
+    event_id: str
+    """The event holding the call."""
+
+
+class CompactionReceipt(BaseModel):
+    """What a compaction folded into its summary, so the summary's provenance can be checked.
+
+    The folded events are the session's stored events from ``first_event_id`` through
+    ``last_event_id`` (the model's view as the compaction saw it: earlier summaries and
+    rewound turns left out); ``digest`` is the SHA-256 of their canonical JSON, one line
+    each, which ``adk-temporal check-compactions`` recomputes from the store.
+    """
+
+    first_event_id: str
+    last_event_id: str
+    event_count: int
+    digest: str
+    """``sha256:`` and 64 hex digits."""
+    tokens_before: int
+    """The summarizer's input: the folded range as it read it."""
+    tokens_after: int
+    """The summary."""
+    tokens_counted_by: Literal["model", "estimate"] = "model"
+    """``estimate`` when the summarizer reported no usage (characters / 4)."""
+    kept_open: list[KeptRequest] = Field(default_factory=list)
+    """The calls still open, left out of the range with everything after them."""
+
+
 class EventCompaction(BaseModel):
     """A summary standing in for a range of earlier events in the model's view.
 
     ADK's ``EventCompaction`` (``start_timestamp``, ``end_timestamp``,
     ``compacted_content``); the range is also named by its first and last event ids, as
     events appended in one workflow task share a timestamp. A compaction without ids (one
-    ADK wrote) covers the events whose timestamps lie in the range.
+    ADK wrote) covers the events whose timestamps lie in the range. ``receipt`` (none on
+    compactions made before receipts) says what was folded.
     """
 
     start_timestamp: float
@@ -79,6 +119,7 @@ class EventCompaction(BaseModel):
     compacted_content: types.Content
     start_event_id: str = ""
     end_event_id: str = ""
+    receipt: CompactionReceipt | None = None
 
 
 _MAP_FIELDS = (
@@ -217,3 +258,9 @@ class Event(BaseModel):
             or self.partial
             or self.has_trailing_code_execution_result()
         )
+
+
+EventCallback = Callable[[Event], Event | Awaitable[Event | None] | None]
+"""A callback of ``App.on_event`` (ADK's ``on_event_callback``): the event a step is about to
+store in, a replacement (or ``None``: unchanged) out; it may be a coroutine function
+(:mod:`adk_temporal.steps.event_callbacks`)."""

@@ -2,8 +2,9 @@
 
 Pass it to the worker (``Worker(client, task_queue=..., plugins=[AdkPlugin(...)])``); a
 client that only starts and answers invocations needs just :func:`adk_data_converter`. The
-plugin registers ``InvocationWorkflow``, ``adk_notify`` (notifications out) and the
-activities bound to this worker's services,
+plugin registers ``InvocationWorkflow``, ``adk_notify`` (notifications out),
+``adk_retention`` (forgetting idle sessions) and the activities bound to this worker's
+services,
 switches the data converter to pydantic (so ``google.genai`` content with bytes round-trips)
 and lets the workflow sandbox pass the third-party data modules through.
 """
@@ -15,6 +16,7 @@ from temporalio.worker import WorkerConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from .activities.notify import NotifyActivity
+from .activities.retention import RetentionActivity
 from .activities.steps import (
     AppendEventsActivity,
     CompactionActivity,
@@ -29,6 +31,7 @@ from .queues import check_worker_queue
 from .steps import StepServices
 from .workflows.invocation import InvocationWorkflow
 from .workflows.notify import NotifyWorkflow
+from .workflows.retention import RetentionWorkflow
 
 __all__ = ["PASSTHROUGH_MODULES", "AdkPayloadConverter", "AdkPlugin", "adk_data_converter"]
 
@@ -81,8 +84,9 @@ class AdkPlugin(SimplePlugin):
                 AppendEventsActivity(services).run,
                 CompactionActivity(services).run,
                 NotifyActivity(app.notifications).run,
+                RetentionActivity(services).run,
             ],
-            workflows=[InvocationWorkflow, NotifyWorkflow],
+            workflows=[InvocationWorkflow, NotifyWorkflow, RetentionWorkflow],
             workflow_runner=_runner,
             run_context=services.models.in_use,
         )

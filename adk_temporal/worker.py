@@ -23,6 +23,7 @@ from temporalio.worker import Worker
 from .app import App, Stores
 from .artifacts import ArtifactService, FileArtifactService, GcsArtifactService
 from .ids import any_app_task_queue, app_task_queue
+from .keys import DataKeys, SealedArtifactService, StoreSealer
 from .model_limits import ModelLimit, model_queue
 from .plugin import AdkPlugin
 from .queues.pollers import APPS_MARK, STARTS_HERE_MARK, served_apps
@@ -49,23 +50,33 @@ def worker_identity(app: App, *, starts_here: bool = False) -> str:
     return f"{base}{APPS_MARK}{app.name}" if app.name else base
 
 
-def session_store(data_dir: str | Path, postgres_dsn: str | None = None) -> SessionService:
+def session_store(
+    data_dir: str | Path, postgres_dsn: str | None = None, *, keys: DataKeys | None = None
+) -> SessionService:
     """``PostgresSessionService(postgres_dsn)`` when a DSN is given (workers on several
-    machines), else the embedded store ``<data_dir>/sessions.db`` (one machine)."""
+    machines), else the embedded store ``<data_dir>/sessions.db`` (one machine); with
+    ``keys``, each session's rows sealed with its data key."""
+    sealer = StoreSealer(keys) if keys is not None else None
     if postgres_dsn:
         from .sessions import PostgresSessionService
 
-        return PostgresSessionService(postgres_dsn)
+        return PostgresSessionService(postgres_dsn, sealer=sealer)
     root = Path(data_dir)
     root.mkdir(parents=True, exist_ok=True)
-    return SqliteSessionService(root / "sessions.db")
+    return SqliteSessionService(root / "sessions.db", sealer=sealer)
 
 
-def artifact_store(data_dir: str | Path, gcs_bucket: str | None = None) -> ArtifactService:
-    """``GcsArtifactService(gcs_bucket)`` when a bucket is given, else ``<data_dir>/artifacts``."""
-    if gcs_bucket:
-        return GcsArtifactService(gcs_bucket)
-    return FileArtifactService(Path(data_dir) / "artifacts")
+def artifact_store(
+    data_dir: str | Path, gcs_bucket: str | None = None, *, keys: DataKeys | None = None
+) -> ArtifactService:
+    """``GcsArtifactService(gcs_bucket)`` when a bucket is given, else ``<data_dir>/artifacts``;
+    with ``keys``, contents sealed with each session's data key."""
+    store: ArtifactService = (
+        GcsArtifactService(gcs_bucket)
+        if gcs_bucket
+        else FileArtifactService(Path(data_dir) / "artifacts")
+    )
+    return SealedArtifactService(store, keys) if keys is not None else store
 
 
 def build_worker(

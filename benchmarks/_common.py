@@ -56,8 +56,9 @@ from temporalio.worker import Worker
 from adk_temporal.agents import Agent
 from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient
-from adk_temporal.codec import codec_from_env
+from adk_temporal.codec import EncryptionCodec, codec_from_env
 from adk_temporal.devserver import DevServer
+from adk_temporal.keys import StoreSealer
 from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry
 from adk_temporal.plugin import AdkPlugin, adk_data_converter
 from adk_temporal.sessions import SqliteSessionService
@@ -259,9 +260,14 @@ async def connect(
 
 
 def _worker(client: Client, task_queue: str, data_dir: Path) -> Worker:
-    """One worker serving both the ADK agents and the bare workflow, with default caching."""
+    """One worker serving both the ADK agents and the bare workflow, with default caching;
+    its session rows sealed when the client's key file asks (``data_keys.seal_stores``)."""
     app = bench_app()
-    plugin = AdkPlugin(app, stores=Stores(SqliteSessionService(data_dir / "sessions.db")))
+    codec = client.data_converter.payload_codec
+    keys = codec.data_keys if isinstance(codec, EncryptionCodec) and codec.seals_stores else None
+    sealer = StoreSealer(keys) if keys is not None else None
+    sessions = SqliteSessionService(data_dir / "sessions.db", sealer=sealer)
+    plugin = AdkPlugin(app, stores=Stores(sessions))
     return Worker(
         client,
         task_queue=task_queue,

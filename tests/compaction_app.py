@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from google.genai import types
@@ -9,6 +10,7 @@ from google.genai import types
 from adk_temporal.agents import Agent
 from adk_temporal.app import App
 from adk_temporal.compaction import DEFAULT_COMPACTION_PROMPT, EventsCompactionConfig
+from adk_temporal.events import Event
 from adk_temporal.models import LlmRequest, LlmResponse, ModelRegistry
 from adk_temporal.tools import FunctionTool
 
@@ -71,3 +73,17 @@ def crash_app() -> App:
         models=models,
         events_compaction_config=EventsCompactionConfig(compaction_interval=1),
     )
+
+
+CARD = "4111-1111-1111-1111"
+"""A card number the redaction tests plant."""
+_CARD = re.compile(r"\b(?:\d{4}-){3}\d{4}\b")
+
+
+def mask_cards(event: Event) -> Event:
+    """An ``on_event`` callback masking card numbers in an event's text parts (in place,
+    on the copy it is given)."""
+    for part in event.parts():
+        if part.text:
+            part.text = _CARD.sub("[card]", part.text)
+    return event

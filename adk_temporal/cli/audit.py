@@ -15,12 +15,14 @@ from .common import (
     CliError,
     console,
     data_dir_option,
+    encryption_option,
     json_option,
     postgres_option,
     print_json,
     require_path,
     run_command,
     session_options,
+    store_keys,
 )
 
 __all__ = ["audit"]
@@ -45,6 +47,7 @@ def _line(entry: AuditEntry) -> str:
 @postgres_option
 @data_dir_option
 @session_options
+@encryption_option
 def audit(
     app_name: str,
     user_id: str,
@@ -58,7 +61,7 @@ def audit(
     async def body() -> None:
         if not postgres_dsn:
             require_path(data_dir / "sessions.db", "session store")
-        sessions = session_store(data_dir, postgres_dsn)
+        sessions = session_store(data_dir, postgres_dsn, keys=store_keys())
         key = SessionKey(app_name, user_id, session_id)
         try:
             stored = await sessions.get(key)

@@ -43,6 +43,7 @@ from .common import (
     postgres_option,
     require_path,
     run_command,
+    store_keys,
 )
 from .invocations import settled_status, start_invocation, warn_if_stored_elsewhere
 
@@ -209,7 +210,7 @@ def _worker_turn(
 async def _chat_local(
     app: App, sessions: SessionService, data_dir: Path, key: SessionKey, agent: str
 ) -> int:
-    runner = Runner(app, stores=Stores(sessions, artifact_store(data_dir)))
+    runner = Runner(app, stores=Stores(sessions, artifact_store(data_dir, keys=store_keys())))
     return await _converse(_local_turn(runner, key, agent))
 
 
@@ -279,7 +280,7 @@ def chat(
     async def body() -> int:
         if not (in_process or postgres_dsn):
             require_path(data_dir, "data directory")
-        sessions = session_store(data_dir, postgres_dsn)
+        sessions = session_store(data_dir, postgres_dsn, keys=store_keys())
         try:
             if served is not None:
                 return await _chat_local(served, sessions, data_dir, key, agent)

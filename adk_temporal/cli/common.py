@@ -26,6 +26,7 @@ from ..errors import (
     AdkError,
     ArtifactNotFoundError,
     EncryptionError,
+    ForgottenError,
     SessionNotFoundError,
 )
 from ..ids import DEFAULT_TASK_QUEUE
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from ..app import App
     from ..events import Event
     from ..flow.messages import PendingRequest, RequestSummary
+    from ..keys import DataKeys
     from ..tracing import Telemetry
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "connection_options",
     "console",
     "data_dir_option",
+    "data_keys",
     "encryption_option",
     "err_console",
     "gcs_bucket_option",
@@ -80,6 +83,7 @@ __all__ = [
     "run_command",
     "session_options",
     "stop_on_signals",
+    "store_keys",
     "telemetry_option",
 ]
 
@@ -105,6 +109,9 @@ _HINTS: dict[type[Exception], str] = {
     SessionNotFoundError: "check --app, --user, --session and that --data-dir is the worker's",
     ArtifactNotFoundError: "see what exists with `adk-temporal artifacts list` and "
     "`adk-temporal artifacts versions NAME`",
+    # Before EncryptionError, its base: a forgotten session is no key-file mistake.
+    ForgottenError: "its session was forgotten on purpose; `adk-temporal forgotten` says when, "
+    "by whom and why",
     EncryptionError: "give every worker and client the same key file: --encryption-key-file "
     "or ADK_ENCRYPTION_KEY_FILE",
 }
@@ -180,6 +187,19 @@ def payload_codec() -> PayloadCodec | None:
     ctx = click.get_current_context(silent=True)
     codec: PayloadCodec | None = ctx.meta.get(_CODEC) if ctx is not None else None
     return codec
+
+
+def data_keys() -> DataKeys | None:
+    """The data keys of the command's key file (its ``data_keys`` section); else ``None``."""
+    from ..keys import data_keys_of
+
+    return data_keys_of(payload_codec())
+
+
+def store_keys() -> DataKeys | None:
+    """The data keys the stores are sealed with (``data_keys.seal_stores``); else ``None``."""
+    codec = payload_codec()
+    return data_keys() if getattr(codec, "seals_stores", False) else None
 
 
 def _keep_endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -566,17 +586,21 @@ _COMMANDS = {
     "audit": "adk_temporal.cli.audit:audit",
     "cancel": "adk_temporal.cli.operate:cancel",
     "chat": "adk_temporal.cli.chat:chat",
+    "check-compactions": "adk_temporal.cli.compactions:check_compactions",
     "codec-server": "adk_temporal.cli.encryption:codec_server",
     "confirm": "adk_temporal.cli.answers:confirm",
     "demo": "adk_temporal.cli.serving:demo",
     "dev": "adk_temporal.cli.serving:dev",
     "eval": "adk_temporal.cli.evaluating:eval_group",
     "events": "adk_temporal.cli.stores:events",
+    "forget": "adk_temporal.cli.forget:forget",
+    "forgotten": "adk_temporal.cli.forget:forgotten",
     "fork": "adk_temporal.cli.history:fork",
     "list": "adk_temporal.cli.operate:list_runs",
     "pending": "adk_temporal.cli.answers:pending",
     "replay-eval": "adk_temporal.cli.evaluating:replay_eval",
     "resume": "adk_temporal.cli.answers:resume",
+    "retention": "adk_temporal.cli.forget:retention",
     "rewind": "adk_temporal.cli.history:rewind",
     "rotate-key": "adk_temporal.cli.encryption:rotate_key",
     "run": "adk_temporal.cli.invocations:run",

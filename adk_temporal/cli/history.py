@@ -32,6 +32,7 @@ from .common import (
     require_path,
     run_command,
     session_options,
+    store_keys,
 )
 
 __all__ = ["fork", "rewind"]
@@ -42,7 +43,10 @@ def _stores(
 ) -> tuple[SessionService, ArtifactService]:
     if not postgres_dsn:
         require_path(data_dir / "sessions.db", "session store")
-    return session_store(data_dir, postgres_dsn), artifact_store(data_dir, gcs_bucket)
+    keys = store_keys()
+    return session_store(data_dir, postgres_dsn, keys=keys), artifact_store(
+        data_dir, gcs_bucket, keys=keys
+    )
 
 
 def _stores_options(f: F) -> F:

@@ -41,6 +41,7 @@ from .common import (
     require_path,
     run_command,
     session_options,
+    store_keys,
 )
 
 # ---------------------------------------------------------------- invocations
@@ -149,7 +150,7 @@ def run(
                 # The worker creates sessions.db on first use; its directory is there from
                 # the worker's start, so a first `run` against a fresh worker finds it.
                 require_path(data_dir, "data directory")
-            sessions = session_store(data_dir, postgres_dsn)
+            sessions = session_store(data_dir, postgres_dsn, keys=store_keys())
         client = await connect(address, namespace)
         adk = AdkClient(client, task_queue=task_queue, session_service=sessions)
         try:
@@ -259,8 +260,8 @@ async def _run_local(
     as_json: bool,
 ) -> int:
     """``run --local``: the invocation in this process, its requests answered here."""
-    sessions = session_store(data_dir, postgres_dsn)
-    runner = Runner(app, stores=Stores(sessions, artifact_store(data_dir)))
+    sessions = session_store(data_dir, postgres_dsn, keys=store_keys())
+    runner = Runner(app, stores=Stores(sessions, artifact_store(data_dir, keys=store_keys())))
     events: list[Event] = []
     printer = StreamPrinter(console)
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -49,11 +50,14 @@ from .common import (
     connect,
     connection_options,
     console,
+    data_dir_option,
     err_console,
     json_option,
+    postgres_option,
     print_json,
     run_command,
 )
+from .compactions import compaction_checks, print_compactions
 from .paging import echo_json_stream, page_options, paging_of, print_next_token
 from .unpolled import print_waits
 
@@ -218,6 +222,14 @@ def _print_rows(rows: list[dict[str, Any]]) -> None:
     help="Print only the graph of a graph workflow run, as a Mermaid flowchart coloured by "
     "each node's status.",
 )
+@click.option(
+    "--compactions",
+    is_flag=True,
+    help="Also list the session's compactions with their receipts, each checked against "
+    "the stored events (reads the session store).",
+)
+@data_dir_option
+@postgres_option
 def show(
     address: str,
     namespace: str,
@@ -225,12 +237,19 @@ def show(
     workflow_id: str,
     as_json: bool,
     as_mermaid: bool,
+    compactions: bool,
+    data_dir: Path,
+    postgres_dsn: str | None,
 ) -> None:
     """Show one invocation: status, open and refused requests, steps, tokens, last error,
-    any step waiting on a task queue no worker polls (with what to start), and for a graph
-    workflow each node's status."""
+    any step waiting on a task queue no worker polls (with what to start), for a graph
+    workflow each node's status; with --compactions, the session's compactions and their
+    receipts."""
 
     async def body() -> int:
+        checks = (
+            await compaction_checks(workflow_id, data_dir, postgres_dsn) if compactions else None
+        )
         client = await connect(address, namespace)
         adk = AdkClient(client)
         handle = adk.handle(workflow_id)
@@ -238,30 +257,12 @@ def show(
         description = await handle.describe()
         last_error = await _last_error(client, workflow_id, description)
         status = await _status(handle, description, published)
-        refused = status.ignored_signals if status else published.refused
         held = await _held(adk, workflow_id, description, published)
         waits = await unpolled_waits(client, description)
         graph = graph_view(published.graph, published.nodes) if published.graph else None
-        shown: dict[str, Any] = {
-            "workflow_id": workflow_id,
-            "run_id": description.run_id,
-            "status": run_status(description),
-            "temporal_status": description.status.name.lower() if description.status else None,
-            "agent": description.typed_search_attributes.get(ADK_AGENT) or "",
-            "start_time": description.start_time.isoformat() if description.start_time else None,
-            "close_time": description.close_time.isoformat() if description.close_time else None,
-            "steps": status.step if status else None,
-            "usage": status.usage.model_dump() if status else None,
-            "open_requests": [
-                {**r.model_dump(mode="json"), "held_answer": held.get(r.id)}
-                for r in published.requests
-            ],
-            "refused_answers": refused,
-            "last_error": last_error,
-            "workflow_task": _workflow_task(description),
-            "unpolled_waits": [w.model_dump(mode="json") for w in waits],
-            "graph": graph.model_dump() if graph is not None else None,
-        }
+        shown = _shown(workflow_id, description, status, published, held, last_error)
+        shown["unpolled_waits"] = [w.model_dump(mode="json") for w in waits]
+        shown["graph"] = graph.model_dump() if graph is not None else None
         if as_mermaid:
             if graph is None:
                 raise CliError(
@@ -270,11 +271,16 @@ def show(
                 )
             click.echo(graph.mermaid)
             return 0
+        if checks is not None:
+            shown["compactions"] = [c.model_dump(mode="json") for c in checks]
         if as_json:
             print_json(shown)
             return 0
         _print_shown(shown, description, status, published, held)
         print_waits(waits, "  stalled  ")
+        if checks is not None:
+            console.print("compactions")
+            print_compactions(checks)
         return 0
 
     run_command(body())
@@ -328,6 +334,35 @@ async def _last_error(
         except WorkflowFailureError as err:
             last_error = str(err.cause or err)
     return last_error
+
+
+def _shown(
+    workflow_id: str,
+    description: WorkflowExecutionDescription,
+    status: InvocationStatus | None,
+    published: Published,
+    held: dict[str, str],
+    last_error: str | None,
+) -> dict[str, Any]:
+    """What ``show --json`` prints of the run itself."""
+    refused = status.ignored_signals if status else published.refused
+    return {
+        "workflow_id": workflow_id,
+        "run_id": description.run_id,
+        "status": run_status(description),
+        "temporal_status": description.status.name.lower() if description.status else None,
+        "agent": description.typed_search_attributes.get(ADK_AGENT) or "",
+        "start_time": description.start_time.isoformat() if description.start_time else None,
+        "close_time": description.close_time.isoformat() if description.close_time else None,
+        "steps": status.step if status else None,
+        "usage": status.usage.model_dump() if status else None,
+        "open_requests": [
+            {**r.model_dump(mode="json"), "held_answer": held.get(r.id)} for r in published.requests
+        ],
+        "refused_answers": refused,
+        "last_error": last_error,
+        "workflow_task": _workflow_task(description),
+    }
 
 
 def _workflow_task(description: WorkflowExecutionDescription) -> dict[str, Any] | None:

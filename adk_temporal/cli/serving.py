@@ -30,6 +30,7 @@ from .common import (
     resolve_app,
     run_command,
     stop_on_signals,
+    store_keys,
 )
 
 # ---------------------------------------------------------------- servers and workers
@@ -103,12 +104,12 @@ def worker(
 
     async def body() -> None:
         client = await connect(address, namespace)
-        sessions = session_store(data_dir, postgres_dsn)
+        sessions = session_store(data_dir, postgres_dsn, keys=store_keys())
         w = build_worker(
             client,
             app,
             task_queue=task_queue,
-            stores=Stores(sessions, artifact_store(data_dir, gcs_bucket)),
+            stores=Stores(sessions, artifact_store(data_dir, gcs_bucket, keys=store_keys())),
             max_cached_workflows=max_cached_workflows,
             sticky_timeout=timedelta(seconds=sticky_timeout),
         )
@@ -203,14 +204,14 @@ def dev(
         stop = stop_on_signals()
         with err_console.status("starting Temporal's dev server…"):
             await asyncio.to_thread(dev_server.start)
-        sessions = session_store(data_dir)
+        sessions = session_store(data_dir, keys=store_keys())
         try:
             client = await connect(dev_server.address, "default")
             w = build_worker(
                 client,
                 app,
                 task_queue=task_queue,
-                stores=Stores(sessions, artifact_store(data_dir, gcs_bucket)),
+                stores=Stores(sessions, artifact_store(data_dir, gcs_bucket, keys=store_keys())),
             )
             names = ", ".join(a.name for a in app.agents)
             console.print(f"Temporal dev server on {dev_server.address}")

@@ -13,11 +13,13 @@ from .common import (
     JSON,
     console,
     data_dir_option,
+    encryption_option,
     json_option,
     new_session_options,
     postgres_option,
     print_json,
     run_command,
+    store_keys,
 )
 
 __all__ = ["session"]
@@ -30,6 +32,7 @@ def session() -> None:
 
 @session.command("create")
 @data_dir_option
+@encryption_option
 @postgres_option
 @new_session_options
 @json_option
@@ -55,7 +58,7 @@ def create(
         raise click.BadParameter("the state must be a JSON object", param_hint="--state")
 
     async def body() -> None:
-        sessions = session_store(data_dir, postgres_dsn)
+        sessions = session_store(data_dir, postgres_dsn, keys=store_keys())
         try:
             created = await create_session(
                 sessions, app_name=app_name, user_id=user_id, state=state, session_id=session_id

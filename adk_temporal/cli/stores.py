@@ -33,6 +33,7 @@ from .common import (
     F,
     console,
     data_dir_option,
+    encryption_option,
     err_console,
     gcs_bucket_option,
     json_option,
@@ -42,6 +43,7 @@ from .common import (
     require_path,
     run_command,
     session_options,
+    store_keys,
 )
 
 # ---------------------------------------------------------------- stores
@@ -54,6 +56,7 @@ it exists."""
 
 @click.command()
 @data_dir_option
+@encryption_option
 @postgres_option
 @session_options
 @json_option
@@ -82,7 +85,7 @@ def events(
     async def body() -> None:
         if not postgres_dsn:
             require_path(data_dir / "sessions.db", "session store")
-        sessions = session_store(data_dir, postgres_dsn)
+        sessions = session_store(data_dir, postgres_dsn, keys=store_keys())
         try:
             if follow:
                 await _follow_session(sessions, SessionKey(app_name, user_id, session_id), as_json)
@@ -146,7 +149,7 @@ def _artifact_service(data_dir: Path, gcs_bucket: str | None) -> ArtifactService
     if not gcs_bucket:
         require_path(data_dir, "data directory")
     try:
-        return artifact_store(data_dir, gcs_bucket)
+        return artifact_store(data_dir, gcs_bucket, keys=store_keys())
     except GoogleAuthError as err:
         raise CliError(f"cannot use GCS bucket {gcs_bucket!r}: {err}") from err
 
@@ -162,7 +165,13 @@ async def _reading_artifacts(op: Awaitable[Any], where: str) -> Any:
 
 
 def _artifacts_command(f: F) -> F:
-    for decorate in (json_option, gcs_bucket_option, session_options, data_dir_option):
+    for decorate in (
+        json_option,
+        gcs_bucket_option,
+        session_options,
+        data_dir_option,
+        encryption_option,
+    ):
         f = decorate(f)
     return f
 

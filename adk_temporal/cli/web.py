@@ -28,6 +28,7 @@ from .common import (
     postgres_option,
     resolve_app,
     run_command,
+    store_keys,
 )
 
 __all__ = ["web"]
@@ -252,11 +253,11 @@ def web(
 
     async def body() -> None:
         client = await connect(address, namespace)
-        sessions = session_store(data_dir, postgres_dsn)
+        sessions = session_store(data_dir, postgres_dsn, keys=store_keys())
         gateway = Gateway(
             AdkClient(client, task_queue=task_queue, session_service=sessions),
             sessions=sessions,
-            artifacts=artifact_store(data_dir, gcs_bucket),
+            artifacts=artifact_store(data_dir, gcs_bucket, keys=store_keys()),
             app=served,
             temporal_ui=temporal_ui or None,
             answer_wait=answer_wait,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..ids import SessionKey
 from .call_slots import CallSlots
 from .conversations import ConversationStore
+from .erasure import ErasableStore
 from .initial import create_session
 from .ledger import TokenLedger, TokenReservation, TokenTotals
 from .memory import InMemorySessionService
@@ -24,6 +25,7 @@ __all__ = [
     "REMOVED_STATE_VALUE",
     "CallSlots",
     "ConversationStore",
+    "ErasableStore",
     "InMemorySessionService",
     "PartialChannel",
     "PostgresSessionService",

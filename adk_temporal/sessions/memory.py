@@ -93,6 +93,34 @@ class InMemorySessionService(CheckedLedger, SessionService):
             self._sessions[key] = stored
             return self._snapshot(key, stored, [])
 
+    async def user_ids(self, app_name: str) -> builtins.list[str]:
+        """Every user of the app (see :meth:`ErasableStore.user_ids`)."""
+        with self._lock:
+            users = {k.user_id for k in self._sessions if k.app_name == app_name}
+            users.update(u for a, u in self._user_states if a == app_name)
+        return sorted(users)
+
+    async def idle_sessions(
+        self, app_name: str, before: float, limit: int
+    ) -> builtins.list[tuple[SessionKey, float]]:
+        """Sessions idle since before ``before`` (see :meth:`ErasableStore.idle_sessions`)."""
+        with self._lock:
+            idle = [
+                (k, s.last_update_time)
+                for k, s in self._sessions.items()
+                if k.app_name == app_name and s.last_update_time < before
+            ]
+        return sorted(idle, key=lambda pair: (pair[1], pair[0]))[:limit]
+
+    async def delete_scope_state(self, app_name: str, user_id: str | None) -> None:
+        """Delete a user's or an app's state (see :meth:`ErasableStore.delete_scope_state`)."""
+        with self._lock:
+            if user_id is None:
+                self._app_states.pop(app_name, None)
+            for scope in [s for s in self._user_states if s[0] == app_name]:
+                if user_id is None or scope[1] == user_id:
+                    del self._user_states[scope]
+
     async def _add_entry(self, key: SessionKey, entry_id: str, kind: str, tokens: int) -> None:
         with self._lock:
             self._ledger.setdefault((key, entry_id), (kind, tokens))

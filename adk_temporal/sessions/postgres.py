@@ -37,6 +37,9 @@ the database may be shared with other applications):
   piece at once instead of polling; the piece travels in the table, not in the notification,
   whose payload PostgreSQL caps at 8000 bytes.
 
+Given a ``sealer`` (:mod:`.sealing`), a session's event, state and initial-state columns
+hold its values sealed with the session's data key.
+
 The driver is an optional dependency: ``pip install 'adk-temporal[postgres]'``.
 """
 
@@ -84,6 +87,7 @@ from .rules import (
     session_not_found_error,
     to_json_state,
 )
+from .sealing import RowSealer, SealedRows, read_rows, rows_for
 from .service import SessionService
 from .session import Session
 from .staging import prepare_stage
@@ -242,6 +246,8 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
             ``psycopg_pool.PoolTimeout``.
         clock: Returns the current time in seconds; stamps a new session's update time and
             events appended without a timestamp.
+        sealer: Seals each session's rows with its data key
+            (:class:`~adk_temporal.keys.StoreSealer`); ``None`` stores them as JSON.
 
     Raises:
         psycopg.ProgrammingError: ``dsn`` cannot be parsed.
@@ -258,8 +264,10 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
         max_connections: int = 10,
         pool_timeout: float = 30.0,
         clock: Callable[[], float] = time.time,
+        sealer: RowSealer | None = None,
     ) -> None:
         self._dsn = dsn
+        self._sealer = sealer
         # Kept for messages and repr: the DSN may carry a password.
         parameters = conninfo_to_dict(dsn)
         parameters.pop("password", None)
@@ -295,6 +303,7 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
         session_state: dict[str, Any] = {}
         apply_state_delta(initial, app=app_delta, user=user_delta, session=session_state)
         now = self._clock()
+        rows = await rows_for(self._sealer, key)
         async with self._connection("write") as conn:
             # A concurrent create of the same key waits here for the other to commit, then
             # inserts nothing.
@@ -302,7 +311,7 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
                 "INSERT INTO adk_sessions "
                 "(app_name, user_id, session_id, state, create_time, update_time) "
                 "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING pk",
-                (*key, json.dumps(session_state), now, now),
+                (*key, rows.state_text(session_state), now, now),
             )
             inserted = await cursor.fetchone()
             if inserted is None:
@@ -310,10 +319,10 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
             if session_state:
                 await conn.execute(
                     "INSERT INTO adk_initial_states (session_pk, state) VALUES (%s, %s)",
-                    (inserted[0], json.dumps(session_state)),
+                    (inserted[0], rows.state_text(session_state)),
                 )
             await _update_shared_scopes(conn, key, app_delta, user_delta)
-            return await _read_session(conn, key, after_sequence=0)
+            return await _read_session(conn, key, rows, after_sequence=0)
 
     async def get(
         self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
@@ -321,8 +330,9 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
         check_after_sequence(after_sequence, limit)
+        rows = read_rows(self._sealer)
         async with self._connection("statement") as conn:
-            return await _read_session(conn, key, after_sequence=after_sequence, limit=limit)
+            return await _read_session(conn, key, rows, after_sequence=after_sequence, limit=limit)
 
     async def get_state(self, key: SessionKey) -> dict[str, Any]:
         """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""
@@ -331,7 +341,7 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
             row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
         if row is None:
             raise session_not_found_error(key)
-        return _merged_row_state(row)
+        return _merged_row_state(row, read_rows(self._sealer))
 
     async def get_initial_state(self, key: SessionKey) -> dict[str, Any]:
         """Read the state ``create`` set (see :meth:`ConversationStore.get_initial_state`)."""
@@ -346,8 +356,7 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
             row = await cursor.fetchone()
         if row is None:
             raise session_not_found_error(key)
-        initial: dict[str, Any] = json.loads(row[0] or "{}")
-        return initial
+        return read_rows(self._sealer).state(row[0] or "{}")
 
     async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
         """List a user's sessions without events (see :meth:`ConversationStore.list`)."""
@@ -359,12 +368,13 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
                 (app_name, user_id),
             )
             rows = await cursor.fetchall()
+        sealed = read_rows(self._sealer)
         return [
             Session(
                 id=row[1],
                 app_name=app_name,
                 user_id=user_id,
-                state=_merged_row_state(row),
+                state=_merged_row_state(row, sealed),
                 last_update_time=row[3],
             )
             for row in rows
@@ -381,6 +391,41 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
             )
             await conn.execute(f"DELETE FROM adk_partial_events WHERE {_PARTIALS_OF_SESSION}", key)
 
+    async def user_ids(self, app_name: str) -> builtins.list[str]:
+        """Every user of the app (see :meth:`ErasableStore.user_ids`)."""
+        async with self._connection("statement") as conn:
+            cursor = await conn.execute(
+                "SELECT user_id FROM adk_sessions WHERE app_name = %s UNION "
+                "SELECT user_id FROM adk_user_states WHERE app_name = %s ORDER BY user_id",
+                (app_name, app_name),
+            )
+            return [user_id for (user_id,) in await cursor.fetchall()]
+
+    async def idle_sessions(
+        self, app_name: str, before: float, limit: int
+    ) -> builtins.list[tuple[SessionKey, float]]:
+        """Sessions idle since before ``before`` (see :meth:`ErasableStore.idle_sessions`)."""
+        async with self._connection("statement") as conn:
+            cursor = await conn.execute(
+                "SELECT user_id, session_id, update_time FROM adk_sessions WHERE app_name = %s "
+                "AND update_time < %s ORDER BY update_time, user_id, session_id LIMIT %s",
+                (app_name, before, limit),
+            )
+            rows = await cursor.fetchall()
+        return [(SessionKey(app_name, user, session), at) for user, session, at in rows]
+
+    async def delete_scope_state(self, app_name: str, user_id: str | None) -> None:
+        """Delete a user's or an app's state (see :meth:`ErasableStore.delete_scope_state`)."""
+        async with self._connection("write") as conn:
+            if user_id is not None:
+                await conn.execute(
+                    "DELETE FROM adk_user_states WHERE app_name = %s AND user_id = %s",
+                    (app_name, user_id),
+                )
+                return
+            await conn.execute("DELETE FROM adk_user_states WHERE app_name = %s", (app_name,))
+            await conn.execute("DELETE FROM adk_app_states WHERE app_name = %s", (app_name,))
+
     async def _drive(self, steps: Steps[_T], *, write: bool) -> _T:
         async with self._connection("write" if write else "statement") as conn:
 
@@ -392,7 +437,8 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""
-        rows = prepare_stage(key, events)
+        prepared = prepare_stage(key, events)
+        rows = await rows_for(self._sealer, key)
         async with self._connection("write") as conn:
             row = await (await conn.execute(_SESSION_ROW, key)).fetchone()
             if row is None:
@@ -402,7 +448,7 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
                     "INSERT INTO adk_staged_events (session_pk, event_id, event_json) "
                     "VALUES (%s, %s, %s) ON CONFLICT (session_pk, event_id) "
                     "DO UPDATE SET event_json = excluded.event_json",
-                    [(row[0], event_id, event_json) for event_id, event_json in rows],
+                    [(row[0], event_id, rows.seal(text)) for event_id, text in prepared],
                 )
 
     async def staged_events(self, key: SessionKey, ids: Sequence[str]) -> dict[str, Event]:
@@ -422,7 +468,8 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
         if not rows:
             raise session_not_found_error(key)
         found = [(event_id, data) for event_id, data in rows if event_id is not None]
-        return {event_id: Event.model_validate_json(data) for event_id, data in found}
+        sealed = read_rows(self._sealer)
+        return {event_id: sealed.event(data) for event_id, data in found}
 
     async def append_events(
         self, key: SessionKey, events: Sequence[Event], *, unstage: Sequence[str] = ()
@@ -430,6 +477,7 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
         """Append events idempotently (see :meth:`ConversationStore.append_events`)."""
         check_identity(key)
         prepared = prepare_events(events, now=self._clock())
+        rows = await rows_for(self._sealer, key)
         async with self._connection("write") as conn:
             cursor = await conn.execute(
                 "SELECT pk, state FROM adk_sessions "
@@ -452,9 +500,9 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
                 "AND event_id = ANY(%s)",
                 (*key, [event.id for event in prepared]),
             )
-            result, new = await _insert_new(conn, session_pk, prepared)
+            result, new = await _insert_new(conn, session_pk, prepared, rows)
             if new:
-                session_state: dict[str, Any] = json.loads(state_json)
+                session_state = rows.state(state_json)
                 app_delta: dict[str, Any] = {}
                 user_delta: dict[str, Any] = {}
                 for event in new:
@@ -469,13 +517,14 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
                 await _update_shared_scopes(conn, key, app_delta, user_delta)
                 await conn.execute(
                     "UPDATE adk_sessions SET state = %s, update_time = %s WHERE pk = %s",
-                    (json.dumps(session_state), new[-1].timestamp, session_pk),
+                    (rows.state_text(session_state), new[-1].timestamp, session_pk),
                 )
             return result
 
     async def publish_partial(self, key: SessionKey, event: Event) -> None:
         """Keep a piece and notify the session's followers (``publish_partial``)."""
-        data = prepare_partial(key, event)
+        rows = await rows_for(self._sealer, key)
+        data = rows.seal(prepare_partial(key, event))
         now = self._clock()
         channel = _channel(key)
         async with self._connection("write") as conn:
@@ -499,6 +548,7 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
 
     async def _follow_partials(self, key: SessionKey) -> AsyncGenerator[Event, None]:
         await self._open()
+        sealed = read_rows(self._sealer)
         # A connection of its own, outside the pool: it listens for as long as the
         # follower runs, and notifications arrive only on the connection that listens.
         conn = await psycopg.AsyncConnection.connect(self._dsn, autocommit=True)
@@ -511,10 +561,7 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
                     f"WHERE {_PARTIALS_OF_SESSION} AND sequence > %s ORDER BY sequence",
                     (*key, sequence),
                 )
-                return [
-                    (number, Event.model_validate_json(data))
-                    for number, data in await cursor.fetchall()
-                ]
+                return [(number, sealed.event(data)) for number, data in await cursor.fetchall()]
 
             async def wait() -> None:
                 async for _ in conn.notifies(timeout=_NOTIFY_WAIT_SECONDS, stop_after=1):
@@ -604,7 +651,7 @@ async def _create_open_tables(conn: _Connection) -> None:
 
 
 async def _insert_new(
-    conn: _Connection, session_pk: int, prepared: Sequence[Event]
+    conn: _Connection, session_pk: int, prepared: Sequence[Event], sealed: SealedRows
 ) -> tuple[builtins.list[Event], builtins.list[Event]]:
     """Insert the events whose ids the session does not hold yet, with the next sequences.
 
@@ -616,10 +663,7 @@ async def _insert_new(
         "SELECT event_id, event_json FROM adk_events WHERE session_pk = %s AND event_id = ANY(%s)",
         (session_pk, [event.id for event in prepared]),
     )
-    stored = {
-        event_id: Event.model_validate_json(event_json)
-        for event_id, event_json in await cursor.fetchall()
-    }
+    stored = {event_id: sealed.event(text) for event_id, text in await cursor.fetchall()}
     cursor = await conn.execute(
         "SELECT COALESCE(MAX(sequence), 0) FROM adk_events WHERE session_pk = %s", (session_pk,)
     )
@@ -643,7 +687,7 @@ async def _insert_new(
                 event.author,
                 event.invocation_id,
                 event.timestamp,
-                event.model_dump_json(),
+                sealed.event_text(event),
             )
             for offset, event in enumerate(new, start=1)
         ]
@@ -680,27 +724,34 @@ async def _update_shared_scopes(
         )
 
 
-def _merged_row_state(row: TupleRow) -> dict[str, Any]:
+def _merged_row_state(row: TupleRow, sealed: SealedRows) -> dict[str, Any]:
     # Columns of _SESSION_COLUMNS: the session's state, then the app's and user's (NULL
     # when the scope was never written).
-    return merged_state(json.loads(row[4] or "{}"), json.loads(row[5] or "{}"), json.loads(row[2]))
+    return merged_state(
+        json.loads(row[4] or "{}"), json.loads(row[5] or "{}"), sealed.state(row[2])
+    )
 
 
 async def _read_session(
-    conn: _Connection, key: SessionKey, *, after_sequence: int, limit: int | None = None
+    conn: _Connection,
+    key: SessionKey,
+    sealed: SealedRows,
+    *,
+    after_sequence: int,
+    limit: int | None = None,
 ) -> Session:
     # LIMIT NULL: no limit, in PostgreSQL.
     cursor = await conn.execute(_SESSION_WITH_EVENTS, (after_sequence, limit, *key))
     row = await cursor.fetchone()
     if row is None:
         raise session_not_found_error(key)
-    events = [Event.model_validate_json(event_json) for event_json in row[6]]
+    events = [sealed.event(event_json) for event_json in row[6]]
     app_name, user_id, session_id = key
     return Session(
         id=session_id,
         app_name=app_name,
         user_id=user_id,
-        state=_merged_row_state(row),
+        state=_merged_row_state(row, sealed),
         events=events,
         last_update_time=row[3],
     )

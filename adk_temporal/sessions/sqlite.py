@@ -24,6 +24,9 @@ Schema (version 1, recorded in ``schema_version`` so later versions can migrate)
   published)``: streamed pieces of model replies (:mod:`.partials`), deleted when their
   final event is appended; followers in any process on the machine poll it. Written without
   syncing to disk: a piece lost in a power cut is superseded by its final event anyway.
+
+Given a ``sealer`` (:mod:`.sealing`), a session's event, state and initial-state columns
+hold its values sealed with the session's data key.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from .rules import (
     session_not_found_error,
     to_json_state,
 )
+from .sealing import RowSealer, SealedRows, read_rows, rows_for
 from .service import SessionService
 from .session import Session
 from .staging import prepare_stage
@@ -154,6 +158,8 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
             failing with ``sqlite3.OperationalError``.
         clock: Returns the current time in seconds; stamps a new session's update time and
             events appended without a timestamp.
+        sealer: Seals each session's rows with its data key
+            (:class:`~adk_temporal.keys.StoreSealer`); ``None`` stores them as JSON.
     """
 
     _sql = ledger_sql("sqlite")
@@ -165,10 +171,12 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
         *,
         busy_timeout: float = 30.0,
         clock: Callable[[], float] = time.time,
+        sealer: RowSealer | None = None,
     ) -> None:
         self._path = os.fspath(path)
         self._busy_timeout = busy_timeout
         self._clock = clock
+        self._sealer = sealer
         # One thread owns the connection: sqlite3 connections must not be used from two
         # threads at once, and a single writer per process keeps transactions simple.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="adk-sessions")
@@ -194,6 +202,7 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
         """Create an empty session (see :meth:`ConversationStore.create`)."""
         check_identity(key)
         initial = to_json_state(state or {}, where="initial state")
+        rows = await rows_for(self._sealer, key)
 
         def create(conn: sqlite3.Connection) -> Session:
             with _transaction(conn, write=True):
@@ -208,14 +217,14 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
                     "INSERT INTO sessions "
                     "(app_name, user_id, session_id, state, create_time, update_time) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
-                    (*key, json.dumps(session_state), now, now),
+                    (*key, rows.state_text(session_state), now, now),
                 )
                 if session_state:
                     conn.execute(
                         "INSERT INTO initial_states (session_pk, state) VALUES (?, ?)",
-                        (inserted.lastrowid, json.dumps(session_state)),
+                        (inserted.lastrowid, rows.state_text(session_state)),
                     )
-                return _read_session(conn, key, after_sequence=0)
+                return _read_session(conn, key, rows, after_sequence=0)
 
         return await self._run(create)
 
@@ -225,16 +234,18 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
         """Read a session with its events (see :meth:`ConversationStore.get`)."""
         check_identity(key)
         check_after_sequence(after_sequence, limit)
+        rows = read_rows(self._sealer)
 
         def get(conn: sqlite3.Connection) -> Session:
             with _transaction(conn, write=False):
-                return _read_session(conn, key, after_sequence=after_sequence, limit=limit)
+                return _read_session(conn, key, rows, after_sequence=after_sequence, limit=limit)
 
         return await self._run(get)
 
     async def get_state(self, key: SessionKey) -> dict[str, Any]:
         """Read a session's merged state (see :meth:`ConversationStore.get_state`)."""
         check_identity(key)
+        rows = read_rows(self._sealer)
 
         def get_state(conn: sqlite3.Connection) -> dict[str, Any]:
             with _transaction(conn, write=False):
@@ -242,13 +253,14 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
                 if row is None:
                     raise session_not_found_error(key)
                 scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
-                return merged_state(scopes.app, scopes.user, json.loads(row[1]))
+                return merged_state(scopes.app, scopes.user, rows.state(row[1]))
 
         return await self._run(get_state)
 
     async def get_initial_state(self, key: SessionKey) -> dict[str, Any]:
         """Read the state ``create`` set (see :meth:`ConversationStore.get_initial_state`)."""
         check_identity(key)
+        rows = read_rows(self._sealer)
 
         def get_initial_state(conn: sqlite3.Connection) -> dict[str, Any]:
             with _transaction(conn, write=False):
@@ -258,14 +270,14 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
                 initial = conn.execute(
                     "SELECT state FROM initial_states WHERE session_pk = ?", (row[0],)
                 ).fetchone()
-            loaded: dict[str, Any] = json.loads(initial[0]) if initial else {}
-            return loaded
+            return rows.state(initial[0]) if initial else {}
 
         return await self._run(get_initial_state)
 
     async def list(self, app_name: str, user_id: str) -> builtins.list[Session]:
         """List a user's sessions without events (see :meth:`ConversationStore.list`)."""
         check_user(app_name, user_id)
+        sealed = read_rows(self._sealer)
 
         def list_sessions(conn: sqlite3.Connection) -> builtins.list[Session]:
             with _transaction(conn, write=False):
@@ -282,7 +294,9 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
                     app_name=app_name,
                     user_id=user_id,
                     state=merged_state(
-                        json.loads(scopes.app_json), json.loads(scopes.user_json), json.loads(state)
+                        json.loads(scopes.app_json),
+                        json.loads(scopes.user_json),
+                        sealed.state(state),
                     ),
                     last_update_time=update_time,
                 )
@@ -306,6 +320,52 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
 
         await self._run(delete)
 
+    async def user_ids(self, app_name: str) -> builtins.list[str]:
+        """Every user of the app (see :meth:`ErasableStore.user_ids`)."""
+
+        def read(conn: sqlite3.Connection) -> builtins.list[str]:
+            with _transaction(conn, write=False):
+                rows = conn.execute(
+                    "SELECT user_id FROM sessions WHERE app_name = ? UNION "
+                    "SELECT user_id FROM user_states WHERE app_name = ? ORDER BY user_id",
+                    (app_name, app_name),
+                ).fetchall()
+            return [user_id for (user_id,) in rows]
+
+        return await self._run(read)
+
+    async def idle_sessions(
+        self, app_name: str, before: float, limit: int
+    ) -> builtins.list[tuple[SessionKey, float]]:
+        """Sessions idle since before ``before`` (see :meth:`ErasableStore.idle_sessions`)."""
+
+        def read(conn: sqlite3.Connection) -> builtins.list[tuple[SessionKey, float]]:
+            with _transaction(conn, write=False):
+                rows = conn.execute(
+                    "SELECT user_id, session_id, update_time FROM sessions WHERE app_name = ? "
+                    "AND update_time < ? ORDER BY update_time, user_id, session_id LIMIT ?",
+                    (app_name, before, limit),
+                ).fetchall()
+            return [(SessionKey(app_name, user, session), at) for user, session, at in rows]
+
+        return await self._run(read)
+
+    async def delete_scope_state(self, app_name: str, user_id: str | None) -> None:
+        """Delete a user's or an app's state (see :meth:`ErasableStore.delete_scope_state`)."""
+
+        def delete(conn: sqlite3.Connection) -> None:
+            with _transaction(conn, write=True):
+                if user_id is not None:
+                    conn.execute(
+                        "DELETE FROM user_states WHERE app_name = ? AND user_id = ?",
+                        (app_name, user_id),
+                    )
+                    return
+                conn.execute("DELETE FROM user_states WHERE app_name = ?", (app_name,))
+                conn.execute("DELETE FROM app_states WHERE app_name = ?", (app_name,))
+
+        await self._run(delete)
+
     async def _drive(self, steps: Steps[_T], *, write: bool) -> _T:
         def run(conn: sqlite3.Connection) -> _T:
             with _transaction(conn, write=write):
@@ -315,7 +375,8 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""
-        rows = prepare_stage(key, events)
+        prepared = prepare_stage(key, events)
+        rows = await rows_for(self._sealer, key)
 
         def stage(conn: sqlite3.Connection) -> None:
             with _transaction(conn, write=True):
@@ -325,7 +386,7 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
                 conn.executemany(
                     "INSERT OR REPLACE INTO staged_events (session_pk, event_id, event_json) "
                     "VALUES (?, ?, ?)",
-                    [(row[0], event_id, event_json) for event_id, event_json in rows],
+                    [(row[0], event_id, rows.seal(text)) for event_id, text in prepared],
                 )
 
         await self._run(stage)
@@ -334,6 +395,7 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
         """Read staged events (see :meth:`StagingArea.staged_events`)."""
         check_identity(key)
         wanted = list(ids)
+        rows = read_rows(self._sealer)
 
         def read(conn: sqlite3.Connection) -> dict[str, Event]:
             with _transaction(conn, write=False):
@@ -345,7 +407,7 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
                     f"AND event_id IN ({', '.join('?' * len(wanted))})",
                     (row[0], *wanted),
                 ).fetchall()
-            return {event_id: Event.model_validate_json(data) for event_id, data in found}
+            return {event_id: rows.event(data) for event_id, data in found}
 
         return await self._run(read) if wanted else {}
 
@@ -355,16 +417,18 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
         """Append events idempotently (see :meth:`ConversationStore.append_events`)."""
         check_identity(key)
         prepared = prepare_events(events, now=self._clock())
+        rows = await rows_for(self._sealer, key)
 
         def append(conn: sqlite3.Connection) -> builtins.list[Event]:
             with _transaction(conn, write=True):
-                return _append(conn, key, prepared, unstage)
+                return _append(conn, key, prepared, unstage, rows)
 
         return await self._run(append)
 
     async def publish_partial(self, key: SessionKey, event: Event) -> None:
         """Keep a piece for the machine's followers (``PartialChannel.publish_partial``)."""
-        data = prepare_partial(key, event)
+        rows = await rows_for(self._sealer, key)
+        data = rows.seal(prepare_partial(key, event))
         now = self._clock()
 
         def publish(conn: sqlite3.Connection) -> None:
@@ -390,6 +454,7 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
     def follow_partials(self, key: SessionKey) -> AsyncGenerator[Event, None]:
         """Poll the file for pieces (``PartialChannel.follow_partials``)."""
         check_identity(key)
+        sealed = read_rows(self._sealer)
 
         def read(conn: sqlite3.Connection, sequence: int) -> builtins.list[tuple[int, Event]]:
             rows = conn.execute(
@@ -397,7 +462,7 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
                 "AND sequence > ? ORDER BY sequence",
                 (*key, sequence),
             ).fetchall()
-            return [(number, Event.model_validate_json(data)) for number, data in rows]
+            return [(number, sealed.event(data)) for number, data in rows]
 
         async def read_after(sequence: int) -> builtins.list[tuple[int, Event]]:
             return await self._run(lambda conn: read(conn, sequence))
@@ -521,7 +586,11 @@ def _transaction(conn: sqlite3.Connection, *, write: bool) -> Iterator[None]:
 
 
 def _append(
-    conn: sqlite3.Connection, key: SessionKey, prepared: Sequence[Event], unstage: Sequence[str]
+    conn: sqlite3.Connection,
+    key: SessionKey,
+    prepared: Sequence[Event],
+    unstage: Sequence[str],
+    rows: SealedRows,
 ) -> builtins.list[Event]:
     """The writes of ``append_events``, inside its transaction."""
     row = conn.execute(_SESSION_ROW, key).fetchone()
@@ -532,7 +601,7 @@ def _append(
         "DELETE FROM staged_events WHERE session_pk = ? AND event_id = ?",
         [(session_pk, staged_id) for staged_id in unstage],
     )
-    result, new = _insert_new(conn, session_pk, prepared)
+    result, new = _insert_new(conn, session_pk, prepared, rows)
     if prepared:
         conn.execute(
             f"DELETE FROM partial_events WHERE {_PARTIALS_OF_SESSION} AND event_id IN "
@@ -540,7 +609,7 @@ def _append(
             (*key, *(event.id for event in prepared)),
         )
     if new:
-        session_state = json.loads(state_json)
+        session_state = rows.state(state_json)
         scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
         for event in new:
             apply_state_delta(
@@ -549,13 +618,13 @@ def _append(
         scopes.save(conn)
         conn.execute(
             "UPDATE sessions SET state = ?, update_time = ? WHERE pk = ?",
-            (json.dumps(session_state), new[-1].timestamp, session_pk),
+            (rows.state_text(session_state), new[-1].timestamp, session_pk),
         )
     return result
 
 
 def _insert_new(
-    conn: sqlite3.Connection, session_pk: int, prepared: Sequence[Event]
+    conn: sqlite3.Connection, session_pk: int, prepared: Sequence[Event], rows: SealedRows
 ) -> tuple[builtins.list[Event], builtins.list[Event]]:
     """Insert the events whose ids the session does not hold yet, with the next sequences.
 
@@ -580,10 +649,10 @@ def _insert_new(
     new: builtins.list[Event] = []
     for event in prepared:
         if event.id in earlier:
-            result.append(Event.model_validate_json(earlier[event.id]))
+            result.append(rows.event(earlier[event.id]))
             continue
         sequence += 1
-        data = event.model_dump_json()
+        data = rows.event_text(event)
         conn.execute(
             "INSERT INTO events (session_pk, sequence, event_id, author, invocation_id, "
             "timestamp, event_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -605,7 +674,12 @@ def _insert_new(
 
 
 def _read_session(
-    conn: sqlite3.Connection, key: SessionKey, *, after_sequence: int, limit: int | None = None
+    conn: sqlite3.Connection,
+    key: SessionKey,
+    rows: SealedRows,
+    *,
+    after_sequence: int,
+    limit: int | None = None,
 ) -> Session:
     row = conn.execute(_SESSION_ROW, key).fetchone()
     if row is None:
@@ -613,7 +687,7 @@ def _read_session(
     session_pk, state_json, update_time = row
     scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
     events = [
-        Event.model_validate_json(event_json)
+        rows.event(event_json)
         for (event_json,) in conn.execute(
             "SELECT event_json FROM events WHERE session_pk = ? AND sequence > ? "
             "ORDER BY sequence LIMIT ?",
@@ -626,7 +700,7 @@ def _read_session(
         id=session_id,
         app_name=app_name,
         user_id=user_id,
-        state=merged_state(scopes.app, scopes.user, json.loads(state_json)),
+        state=merged_state(scopes.app, scopes.user, rows.state(state_json)),
         events=events,
         last_update_time=update_time,
     )

@@ -15,4 +15,4 @@ async def append_events(services: StepServices, inp: AppendEventsInput, ref: Ses
     services.check_app(ref)
     loaded = await services.load_session(ref)
     events, unstage = await stored_form(services.sessions, ref, inp.events, loaded.stored.ids)
-    await append_to_session(services.sessions, ref, events, unstage)
+    await append_to_session(services, ref, events, unstage)

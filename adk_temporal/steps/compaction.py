@@ -11,6 +11,10 @@ not UTF-8 or is over the ``model_reply_bytes`` budget — fails no turn: the ste
 note of the failure under the same id (:data:`~adk_temporal.compaction.COMPACTION_FAILED`),
 counts it in the ``adk.compaction.failures`` metric, logs it, and reports it; later
 compactions are tried with back-off (:func:`~adk_temporal.compaction.compaction_backoff`).
+
+The summary passes the app's ``on_event`` callbacks as the content of its compaction event
+before it is stored, as every other event does (a redaction callback sees it), and the
+event carries the compaction's receipt (:func:`~adk_temporal.compaction.receipt_of`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ import logging
 
 from google.genai import types
 
-from ..compaction import COMPACTION_FAILED, CompactionPlan, compaction_backoff, plan_compaction
+from ..compaction import (
+    COMPACTION_FAILED,
+    CompactionPlan,
+    compaction_backoff,
+    plan_compaction,
+    receipt_of,
+)
 from ..events import Event, EventActions, EventCompaction
 from ..faults import fault_point
 from ..flow.compacting import CompactionInput, CompactionResult
@@ -28,6 +38,7 @@ from ..history import USER_AUTHOR, transcript
 from ..models import LlmRequest
 from ..tracing import record_compaction_failure
 from ..usage import TokenUsage
+from .event_callbacks import run_event_callbacks
 from .ref import SessionRef
 from .services import StepServices
 from .writes import append_to_session
@@ -83,17 +94,8 @@ async def compact_events(
         summary, usage_metadata = await _summarise(services, inp, ref, plan)
     except _SummaryFailed as failure:
         return await _note_failure(services, inp, ref, failure)
-    event = _event(inp, ref, usage_metadata)
-    event.actions = EventActions(
-        compaction=EventCompaction(
-            start_timestamp=plan.start_timestamp,
-            end_timestamp=plan.end_timestamp,
-            compacted_content=summary,
-            start_event_id=plan.start_event_id,
-            end_event_id=plan.end_event_id,
-        )
-    )
-    await append_to_session(services.sessions, ref, [event])
+    event = await _compaction_event(services, inp, ref, plan, summary, usage_metadata)
+    await append_to_session(services, ref, [event])
     return CompactionResult(
         compacted=True,
         event_id=event.id,
@@ -117,6 +119,38 @@ def _event(
     )
 
 
+async def _compaction_event(
+    services: StepServices,
+    inp: CompactionInput,
+    ref: SessionRef,
+    plan: CompactionPlan,
+    summary: types.Content,
+    usage: types.GenerateContentResponseUsageMetadata | None,
+) -> Event:
+    """The compaction event with its receipt, its summary as the app's callbacks left it."""
+    text = "".join(p.text or "" for p in summary.parts or [])
+    compaction = EventCompaction(
+        start_timestamp=plan.start_timestamp,
+        end_timestamp=plan.end_timestamp,
+        compacted_content=summary,
+        start_event_id=plan.start_event_id,
+        end_event_id=plan.end_event_id,
+        receipt=receipt_of(plan, transcript(plan.inputs), text, usage),
+    )
+    event = _event(inp, ref, usage)
+    event.actions = EventActions(compaction=compaction)
+    if not services.app.on_event:
+        return event
+    # The summary is shown as the event's content, where a callback written for messages
+    # looks; what it leaves there is what is stored, and only as the compacted content.
+    shown = event.model_copy(update={"content": summary})
+    seen = await run_event_callbacks(services.app.on_event, shown)
+    kept = seen.content or types.Content(role="model", parts=[])
+    actions = seen.actions.model_copy(deep=True)
+    actions.compaction = compaction.model_copy(update={"compacted_content": kept})
+    return seen.model_copy(update={"content": None, "actions": actions})
+
+
 async def _note_failure(
     services: StepServices, inp: CompactionInput, ref: SessionRef, failure: _SummaryFailed
 ) -> CompactionResult:
@@ -124,7 +158,7 @@ async def _note_failure(
     reason = str(failure)[:_REASON_CHARS]
     note = _event(inp, ref, failure.usage)
     note.error_code, note.error_message = COMPACTION_FAILED, f"compaction failed: {reason}"
-    await append_to_session(services.sessions, ref, [note])
+    await append_to_session(services, ref, [note])
     record_compaction_failure(failure.kind)
     log.warning("compaction of %s failed (%s): %s", ref.key, failure.kind, reason)
     usage = await _count(services, ref, note)

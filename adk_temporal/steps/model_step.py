@@ -117,9 +117,7 @@ class _Step:
 
     async def store(self, events: list[Event]) -> None:
         """Append the pending events and ``events`` in one write."""
-        await append_to_session(
-            self.services.sessions, self.ref, [*self.new, *events], self.unstage
-        )
+        await append_to_session(self.services, self.ref, [*self.new, *events], self.unstage)
         fault_point("session.after_append")
 
 
@@ -192,7 +190,7 @@ async def _step(
         new, unstage = await stored_form(
             services.sessions, ref, inp.pending_events, loaded.stored.ids
         )
-        await append_to_session(services.sessions, ref, new, unstage)
+        await append_to_session(services, ref, new, unstage)
         return DelegateStep(kind="delegate", tree=_tree(services, ref))
     over = await _over_budget(services, inp, ref, loaded)
     if over is not None:
@@ -395,7 +393,7 @@ async def _forwarder(step: _Step, attempt: int) -> PartialForwarder:
     ``step.store``: its fault point stands for the append of the reply.
     """
     if step.new or step.unstage:
-        await append_to_session(step.services.sessions, step.ref, step.new, step.unstage)
+        await append_to_session(step.services, step.ref, step.new, step.unstage)
     step.new, step.unstage = [], []
     # Pieces carry the reply's identity, not its actions: those are still changing.
     template = step.event(None, EventActions())

@@ -121,7 +121,7 @@ class _Run:
 
     async def store(self, events: list[Event]) -> None:
         if events:
-            await append_to_session(self.services.sessions, self.ref, events)
+            await append_to_session(self.services, self.ref, events)
 
 
 def _find(services: StepServices, names: list[str]) -> BaseNode:

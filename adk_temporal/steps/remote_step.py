@@ -184,7 +184,7 @@ async def remote_step(
     if stored is not None:
         return _from_stored(stored)
     if new or unstage:
-        await append_to_session(services.sessions, ref, new, unstage)
+        await append_to_session(services, ref, new, unstage)
     fresh = inp.question is None and inp.task_id is None
     async with _forwarding(services, inp, ref, attempt) as forwarder, heartbeating(heartbeat):
         turn = RemoteTurn(
@@ -202,5 +202,5 @@ async def remote_step(
     _check_result(reply.result, inp.budgets)
     event = _reply_event(inp, ref, reply)
     if event is not None:
-        await append_to_session(services.sessions, ref, [event])
+        await append_to_session(services, ref, [event])
     return reply.result

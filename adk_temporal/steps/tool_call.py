@@ -36,6 +36,7 @@ from ..flow.messages import StagedResult, ToolCallInput, ToolOptions, stage_id
 from ..state import TEMP_PREFIX
 from ..tools import FunctionTool
 from ..tracing import record_tool_call, span
+from .event_callbacks import run_event_callbacks
 from .heartbeat import Heartbeat, heartbeating
 from .ref import SessionRef
 from .services import StepServices
@@ -204,6 +205,8 @@ async def _stage(
         actions=actions,
         timestamp=time.time(),
     )
+    # Through the app's callbacks too: a redacted result is never stored, even staged.
+    staged = await run_event_callbacks(services.app.on_event, staged)
     await services.sessions.stage_events(ref.key, [staged])
     return StagedResult(staged=staged.id, actions=actions)
 

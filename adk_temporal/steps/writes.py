@@ -16,7 +16,9 @@ from ..flow.messages import MergedResponses, PendingEvent, StagedResponse
 from ..merge import merge_function_response_events
 from ..sessions import SessionService
 from ..tracing import record_requests, span
+from .event_callbacks import run_event_callbacks
 from .ref import SessionRef
+from .services import StepServices
 
 __all__ = ["append_to_session", "stored_form"]
 
@@ -76,13 +78,14 @@ async def stored_form(
 
 
 async def append_to_session(
-    sessions: SessionService,
+    services: StepServices,
     ref: SessionRef,
     events: list[Event],
     unstage: Sequence[str] = (),
 ) -> None:
     """Append ``events`` idempotently, creating the session on an invocation's first write.
 
+    Each passes the app's ``on_event`` callbacks first (:mod:`.event_callbacks`: redaction).
     ``unstage`` names the staged events they were made from, removed in the same write.
     In a graph's LLM agent node (``ref.node_path``) every event without a node path gets
     the node's, as ADK's node runner stamps what an agent node yields.
@@ -90,6 +93,9 @@ async def append_to_session(
     if ref.node_path:
         info = NodeInfo(path=ref.node_path)
         events = [e if e.node_info else e.model_copy(update={"node_info": info}) for e in events]
+    sessions = services.sessions
+    if services.app.on_event:
+        events = [await run_event_callbacks(services.app.on_event, e) for e in events]
     with span("adk.session.append", {"adk.events": len(events)}):
         try:
             await sessions.append_events(ref.key, events, unstage=unstage)

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, Response
 from ..audit import AuditList, audit_entries
 from ..flow.messages import AdkStatus
 from ..ids import SessionKey, id_problem, workflow_id_for
+from ..keys import ForgetEntry, Target
 from ..rewind import ForkResult, RewindResult
 from ..visibility import MAX_PAGE_SIZE, quote_problem, run_status
 from .auth import TokenBook, bearer_token
@@ -28,6 +29,7 @@ from .models import (
     AnswerOutcome,
     CancelOutcome,
     ConfirmBody,
+    ForgetBody,
     ForkBody,
     PendingView,
     ResumeBody,
@@ -49,9 +51,11 @@ from .stored import (
     version_param,
 )
 
-__all__ = ["OPERATIONS", "SESSION"]
+__all__ = ["OPERATIONS", "SESSION", "USER"]
 
-SESSION = "/v1/apps/{app}/users/{user}/sessions/{session}"
+USER = "/v1/apps/{app}/users/{user}"
+"""The resource of one user of an app."""
+SESSION = f"{USER}/sessions/{{session}}"
 """The resource of one session's invocation."""
 _STATUSES = frozenset(get_args(AdkStatus))
 
@@ -287,6 +291,32 @@ async def fork(request: Request) -> Response:
     return JSONResponse(result.model_dump(mode="json"), status_code=201)
 
 
+async def forget_session(request: Request) -> Response:
+    """``POST {session}/forget``: cancel its open run, delete its rows, artifacts and key."""
+    ids = _session(request)
+    body = await read_model(request, ForgetBody)
+    target = Target(app_name=ids.app_name, user_id=ids.user_id, session_id=ids.session_id)
+    return await _forgot(request, target, body)
+
+
+async def forget_user(request: Request) -> Response:
+    """``POST {user}/forget``: forget every session of the user (``all`` must say so)."""
+    app = _authorized(request)
+    body = await read_model(request, ForgetBody)
+    if not body.all:
+        raise ApiError(
+            422, "confirm_all", 'this forgets every session of the user: send "all": true'
+        )
+    return await _forgot(request, Target(app_name=app, user_id=request.path_params["user"]), body)
+
+
+async def _forgot(request: Request, target: Target, body: ForgetBody) -> Response:
+    entry = await gateway(request).forget(
+        target, by=_principal(request), reason=body.reason, dry_run=body.dry_run
+    )
+    return JSONResponse(entry.model_dump(mode="json"))
+
+
 async def events(request: Request) -> Response:
     """``GET {session}/events``: server-sent events."""
     return await event_stream(gateway(request), _session(request), request)
@@ -457,6 +487,25 @@ OPERATIONS = [
         reply=ForkResult,
         replies=(201,),
         errors=(400, 404, 409, 413, 422, 503),
+    ),
+    Operation(
+        "POST",
+        f"{SESSION}/forget",
+        forget_session,
+        "Forget the session: its open run cancelled, its rows, artifacts and data key deleted "
+        "(its payloads in history no longer decode); logged with the token and reason",
+        body=ForgetBody,
+        reply=ForgetEntry,
+        errors=(400, 409, 422, 503),
+    ),
+    Operation(
+        "POST",
+        f"{USER}/forget",
+        forget_user,
+        "Forget every session of the user, its user-scoped artifacts and state",
+        body=ForgetBody,
+        reply=ForgetEntry,
+        errors=(400, 409, 422, 503),
     ),
     Operation(
         "GET",

@@ -13,6 +13,7 @@ from ..errors import (
     BudgetExceededError,
     ConfirmationMismatchError,
     EditNotAllowedError,
+    ForgottenError,
     InvalidAnswerError,
     InvalidEditError,
     InvalidIdError,
@@ -22,6 +23,7 @@ from ..errors import (
     UnknownAgentError,
     UnknownRequestIdError,
 )
+from ..keys import CannotForgetError
 from ..signing import LinkError
 
 __all__ = ["ApiError", "ErrorBody", "ErrorDocument", "api_error"]
@@ -86,6 +88,8 @@ _REQUEST_ERRORS: list[tuple[type[Exception], int, str]] = [
     (SessionBusyError, 409, "session_busy"),
     (SessionNotFoundError, 404, "session_not_found"),
     (LinkError, 400, "invalid_link"),
+    (ForgottenError, 410, "forgotten"),
+    (CannotForgetError, 409, "cannot_forget"),
     (AdkRequestError, 400, "bad_request"),
 ]
 

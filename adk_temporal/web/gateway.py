@@ -44,6 +44,7 @@ from ..errors import (
     SessionExistsError,
 )
 from ..ids import SessionKey, session_key_of, workflow_id_for
+from ..keys import ForgetEntry, Target
 from ..queues import unpolled_waits
 from ..rewind import ForkResult, RewindResult
 from ..sessions import Session, SessionService
@@ -515,6 +516,28 @@ class Gateway:
             SessionExistsError,
         ) as err:
             raise _store_refusal(err) from err
+
+    # ---------------------------------------------------------------- forget
+
+    async def forget(
+        self, target: Target, *, by: str, reason: str, dry_run: bool = False
+    ) -> ForgetEntry:
+        """Forget a session or a user (:meth:`AdkClient.forget`), logged with ``by`` (the
+        token) and ``reason``.
+
+        Raises:
+            ApiError: 503 without the workers' session store.
+            CannotForgetError: No data keys, or keys too wide for the target (409).
+        """
+        self._require_sessions()
+        return await self.adk.forget(
+            target,
+            by=by,
+            reason=reason,
+            artifact_service=self.artifacts,
+            channel="gateway",
+            dry_run=dry_run,
+        )
 
     def _require_sessions(self) -> None:
         if self.sessions is None:

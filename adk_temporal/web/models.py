@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..answers import AnswerDelivery
 from ..flow.messages import ConfirmInput
+from ..keys.forgetting import MAX_REASON_CHARS
 from ..queues import QueueWait
 from ..workflow._render import GraphView
 
@@ -15,6 +16,7 @@ __all__ = [
     "AnswerOutcome",
     "CancelOutcome",
     "ConfirmBody",
+    "ForgetBody",
     "ForkBody",
     "PendingView",
     "ResumeBody",
@@ -48,6 +50,17 @@ class StartRunBody(_Body):
 class ConfirmBody(ConfirmInput, _Body):
     """Approve (``confirmed: true``) or reject one confirmation request; ``call_digest``,
     when given, makes the answer apply only to the call with this digest."""
+
+
+class ForgetBody(_Body):
+    """Forget the session (or every session of the user): recorded with the token and
+    ``reason`` in the forget log."""
+
+    reason: str = Field(min_length=1, max_length=MAX_REASON_CHARS)
+    dry_run: bool = False
+    """List what would go; change nothing."""
+    all: bool = False
+    """Confirms forgetting every session of a user (required on the user's resource)."""
 
 
 class ResumeBody(_Body):

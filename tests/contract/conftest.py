@@ -1,11 +1,13 @@
 """Backend fixtures for the contract suites.
 
 ``open_service`` / ``service`` are parametrised over the three session backends (memory,
-SQLite, a real PostgreSQL cluster). ``artifact_service`` is parametrised over the three
-artifact backends; tests that must know where a
-backend truly differs ask for a capability fixture (``canonical_uri_scheme``) instead of
-branching on the backend's name. The GCS backend runs against one real fake-gcs-server
-process per test session, with a fresh bucket per test.
+SQLite, a real PostgreSQL cluster), the two SQL ones also with their rows sealed by
+per-session data keys kept in the same database. ``artifact_service`` is parametrised over
+the three artifact backends, and the file backend behind ``SealedArtifactService``; tests
+that must know where a backend truly differs ask for a capability fixture
+(``canonical_uri_scheme``) instead of branching on the backend's name. The GCS backend
+runs against one real fake-gcs-server process per test session, with a fresh bucket per
+test.
 """
 
 from __future__ import annotations
@@ -25,7 +27,16 @@ from adk_temporal.artifacts import (
     GcsArtifactService,
     InMemoryArtifactService,
 )
+from adk_temporal.codec import EncryptionCodec, EncryptionKeys
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
+from adk_temporal.keys import (
+    FileKeyStore,
+    KeyStore,
+    PostgresKeyStore,
+    SealedArtifactService,
+    SqliteKeyStore,
+    StoreSealer,
+)
 from adk_temporal.sessions import (
     InMemorySessionService,
     PostgresSessionService,
@@ -34,7 +45,7 @@ from adk_temporal.sessions import (
 )
 from adk_temporal.testing.fake_gcs import FakeGcsServer
 
-ARTIFACT_BACKENDS = ("memory", "file", "gcs")
+ARTIFACT_BACKENDS = ("memory", "file", "gcs", "sealed-file")
 
 RICH_BLOB = bytes(range(256)) * 3
 """The inline bytes of :func:`rich_event`."""
@@ -103,9 +114,16 @@ class StepClock:
         return self.now
 
 
+def sealer(store: KeyStore) -> StoreSealer:
+    """Seals rows with per-session keys kept in ``store``, wrapped by a fresh master key."""
+    codec = EncryptionCodec(EncryptionKeys.generate(), key_store=store)
+    assert codec.data_keys is not None
+    return StoreSealer(codec.data_keys)
+
+
 # A sync fixture: starting the cluster and creating a database block, and pytest runs sync
 # fixtures outside the event loop.
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", "postgres", "sqlite-sealed", "postgres-sealed"])
 def open_service(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Callable[[], AbstractAsyncContextManager[SessionService]]:
@@ -113,9 +131,16 @@ def open_service(
     if request.param == "memory":
         memory = InMemorySessionService(clock=StepClock())
         return lambda: nullcontext(memory)
+    path = tmp_path / "sessions.db"
     if request.param == "sqlite":
-        return lambda: SqliteSessionService(tmp_path / "sessions.db", clock=StepClock())
+        return lambda: SqliteSessionService(path, clock=StepClock())
+    if request.param == "sqlite-sealed":
+        rows = sealer(SqliteKeyStore(path))
+        return lambda: SqliteSessionService(path, clock=StepClock(), sealer=rows)
     dsn: str = request.getfixturevalue("postgres_dsn")
+    if request.param == "postgres-sealed":
+        sealed = sealer(PostgresKeyStore(dsn))
+        return lambda: PostgresSessionService(dsn, clock=StepClock(), sealer=sealed)
     return lambda: PostgresSessionService(dsn, clock=StepClock())
 
 
@@ -170,6 +195,9 @@ def reopen_artifact_service(
     if artifact_backend == "file":
         root = tmp_path / "artifacts"
         return lambda: FileArtifactService(root)
+    if artifact_backend == "sealed-file":
+        keys = sealer(FileKeyStore(tmp_path / "keys")).keys
+        return lambda: SealedArtifactService(FileArtifactService(tmp_path / "artifacts"), keys)
     client: storage.Client = request.getfixturevalue("gcs_client")
     bucket: str = request.getfixturevalue("gcs_bucket")
     return lambda: GcsArtifactService(bucket, client=client)
@@ -184,4 +212,4 @@ def artifact_service(reopen_artifact_service: Callable[[], ArtifactService]) -> 
 @pytest.fixture
 def canonical_uri_scheme(artifact_backend: str) -> str:
     """The scheme of the backend's canonical URIs; ``""`` when it has none."""
-    return {"memory": "", "file": "file", "gcs": "gs"}[artifact_backend]
+    return {"memory": "", "file": "file", "gcs": "gs", "sealed-file": "file"}[artifact_backend]

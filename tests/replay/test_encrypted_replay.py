@@ -29,6 +29,7 @@ from adk_temporal.codec import EncryptionCodec, EncryptionKeys, rotate_key_file
 from adk_temporal.converter import adk_data_converter
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
+from adk_temporal.keys import FileKeyStore
 from adk_temporal.plugin import AdkPlugin
 from adk_temporal.sessions import InMemorySessionService
 from adk_temporal.worker import artifact_store, build_worker, session_store
@@ -89,6 +90,19 @@ async def test_the_encrypted_history_replays_with_the_key() -> None:
         _history(), raise_on_replay_failure=False
     )
     assert result.replay_failure is None, result.replay_failure
+
+
+@pytest.mark.skipif(RECORD, reason="histories are being recorded")
+async def test_the_encrypted_history_replays_once_data_keys_are_turned_on(
+    tmp_path: Path,
+) -> None:
+    """Turning on per-session data keys leaves a history sealed with the master key readable:
+    its replay, which re-encodes the run's commands with the session's key, still matches."""
+    ring = EncryptionKeys.from_json(KEY_FILE.read_text())
+    codec = EncryptionCodec(ring, key_store=FileKeyStore(tmp_path / "data-keys"))
+    result = await _replayer(codec).replay_workflow(_history(), raise_on_replay_failure=False)
+    assert result.replay_failure is None, result.replay_failure
+    assert codec.data_keys is not None and codec.data_keys.store.scopes("weather")
 
 
 @pytest.mark.skipif(RECORD, reason="histories are being recorded")

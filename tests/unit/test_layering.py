@@ -52,6 +52,10 @@ CORE = [
     "adk_temporal.rewind",
     "adk_temporal.compaction",
     "adk_temporal.audit",
+    "adk_temporal.keys",
+    "adk_temporal.keys.forgetting",
+    "adk_temporal.keys.retention",
+    "adk_temporal.keys.artifacts",
     "adk_temporal.evaluation",
 ]
 
@@ -132,7 +136,6 @@ LAYERS: list[set[str]] = [
         "ids",
         "budgets",
         "signing",
-        "codec",
         "converter",
         "background_http",
         "devserver",
@@ -148,7 +151,18 @@ LAYERS: list[set[str]] = [
     },
     {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp", "summarizers"},
     {"sessions", "artifacts", "memory"},
-    {"context", "flow", "notifications", "instructions", "rewind", "audit", "compaction"},
+    # Data keys seal what the stores hold and erase it; the codec seals payloads with them.
+    {
+        "context",
+        "flow",
+        "notifications",
+        "instructions",
+        "rewind",
+        "audit",
+        "compaction",
+        "keys",
+        "codec",
+    },
     {"agents", "output", "app", "following", "continuation", "workflow"},
     {"steps"},
     # The workflow schedules the activities: arrows between the two engine folders run one
