@@ -20,6 +20,7 @@ from datetime import timedelta
 from .agents import BaseAgent
 from .artifacts import ArtifactService
 from .compaction import EventsCompactionConfig
+from .double_texting import DoubleTexting
 from .errors import AdkRequestError
 from .memory import MemoryService
 from .model_limits import ModelLimit
@@ -66,6 +67,11 @@ class App:
             would start over one pauses the invocation to ask for more.
         events_compaction_config: When the app's sessions are compacted, summarising older
             events for the model (``None``: never; see ``docs/guides/compaction.md``).
+        double_texting: What a message sent to a session whose invocation is busy does
+            when its sender names no policy: ``reject`` (``SessionBusyError``), ``enqueue``,
+            ``interrupt`` or ``rollback`` (see ``docs/guides/double-texting.md``). The run
+            learns it from its first model step; Temporal only (in-process, a busy session
+            refuses).
     """
 
     agents: Sequence[BaseAgent]
@@ -78,6 +84,7 @@ class App:
     max_retry_after: timedelta = timedelta(minutes=5)
     token_budgets: TokenBudgets = field(default_factory=TokenBudgets)
     events_compaction_config: EventsCompactionConfig | None = None
+    double_texting: DoubleTexting = "reject"
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 Pass it to the worker (``Worker(client, task_queue=..., plugins=[AdkPlugin(...)])``); a
 client that only starts and answers invocations needs just :func:`adk_data_converter`. The
-plugin registers ``InvocationWorkflow``, ``adk_notify`` (notifications out) and the
-activities bound to this worker's services,
+plugin registers ``InvocationWorkflow``, ``adk_notify`` (notifications out),
+``adk_schedule_fire`` (a schedule's firing) and the activities bound to this worker's services,
 switches the data converter to pydantic (so ``google.genai`` content with bytes round-trips)
 and lets the workflow sandbox pass the third-party data modules through.
 """
@@ -15,6 +15,7 @@ from temporalio.worker import WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from .activities.notify import NotifyActivity
+from .activities.rewind import RewindActivity
 from .activities.steps import (
     AppendEventsActivity,
     CompactionActivity,
@@ -25,6 +26,7 @@ from .activities.steps import (
 from .app import App, Stores
 from .converter import AdkPayloadConverter, adk_data_converter
 from .steps import StepServices
+from .workflows.fire import FireWorkflow
 from .workflows.invocation import InvocationWorkflow
 from .workflows.notify import NotifyWorkflow
 
@@ -78,8 +80,9 @@ class AdkPlugin(SimplePlugin):
                 AppendEventsActivity(services).run,
                 CompactionActivity(services).run,
                 NotifyActivity(app.notifications).run,
+                RewindActivity(services).run,
             ],
-            workflows=[InvocationWorkflow, NotifyWorkflow],
+            workflows=[InvocationWorkflow, NotifyWorkflow, FireWorkflow],
             workflow_runner=_runner,
             run_context=services.models.in_use,
         )

@@ -14,25 +14,33 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio.common import SearchAttributeKey
 
 from adk_temporal.budgets import Budgets
-from adk_temporal.flow.messages import InvocationCarry, RequestSummary
+from adk_temporal.double_texting import QueuedMessage, QueuedSummary
+from adk_temporal.flow.messages import InvocationCarry, InvocationResult, RequestSummary
 from adk_temporal.run_config import RunConfig
 
 __all__ = [
     "ADK_AGENT",
     "ADK_APP",
+    "ADK_SCHEDULE",
     "ADK_SESSION",
     "ADK_STATUS",
     "ADK_USER",
     "BASELINE",
     "CONFIRM_CHECKED_UPDATE",
     "CONFIRM_SIGNAL",
+    "MESSAGE_CHECKED_UPDATE",
+    "MESSAGE_SIGNAL",
     "PENDING_QUERY",
+    "QUEUED_MEMO",
+    "QUEUE_QUERY",
     "REFUSED_IN_MEMO",
     "REFUSED_MEMO",
     "REQUESTS_MEMO",
     "RESUME_CHECKED_UPDATE",
     "RESUME_SIGNAL",
+    "SCHEDULE_MEMO",
     "STATUS_QUERY",
+    "WITHDRAW_UPDATE",
     "InvocationInput",
     "Published",
 ]
@@ -49,6 +57,15 @@ PENDING_QUERY = "adk_pending"
 """Query returning the open requests."""
 STATUS_QUERY = "adk_status"
 """Query returning the invocation's status."""
+MESSAGE_SIGNAL = "adk_message"
+"""Signal carrying a message sent while the session was busy (a schedule's firing sends it)."""
+MESSAGE_CHECKED_UPDATE = "adk_message_checked"
+"""Update carrying a message sent while the session was busy; its sender learns where the
+message waits, or why it was refused."""
+WITHDRAW_UPDATE = "adk_withdraw"
+"""Update taking a queued message out before it runs."""
+QUEUE_QUERY = "adk_queue"
+"""Query returning the queued messages."""
 
 REQUESTS_MEMO = "adk_requests"
 """Memo key: the open requests (:class:`~adk_temporal.flow.messages.RequestSummary` values),
@@ -57,6 +74,11 @@ REFUSED_MEMO = "adk_refused"
 """Memo key: the latest refused answers, as ``adk_status`` lists them."""
 REFUSED_IN_MEMO = 10
 """How many refused answers the memo keeps (``adk_status`` has the rest)."""
+QUEUED_MEMO = "adk_queued"
+"""Memo key: the queued messages (:class:`~adk_temporal.double_texting.QueuedSummary`
+values), present once a message was queued."""
+SCHEDULE_MEMO = "adk_schedule"
+"""Memo key: the id of the schedule whose firing started the invocation, if one did."""
 
 ADK_APP = SearchAttributeKey.for_keyword("AdkApp")
 """Search attribute: the app name."""
@@ -66,12 +88,15 @@ ADK_SESSION = SearchAttributeKey.for_keyword("AdkSession")
 """Search attribute: the session id."""
 ADK_AGENT = SearchAttributeKey.for_keyword("AdkAgent")
 """Search attribute: the agent the invocation was started with."""
+ADK_SCHEDULE = SearchAttributeKey.for_keyword("AdkSchedule")
+"""Search attribute: the schedule whose firing started the invocation (set only on such
+runs, so servers without schedules need not register it)."""
 ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
 """Search attribute: running / awaiting_confirmation / awaiting_input / completed / failed /
 cancelled."""
 
 
-BASELINE = 2
+BASELINE = 3
 """The baseline the runs this release starts are on (``InvocationInput.baseline``)."""
 
 
@@ -98,8 +123,17 @@ class InvocationInput(RunConfig):
     """What the run has from its start, set by the client that starts it: at 1, every
     behaviour change released until then without a patch marker, and ids drawn from the run
     id, which step inputs carry short (:mod:`adk_temporal.workflows.short_ids`); at 2, also
-    an answer's status and memo published after the steps it resumes. 0: a run started by
-    an earlier client, which asks ``workflow.patched`` and draws random ids."""
+    an answer's status and memo published after the steps it resumes; at 3, also double
+    texting (:mod:`adk_temporal.double_texting`). 0: a run started by an earlier client,
+    which asks ``workflow.patched`` and draws random ids."""
+    queued: list[QueuedMessage] = Field(default_factory=list)
+    """Messages sent while the session was busy, in the order they run: carried from run
+    to run until their turn."""
+    before: InvocationResult | None = None
+    """Set on the first run of a queued invocation: the result of the invocation that ended
+    where this run begins, which that invocation's caller reads here."""
+    schedule_id: str | None = None
+    """The schedule whose firing started the invocation, if one did."""
 
 
 class Published(BaseModel):
@@ -109,8 +143,17 @@ class Published(BaseModel):
     """The open requests, in the order they were opened."""
     refused: list[str] = Field(default_factory=list)
     """The latest refused answers (id, kind, size: reason)."""
+    queued: list[QueuedSummary] = Field(default_factory=list)
+    """The messages waiting for the session, in the order they run."""
+    schedule_id: str | None = None
+    """The schedule whose firing started the invocation, if one did."""
 
     @classmethod
     def from_memo(cls, memo: Mapping[str, Any]) -> Published:
         """Read a run's memo (runs that published nothing give an empty value)."""
-        return cls(requests=memo.get(REQUESTS_MEMO) or [], refused=memo.get(REFUSED_MEMO) or [])
+        return cls(
+            requests=memo.get(REQUESTS_MEMO) or [],
+            refused=memo.get(REFUSED_MEMO) or [],
+            queued=memo.get(QUEUED_MEMO) or [],
+            schedule_id=memo.get(SCHEDULE_MEMO),
+        )

@@ -20,6 +20,7 @@ __all__ = [
     "APP_QUEUES",
     "CARRY_POSITIONS",
     "COMPACTION",
+    "DOUBLE_TEXTING",
     "FOREIGN_CONFIRMATIONS",
     "GATES",
     "KEEP_CANCELLED_OUTCOMES",
@@ -160,4 +161,13 @@ PUBLISH_AFTER_RESUMING = _gate(
     date(2026, 12, 2),
     # Baseline 2 (2026-12-02 22:51 UTC) has it from the start; baseline-1 runs ask.
     open_before(date(2026, 12, 3)),
+)
+DOUBLE_TEXTING = _gate(
+    "double-texting",
+    "a run that holds messages sent while it was busy stops its invocation for an interrupt "
+    "(at the next step) or a rollback (at once, then rewinds the session), and continues as new "
+    "into the next message when its invocation ends",
+    date(2026, 12, 8),
+    # Baseline 3 has it from the start; runs of baselines 0 to 2 ask when a message came.
+    open_before(date(2026, 12, 9)),
 )
