@@ -4,14 +4,16 @@ a slow tool is refused, queued, or stops the first (interrupt, rollback)."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowHandle
+from temporalio.client import Client, WorkflowHandle
 
-from adk_temporal.client import InvocationHandle
+from adk_temporal.client import AdkClient, InvocationHandle
+from adk_temporal.devserver import DevServer
 from adk_temporal.double_texting import MessageWithdrawnError, QueuedMessageNotFoundError
 from adk_temporal.errors import SessionBusyError
 from adk_temporal.events import Event
@@ -19,6 +21,7 @@ from adk_temporal.ids import SessionKey
 
 from ..texting_app import DIR_ENV, agent, calls, models, open_gate
 from .conftest import Runtime, WorkerFactory
+from .workers import Deployment, died_by_sigkill, worker_process
 
 pytestmark = pytest.mark.integration
 
@@ -228,3 +231,29 @@ async def test_a_malformed_message_signal_is_listed_as_refused(rt: Runtime, gate
     assert await first.queued() == []
     open_gate(gates, "one")
     assert (await first.result()).status == "completed"
+
+
+async def test_a_worker_killed_with_a_message_queued_loses_nothing(
+    dev_server: DevServer, temporal_client: Client, gates: Path, tmp_path: Path
+) -> None:
+    """SIGKILL the only worker while the first invocation is in its slow tool and a second
+    message waits in the queue: on a new worker both invocations complete, in order."""
+    deployment = Deployment(dev_server.address, f"texting-{uuid.uuid4().hex[:8]}", tmp_path / "d")
+    adk = AdkClient(temporal_client, task_queue=deployment.task_queue)
+    key = _session()
+    app, env = "tests.texting_app:app", {DIR_ENV: str(gates)}
+    with worker_process(deployment, app=app, env=env) as first_worker:
+        first = await adk.start(*key, "tasker", "task one")
+        await _in_slow_step(gates, "one")
+        second = await adk.start(*key, "tasker", "task two", double_texting="enqueue")
+        assert [q.invocation_id for q in await first.queued()] == [second.invocation_id]
+        first_worker.send_signal(signal.SIGKILL)
+        assert died_by_sigkill(first_worker)
+    open_gate(gates, "one")
+    open_gate(gates, "two")
+    with worker_process(deployment, app=app, env=env):
+        one = await asyncio.wait_for(first.result(), 120)
+        two = await asyncio.wait_for(second.result(), 120)
+    assert one.final_text == "marked one done one"
+    assert two.final_text == "marked two done two"
+    assert ("slow_step", "two") in calls(gates)

@@ -48,6 +48,7 @@ CORE = [
     "adk_temporal.rewind",
     "adk_temporal.compaction",
     "adk_temporal.audit",
+    "adk_temporal.double_texting",
 ]
 
 
@@ -142,6 +143,7 @@ LAYERS: list[set[str]] = [
     },
     {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp", "summarizers"},
     {"sessions", "artifacts", "memory"},
+    {"double_texting"},
     {"context", "flow", "notifications", "instructions", "rewind", "audit", "compaction"},
     {"agents", "output", "app", "following", "continuation", "workflow"},
     {"steps"},
