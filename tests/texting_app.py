@@ -19,7 +19,7 @@ from typing import Any
 from adk_temporal.agents import Agent
 from adk_temporal.app import App
 from adk_temporal.context import ToolContext
-from adk_temporal.models import ModelRegistry, ScriptedModel
+from adk_temporal.models import ModelRegistry, ScriptedModel, default_registry
 from adk_temporal.models.scripted import ScriptedCall, ScriptedRule
 from adk_temporal.tools import tool
 
@@ -67,12 +67,16 @@ async def slow_step(label: str) -> dict[str, Any]:
 
 
 def models() -> ModelRegistry:
-    """``scripted:texting``: ``task <label>`` calls both tools, their responses are summed up."""
+    """The default models plus ``scripted:texting``: ``task <label>`` calls both tools, their
+    responses are summed up."""
     rule = ScriptedRule(
         r"task (?P<label>\w+)",
-        [ScriptedCall("mark", {"label": "{label}"}), ScriptedCall("slow_step", {"label": "{label}"})],
+        [
+            ScriptedCall("mark", {"label": "{label}"}),
+            ScriptedCall("slow_step", {"label": "{label}"}),
+        ],
     )
-    registry = ModelRegistry()
+    registry = default_registry()
     registry.register(
         "scripted:texting",
         lambda name: ScriptedModel(

@@ -155,6 +155,7 @@ LAYERS: list[set[str]] = [
         "plugin",
         "client",
         "answers",
+        "schedules",
         "start_queues",
         "visibility",
         "render",

@@ -1,0 +1,229 @@
+"""Schedules on the dev server: recurring invocations, pause and trigger, overlap, a
+scheduled run waiting for approval, and a shared session that is busy."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowExecution
+
+from adk_temporal.examples.weather import build_weather_agent
+from adk_temporal.schedules import AgentSchedule, Schedules
+from adk_temporal.visibility import run_status
+from adk_temporal.workflows.messages import ADK_SESSION
+
+from ..texting_app import DIR_ENV, agent, calls, models, open_gate
+from .conftest import Runtime, WorkerFactory
+
+pytestmark = pytest.mark.integration
+
+USER = "u-sched"
+
+
+@pytest.fixture
+def gates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The directory the texting tools' gates and call log live in."""
+    directory = tmp_path / "gates"
+    directory.mkdir()
+    monkeypatch.setenv(DIR_ENV, str(directory))
+    return directory
+
+
+@pytest.fixture
+async def rt(run_worker: WorkerFactory, gates: Path) -> AsyncIterator[Runtime]:
+    """A worker of the texting agent and the weather agent."""
+    agents = [agent(), build_weather_agent("scripted:weather")]
+    async with run_worker(agents, models=models()) as runtime:
+        yield runtime
+
+
+@pytest.fixture
+async def schedules(rt: Runtime) -> AsyncIterator[Schedules]:
+    """The schedules of the worker's task queue; those a test made are deleted after it."""
+    made = Schedules(rt.adk)
+    yield made
+    for view in await made.list():
+        if view.schedule.user_id == USER:
+            await made.delete(view.schedule.schedule_id)
+
+
+def _id() -> str:
+    return f"sch-{uuid.uuid4().hex[:8]}"
+
+
+async def _invocations(schedules: Schedules, schedule_id: str) -> list[WorkflowExecution]:
+    return (await schedules.invocations(schedule_id, page_size=100)).executions
+
+
+async def _until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 120.0) -> None:
+    """Poll ``check`` until it holds (visibility and schedules lag a little)."""
+    async with asyncio.timeout(timeout):
+        while not await check():
+            await asyncio.sleep(0.25)
+    assert await check(), what
+
+
+async def test_a_schedule_fires_invocations_that_complete_pause_stops_trigger_fires_one(
+    rt: Runtime, schedules: Schedules
+) -> None:
+    """Every two seconds a firing runs the message in a session of its own; each invocation
+    completes. Paused, it fires no more; a trigger fires exactly one."""
+    sid = _id()
+    schedule = AgentSchedule(
+        schedule_id=sid,
+        app_name="weather",
+        user_id=USER,
+        agent="weather_agent",
+        message="What's the weather in Hangzhou?",
+        every=timedelta(seconds=2),
+    )
+    created = await schedules.create(schedule)
+    assert created.schedule.every == timedelta(seconds=2) and not created.paused
+
+    async def two_completed() -> bool:
+        runs = await _invocations(schedules, sid)
+        return sum(run_status(r) == "completed" for r in runs) >= 2
+
+    await _until(two_completed, "two scheduled invocations completed")
+    runs = await _invocations(schedules, sid)
+    sessions = {r.typed_search_attributes.get(ADK_SESSION) for r in runs}
+    assert len(sessions) == len(runs)
+    assert all(s and s.startswith(f"{sid}-") for s in sessions)
+    await schedules.pause(sid, "quiet please")
+    paused = await schedules.describe(sid)
+    assert paused.paused and paused.note == "quiet please"
+    fired = paused.fired
+    # Three periods pass with the schedule paused: a firing would be due in each.
+    resume_at = time.monotonic() + 3 * 2.0
+    while time.monotonic() < resume_at:
+        await asyncio.sleep(0.25)
+    assert (await schedules.describe(sid)).fired == fired
+    await schedules.trigger(sid)
+
+    async def one_more() -> bool:
+        view = await schedules.describe(sid)
+        runs = await _invocations(schedules, sid)
+        return view.fired == fired + 1 and len(runs) == fired + 1 and not view.running
+
+    await _until(one_more, "the trigger fired one invocation, and only one")
+    assert all(run_status(r) == "completed" for r in await _invocations(schedules, sid))
+
+
+async def test_overlap_skip_never_runs_two_at_once(
+    rt: Runtime, schedules: Schedules, gates: Path
+) -> None:
+    """With overlap ``skip`` a firing due while the previous invocation still runs (in a
+    slow tool) is skipped: never two invocations of the schedule at once."""
+    sid = _id()
+    await schedules.create(
+        AgentSchedule(
+            schedule_id=sid,
+            app_name="texting",
+            user_id=USER,
+            agent="tasker",
+            message="task slow",
+            every=timedelta(seconds=1),
+        )
+    )
+
+    async def skipped_twice() -> bool:
+        return (await schedules.describe(sid)).skipped_for_overlap >= 2
+
+    await _until(skipped_twice, "firings were skipped while one ran")
+    running = [r for r in await _invocations(schedules, sid) if run_status(r) == "running"]
+    assert len(running) == 1
+    assert calls(gates).count(("slow_step", "slow")) == 1
+    await schedules.pause(sid)
+    open_gate(gates, "slow")
+
+    async def finished() -> bool:
+        view = await schedules.describe(sid)
+        runs = await _invocations(schedules, sid)
+        return not view.running and all(run_status(r) == "completed" for r in runs)
+
+    await _until(finished, "the running invocation completed")
+
+
+async def test_a_scheduled_run_waiting_for_approval_is_pending_with_its_schedule(
+    rt: Runtime, schedules: Schedules
+) -> None:
+    """A scheduled invocation that asks for approval waits like any other; the waiting list
+    names its schedule; approved, it completes."""
+    sid = _id()
+    await schedules.create(
+        AgentSchedule(
+            schedule_id=sid,
+            app_name="weather",
+            user_id=USER,
+            agent="weather_agent",
+            message="Buy a weather report for Oslo",
+            cron=["0 0 1 1 *"],
+            paused=True,
+            note="run by hand",
+        )
+    )
+    await schedules.trigger(sid)
+
+    async def waiting() -> bool:
+        runs, _ = await rt.adk.waiting_page(task_queue=rt.task_queue)
+        return any(p.schedule_id == sid for _, p in runs)
+
+    await _until(waiting, "the scheduled run is listed as waiting")
+    runs, _ = await rt.adk.waiting_page(task_queue=rt.task_queue)
+    [(workflow_id, published)] = [(w, p) for w, p in runs if p.schedule_id == sid]
+    [request] = published.requests
+    assert request.kind == "confirmation"
+    handle = rt.adk.handle(workflow_id)
+    await handle.confirm(request.id, True)
+    assert (await handle.result()).status == "completed"
+    view = await schedules.describe(sid)
+    assert view.schedule.cron == ["0 0 1 1 *"] and view.paused and view.note == "run by hand"
+
+
+async def test_a_busy_shared_session_takes_the_firing_by_its_double_texting_policy(
+    rt: Runtime, schedules: Schedules, gates: Path
+) -> None:
+    """A schedule with one long session fires while a user's invocation runs there: under
+    ``enqueue`` its message waits in the session's queue and runs next, listed under the
+    schedule."""
+    sid, session = _id(), f"s-{uuid.uuid4().hex[:8]}"
+    user = await rt.adk.start("texting", USER, session, "tasker", "task one")
+    while ("slow_step", "one") not in calls(gates):
+        await asyncio.sleep(0.05)
+    await schedules.create(
+        AgentSchedule(
+            schedule_id=sid,
+            app_name="texting",
+            user_id=USER,
+            agent="tasker",
+            message="task nightly",
+            cron=["0 0 1 1 *"],
+            sessions="shared",
+            session_id=session,
+            double_texting="enqueue",
+        )
+    )
+    await schedules.trigger(sid)
+
+    async def queued() -> bool:
+        return [q.schedule_id for q in await user.queued()] == [sid]
+
+    await _until(queued, "the firing's message waits in the session's queue")
+    open_gate(gates, "one")
+    open_gate(gates, "nightly")
+    assert (await user.result()).final_text == "marked one done one"
+
+    async def ran() -> bool:
+        runs = await _invocations(schedules, sid)
+        return [run_status(r) for r in runs] == ["completed"]
+
+    await _until(ran, "the scheduled invocation ran in the shared session")
+    assert ("slow_step", "nightly") in calls(gates)
+    [run] = await _invocations(schedules, sid)
+    assert run.typed_search_attributes.get(ADK_SESSION) == session
