@@ -201,22 +201,7 @@ class InvocationHandle:
         """
         if self._invocation_id is None:
             raise ValueError("withdraw() needs a handle whose invocation id is known")
-        try:
-            withdrawn: QueuedSummary = await self._current.execute_update(
-                WITHDRAW_UPDATE,
-                WithdrawInput(invocation_id=self._invocation_id),
-                result_type=QueuedSummary,
-            )
-        except WorkflowUpdateFailedError as err:
-            raise _sending_error(err, self._key) from err
-        except RPCError as err:
-            if err.status != RPCStatusCode.NOT_FOUND:
-                raise
-            raise QueuedMessageNotFoundError(
-                f"no queued message has invocation id {self._invocation_id!r}: the session's "
-                "workflow is not running"
-            ) from err
-        return withdrawn
+        return await _withdraw(self._current, self._invocation_id, self._key)
 
     async def pending(self) -> list[PendingRequest]:
         """The open confirmation and input requests (query ``adk_pending``)."""
@@ -536,6 +521,30 @@ def _busy(key: SessionKey) -> SessionBusyError:
     )
 
 
+async def _withdraw(
+    current: WorkflowHandle[Any, Any], invocation_id: str, key: SessionKey
+) -> QueuedSummary:
+    """Send ``adk_withdraw`` for ``invocation_id`` to the session's running run.
+
+    Raises:
+        QueuedMessageNotFoundError: No such message waits (or no run is running).
+    """
+    try:
+        withdrawn: QueuedSummary = await current.execute_update(
+            WITHDRAW_UPDATE, WithdrawInput(invocation_id=invocation_id), result_type=QueuedSummary
+        )
+    except WorkflowUpdateFailedError as err:
+        raise _sending_error(err, key) from err
+    except RPCError as err:
+        if err.status != RPCStatusCode.NOT_FOUND:
+            raise
+        raise QueuedMessageNotFoundError(
+            f"no queued message has invocation id {invocation_id!r}: the session's workflow "
+            "is not running"
+        ) from err
+    return withdrawn
+
+
 def _withdrawn(invocation_id: str, why: str) -> MessageWithdrawnError:
     return MessageWithdrawnError(
         f"the queued message of invocation {invocation_id!r} never ran: it was withdrawn or "
@@ -778,6 +787,16 @@ class AdkClient:
             current.id, run_id=ack.run_id, result_type=InvocationResult
         )
         return self._wrap(taken, key, invocation_id=ack.invocation_id, queued=True)
+
+    async def withdraw(self, workflow_id: str, invocation_id: str) -> QueuedSummary:
+        """Take the queued message of ``invocation_id`` out of the session's queue.
+
+        Raises:
+            QueuedMessageNotFoundError: No such message waits (it started, ran, or was
+                withdrawn), or the session's workflow is not running.
+        """
+        key = session_key_of(workflow_id) or SessionKey("", "", "")
+        return await _withdraw(self.client.get_workflow_handle(workflow_id), invocation_id, key)
 
     async def start_queue(self, app_name: str) -> str:
         """The task queue a run of ``app_name`` starts on now: the app's own queue when a

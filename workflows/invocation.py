@@ -880,7 +880,7 @@ class InvocationWorkflow:
             ],
             REFUSED_MEMO: now.ignored_signals[-REFUSED_IN_MEMO:],
         }
-        memo = self._inbox.memo(memo)
+        memo = self._inbox.memo(memo, self._memo)
         # The memo is what Temporal serves with no worker running: what the run waits for.
         # Runs recorded before it was published must replay without the upsert.
         if memo != self._memo and _patched(self._baseline, gates.PUBLISH_REQUESTS):

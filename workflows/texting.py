@@ -194,9 +194,10 @@ class Inbox:
             ) from None
         return withdrawn.summary(0)
 
-    def memo(self, published: dict[str, Any]) -> dict[str, Any]:
-        """``published`` plus the queue, once a message was ever queued in this run."""
-        if self.queue.items or QUEUED_MEMO in published:
+    def memo(self, published: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+        """``published`` plus the queue, once the memo (``before``) ever held one: an
+        upsert leaves out no key, so an emptied queue is written as empty."""
+        if self.queue.items or QUEUED_MEMO in before:
             return {**published, QUEUED_MEMO: self._summaries()}
         return published
 

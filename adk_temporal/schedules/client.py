@@ -142,7 +142,7 @@ class Schedules:
         description = await self._description(schedule_id)
         action = description.schedule.action
         assert isinstance(action, ScheduleActionStartWorkflow)
-        [fire] = await self._client.data_converter.decode(action.args, [FireInput])  # type: ignore[arg-type]
+        [fire] = await self._client.data_converter.decode(action.args, [FireInput])
         created = dict((await description.memo()).get(SCHEDULE_MEMO_KEY) or {})
         parts = fire.message.parts if fire.message is not None else None
         created["message"] = "".join(p.text or "" for p in parts or [])

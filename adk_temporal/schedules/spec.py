@@ -43,8 +43,9 @@ OVERLAP_POLICIES: tuple[Overlap, ...] = get_args(Overlap)
 """Every overlap policy."""
 
 
-class InvalidScheduleError(AdkRequestError, ValueError):
-    """A schedule's description is malformed: the message names the field."""
+class InvalidScheduleError(AdkRequestError):
+    """A schedule's description is malformed: the message names the field. (Not a
+    ``ValueError``, which pydantic would wrap: it is raised as it is from construction.)"""
 
 
 class ScheduleNotFoundError(AdkRequestError, LookupError):

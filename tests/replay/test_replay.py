@@ -53,6 +53,7 @@ from adk_temporal.sessions import InMemorySessionService
 from adk_temporal.tools import tool
 from adk_temporal.usage import TokenBudgets
 from adk_temporal.worker import build_worker
+from adk_temporal.workflows.messages import BASELINE
 
 from ..adk_scenarios import failing_fan, long_running_agent
 from ..compaction_app import COMPACTION_APP, compaction_app
@@ -576,7 +577,7 @@ async def _record_texting(
     sid = f"replay-{name}-{uuid.uuid4().hex[:6]}"
     with mock.patch.dict(os.environ, {DIR_ENV: str(gates)}):
         async with run_worker([texting_agent()], models=texting_models()) as rt:
-            baseline = 2 if name.startswith("baseline2") else client_module.BASELINE
+            baseline = 2 if name.startswith("baseline2") else BASELINE
             with mock.patch.object(client_module, "BASELINE", baseline):
                 first = await rt.adk.start("texting", USER, sid, "tasker", "task one")
             async with asyncio.timeout(30):
