@@ -171,6 +171,11 @@ class InvocationHandle:
         """The invocation's id, when the handle knows it (started or queued by a client)."""
         return self._invocation_id
 
+    @property
+    def is_queued(self) -> bool:
+        """Whether the invocation was queued behind a busy session's (double texting)."""
+        return self._queued
+
     async def status(self) -> InvocationStatus:
         """The invocation's status (query ``adk_status``).
 

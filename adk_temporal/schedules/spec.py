@@ -6,7 +6,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Literal, Self, get_args
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from adk_temporal.budgets import Budgets, check_budget
 from adk_temporal.double_texting import DoubleTexting
@@ -61,9 +61,11 @@ class AgentSchedule(BaseModel):
 
     Raises:
         InvalidScheduleError: On construction, naming the field: an id that breaks the id
-            grammar, no cron and no interval, a shared session with ``cancel_other``, a
-            message over the ``message_bytes`` budget.
+            grammar, no cron and no interval, a shared session with ``cancel_other``.
     """
+
+    # A misspelt field would otherwise be dropped silently and its default used.
+    model_config = ConfigDict(extra="forbid")
 
     schedule_id: str
     app_name: str
