@@ -484,11 +484,17 @@ class TemporalExecutor:
     def _stop_point(self) -> None:
         """A safe point: stop here when a message asks to (double texting's interrupt).
 
+        Inside a parallel branch or an agent tool (another task than the run's), the run's
+        own task is cancelled too, as Temporal's cancellation would: the branch alone
+        stopping would let the agent around it go on as if it had ended.
+
         Raises:
             asyncio.CancelledError: The invocation is to stop: the flow stores what it has
                 and its cancellation event, as for a cancellation.
         """
         if self._stopping():
+            assert self._inbox is not None
+            self._inbox.stop_elsewhere()
             raise asyncio.CancelledError()
 
     async def rewind(self, ref: InvocationRef) -> None:
@@ -579,9 +585,10 @@ class InvocationWorkflow:
         self._held_at = 0
         """The history length of the task that holds the upserts (:meth:`_hold_publishing`)."""
         self._inbox = Inbox(inp, lambda: _patched(inp.baseline, gates.DOUBLE_TEXTING))
+        self._inbox.stop_elsewhere = self._cancel_main
         self._main: asyncio.Task[Any] | None = None
         """The task running the invocation's flow, while it runs: a rollback cancels it."""
-        self._rolled_back = False
+        self._main_cancelled = False
 
     @workflow.run
     async def run(self, inp: InvocationInput) -> InvocationResult:
@@ -679,10 +686,16 @@ class InvocationWorkflow:
         stop = self._inbox.stopping()
         if stop is not None and self._main is not None and self._flow is not None:
             self._flow.stop_reason = stop.reason
-            if stop.policy == "rollback" and not self._rolled_back:
-                self._rolled_back = True
-                self._main.cancel()
+            if stop.policy == "rollback":
+                self._cancel_main()
         self._publish()
+
+    def _cancel_main(self) -> None:
+        """Cancel the task running the invocation (once), from another task."""
+        main = self._main
+        if main is not None and main is not asyncio.current_task() and not self._main_cancelled:
+            self._main_cancelled = True
+            main.cancel()
 
     async def _hand_on(self, inp: InvocationInput, result: InvocationResult) -> None:
         """Continue as new into the next queued message, if one waits (the ended

@@ -83,6 +83,9 @@ class Inbox:
         self.ended = False
         """The invocation ended: a message no longer finds the session busy."""
         self.refused: list[str] = []
+        self.stop_elsewhere: Callable[[], None] = lambda: None
+        """Set by the workflow: stops the invocation's own task when a safe point is reached
+        in another (a parallel branch, an agent tool)."""
 
     def learn(self, tree: AgentSpec | None) -> None:
         """Take the app's policy from a model step's description of the agent tree."""

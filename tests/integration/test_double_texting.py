@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowHandle
 
+from adk_temporal.agents import Agent, ParallelAgent
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.devserver import DevServer
 from adk_temporal.double_texting import MessageWithdrawnError, QueuedMessageNotFoundError
@@ -19,7 +20,7 @@ from adk_temporal.errors import SessionBusyError
 from adk_temporal.events import Event
 from adk_temporal.ids import SessionKey
 
-from ..texting_app import DIR_ENV, agent, calls, models, open_gate
+from ..texting_app import DIR_ENV, agent, calls, mark, models, open_gate, slow_step
 from .conftest import Runtime, WorkerFactory
 from .workers import Deployment, died_by_sigkill, worker_process
 
@@ -262,3 +263,32 @@ async def test_a_worker_killed_with_a_message_queued_loses_nothing(
     assert one.final_text == "marked one done one"
     assert two.final_text == "marked two done two"
     assert ("slow_step", "two") in calls(gates)
+
+
+async def test_an_interrupt_reaching_a_parallel_branch_stops_the_whole_invocation(
+    run_worker: WorkerFactory, gates: Path
+) -> None:
+    """Both branches of a parallel agent are in a slow tool: interrupted, they finish it,
+    their results are stored, and the invocation ends cancelled (never completed as if the
+    branches had ended); the new message runs."""
+    branches = [
+        Agent(name=name, model="scripted:texting", tools=[mark, slow_step])
+        for name in ("left", "right")
+    ]
+    both = ParallelAgent(name="both", sub_agents=branches)
+    async with run_worker([both], models=models()) as rt:
+        key = _session()
+        first = await rt.adk.start(*key, "both", "task one")
+        async with asyncio.timeout(60):
+            while calls(gates).count(("slow_step", "one")) < 2:
+                await asyncio.sleep(0.05)
+        second = await rt.adk.start(*key, "both", "task two", double_texting="interrupt")
+        open_gate(gates, "one")
+        open_gate(gates, "two")
+        one = await first.result()
+        assert one.status == "cancelled" and one.error is not None
+        assert "interrupted" in one.error
+        assert (await second.result()).status == "completed"
+        events = await _events(rt, key)
+        kept = _responses(events, one.invocation_id)
+        assert kept.count({"done": "one"}) == 2
