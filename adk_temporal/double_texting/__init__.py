@@ -40,6 +40,7 @@ from .policy import (
 )
 from .queue import (
     MAX_QUEUED,
+    MAX_QUEUED_BYTES,
     MessageQueue,
     MessageWithdrawnError,
     QueuedMessageNotFoundError,
@@ -49,6 +50,7 @@ from .queue import (
 __all__ = [
     "MAX_PREVIEW_CHARS",
     "MAX_QUEUED",
+    "MAX_QUEUED_BYTES",
     "POLICIES",
     "STOPPING",
     "DoubleTexting",

@@ -65,6 +65,10 @@ class QueuedMessage(BaseModel):
     queued_at: float = 0.0
     """When the run took it (the run's time, never the sender's clock)."""
 
+    def size(self) -> int:
+        """The message's size in bytes of compact JSON (0 for none)."""
+        return _size(self.message)
+
     def summary(self, position: int) -> QueuedSummary:
         """What ``show`` and the memo list of it: never the whole message."""
         return QueuedSummary(
@@ -73,7 +77,7 @@ class QueuedMessage(BaseModel):
             agent=self.agent_name,
             policy=self.policy or "enqueue",
             preview=_text(self.message)[:MAX_PREVIEW_CHARS],
-            size=_size(self.message),
+            size=self.size(),
             queued_at=self.queued_at,
             schedule_id=self.schedule_id,
         )

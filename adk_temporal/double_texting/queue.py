@@ -18,6 +18,7 @@ from .policy import STOPPING, DoubleTexting
 
 __all__ = [
     "MAX_QUEUED",
+    "MAX_QUEUED_BYTES",
     "MessageQueue",
     "MessageWithdrawnError",
     "QueueFullError",
@@ -27,6 +28,11 @@ __all__ = [
 MAX_QUEUED = 16
 """The most messages a session holds: each waits in the run's memory and in the input of
 every run it is carried to, and a sender past this is better told now than after hours."""
+
+MAX_QUEUED_BYTES = 1024 * 1024
+"""The most bytes of messages a session holds (their JSON): the queue travels whole in the
+input of the run a run continues as new into, which with its carry must stay well under
+Temporal's 2 MB a payload — 16 messages of the default 256 KB budget would not."""
 
 
 class QueueFullError(SessionBusyError):
@@ -56,6 +62,10 @@ class MessageQueue:
     def __len__(self) -> int:
         return len(self.items)
 
+    def size(self) -> int:
+        """The bytes of the queued messages (their JSON)."""
+        return sum(item.size() for item in self.items)
+
     def position(self, invocation_id: str) -> int | None:
         """Where the message of ``invocation_id`` waits (1 runs next), or ``None``."""
         for index, item in enumerate(self.items):
@@ -70,18 +80,30 @@ class MessageQueue:
         returned and nothing changes (a sender retrying).
 
         Raises:
-            QueueFullError: :data:`MAX_QUEUED` messages wait already.
+            QueueFullError: :data:`MAX_QUEUED` messages (or :data:`MAX_QUEUED_BYTES`)
+                wait already; or the message alone is larger than that.
         """
         waiting = self.position(message.invocation_id)
         if waiting is not None:
             return waiting, []
         superseded: list[QueuedMessage] = []
+        size = message.size()
+        if size > MAX_QUEUED_BYTES:
+            raise QueueFullError(
+                f"the session is busy and a message of {size} bytes is too large to queue "
+                f"(at most {MAX_QUEUED_BYTES}); send it once the session is free"
+            )
         if message.policy in STOPPING:
             superseded, self.items = self.items, []
         elif len(self.items) >= MAX_QUEUED:
             raise QueueFullError(
                 f"the session is busy and {MAX_QUEUED} messages wait already; wait for them "
                 "or withdraw one"
+            )
+        elif self.size() + size > MAX_QUEUED_BYTES:
+            raise QueueFullError(
+                f"the session is busy and its queue holds {self.size()} bytes of messages; "
+                f"{size} more would pass {MAX_QUEUED_BYTES}: wait for them or withdraw one"
             )
         self.items.append(message)
         return len(self.items), superseded

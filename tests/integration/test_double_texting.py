@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from google.genai import types
 from temporalio.client import Client, WorkflowHandle
 
 from adk_temporal.agents import Agent, ParallelAgent
@@ -108,9 +109,13 @@ async def test_enqueue_runs_both_in_order_each_tool_once(rt: Runtime, gates: Pat
         "task two",
     )
     assert (await second.status()).status == "running"
+    followed = asyncio.ensure_future(_collect(second))
     open_gate(gates, "one")
     open_gate(gates, "two")
     one, two = await first.result(), await second.result()
+    seen = await asyncio.wait_for(followed, 60)
+    assert seen and {e.invocation_id for e in seen} == {two.invocation_id}
+    assert any(p.text == "marked two done two" for e in seen for p in _parts(e))
     assert (one.invocation_id, one.final_text) == (first.invocation_id, "marked one done one")
     assert (two.invocation_id, two.final_text) == (second.invocation_id, "marked two done two")
     assert sorted(calls(gates)) == sorted(
@@ -123,6 +128,34 @@ async def test_enqueue_runs_both_in_order_each_tool_once(rt: Runtime, gates: Pat
     )
     session = await rt.sessions.get(key)
     assert session.state["marked:one"] is True and session.state["marked:two"] is True
+
+
+async def _collect(handle: InvocationHandle) -> list[Event]:
+    return [event async for event in handle.events()]
+
+
+def _parts(event: Event) -> list[types.Part]:
+    return list(event.content.parts or []) if event.content is not None else []
+
+
+async def test_a_message_queued_before_the_run_hands_over_is_carried_to_the_next(
+    rt: Runtime, gates: Path
+) -> None:
+    """The first invocation continues as new mid-way (its history bound); the queued
+    message is carried to the next run and runs after it; each caller's result is its own."""
+    key = _session()
+    first = await rt.adk.start(*key, "tasker", "task one", continue_as_new_after_events=3)
+    await _in_slow_step(gates, "one")
+    second = await rt.adk.start(*key, "tasker", "task two", double_texting="enqueue")
+    open_gate(gates, "one")
+    open_gate(gates, "two")
+    assert (await first.result()).final_text == "marked one done one"
+    assert (await second.result()).final_text == "marked two done two"
+    query = f"WorkflowId = '{first.workflow_id}'"
+    async with asyncio.timeout(60):  # visibility lags a little behind the runs
+        # A hand-over inside the first invocation, then the second's own run.
+        while len([r async for r in rt.client.list_workflows(query)]) < 3:
+            await asyncio.sleep(0.2)
 
 
 async def test_the_apps_policy_applies_when_the_call_names_none(

@@ -8,6 +8,7 @@ from google.genai import types
 from adk_temporal.budgets import Budgets
 from adk_temporal.double_texting import (
     MAX_QUEUED,
+    MAX_QUEUED_BYTES,
     InvalidDoubleTextingError,
     MessageQueue,
     QueuedMessage,
@@ -57,6 +58,21 @@ def test_the_queue_is_bounded_but_a_stopping_message_always_gets_in() -> None:
         queue.add(_message("e-late"))
     assert isinstance(refused.value, SessionBusyError)
     assert queue.add(_message("e-now", "interrupt"))[0] == 1 and len(queue) == 1
+
+
+def test_the_queue_is_bounded_in_bytes_so_it_always_fits_a_run_input() -> None:
+    """Past MAX_QUEUED_BYTES of messages a message is refused, and so is one larger alone:
+    the queue travels whole in the input of the next run."""
+    big = types.Content(role="user", parts=[types.Part(text="b" * (300 * 1024))])
+    queue = MessageQueue()
+    for n in range(3):
+        queue.add(QueuedMessage(invocation_id=f"e-{n}", agent_name="a", message=big))
+    with pytest.raises(QueueFullError, match="bytes of messages"):
+        queue.add(QueuedMessage(invocation_id="e-3", agent_name="a", message=big))
+    huge = types.Content(role="user", parts=[types.Part(text="h" * MAX_QUEUED_BYTES)])
+    with pytest.raises(QueueFullError, match="too large to queue"):
+        MessageQueue().add(QueuedMessage(invocation_id="e-h", agent_name="a", message=huge))
+    assert queue.size() <= MAX_QUEUED_BYTES
 
 
 def test_withdrawing_takes_one_message_out_and_an_unknown_id_is_a_typed_error() -> None:
