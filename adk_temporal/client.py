@@ -29,8 +29,6 @@ from temporalio.client import (
 )
 from temporalio.common import (
     Priority,
-    SearchAttributePair,
-    TypedSearchAttributes,
     WorkflowIDConflictPolicy,
 )
 from temporalio.converter import PayloadCodec
@@ -77,11 +75,6 @@ from .start_queues import StartQueues, workflow_pollers
 from .tracing import Telemetry
 from .visibility import list_page, quoted, task_queue_clause
 from .workflows.messages import (
-    ADK_AGENT,
-    ADK_APP,
-    ADK_SESSION,
-    ADK_STATUS,
-    ADK_USER,
     BASELINE,
     CONFIRM_CHECKED_UPDATE,
     CONFIRM_SIGNAL,
@@ -93,6 +86,7 @@ from .workflows.messages import (
     WITHDRAW_UPDATE,
     InvocationInput,
     Published,
+    start_attributes,
 )
 
 __all__ = [
@@ -747,15 +741,7 @@ class AdkClient:
             id=workflow_id_for(key),
             task_queue=await self.start_queue(app_name),
             id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-            search_attributes=TypedSearchAttributes(
-                [
-                    SearchAttributePair(ADK_APP, app_name),
-                    SearchAttributePair(ADK_USER, user_id),
-                    SearchAttributePair(ADK_SESSION, session_id),
-                    SearchAttributePair(ADK_AGENT, inp.agent_name),
-                    SearchAttributePair(ADK_STATUS, "running"),
-                ]
-            ),
+            search_attributes=start_attributes(key, inp.agent_name),
             static_summary=f"{inp.agent_name} · {app_name}/{user_id}/{session_id}",
             priority=Priority(priority_key=run.priority, fairness_key=run.fairness_key),
             result_type=InvocationResult,

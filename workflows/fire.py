@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 from temporalio import workflow
-from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ApplicationError, ChildWorkflowError, WorkflowAlreadyStartedError
 from temporalio.workflow import ChildWorkflowCancellationType, ParentClosePolicy
 
@@ -34,15 +34,10 @@ with workflow.unsafe.imports_passed_through():
     from adk_temporal.ids import SessionKey, workflow_id_for
     from adk_temporal.run_config import RunConfig
     from adk_temporal.workflows.messages import (
-        ADK_AGENT,
-        ADK_APP,
-        ADK_SCHEDULE,
-        ADK_SESSION,
-        ADK_STATUS,
-        ADK_USER,
         MESSAGE_SIGNAL,
         SCHEDULE_MEMO,
         InvocationInput,
+        start_attributes,
     )
 
 __all__ = [
@@ -104,6 +99,23 @@ class FireResult(BaseModel):
     """How the invocation ended (``ran`` only)."""
     error: str | None = None
 
+    @classmethod
+    def of(
+        cls,
+        key: SessionKey,
+        message: QueuedMessage,
+        outcome: Literal["ran", "sent", "skipped"],
+        result: InvocationResult | None = None,
+    ) -> FireResult:
+        """The firing of ``message`` in ``key``'s session, and how it ended if it ran."""
+        return cls(
+            session_id=key.session_id,
+            invocation_id=message.invocation_id,
+            outcome=outcome,
+            status=result.status if result is not None else None,
+            error=result.error if result is not None else None,
+        )
+
 
 def firing_session_id(schedule_id: str, at: datetime) -> str:
     """The session of the firing due at ``at``: ``<schedule id>-<UTC time, to the second>``."""
@@ -130,19 +142,25 @@ class FireWorkflow:
             if inp.sessions == "shared" and inp.session_id
             else firing_session_id(inp.schedule_id, due)
         )
-        invocation_id = f"e-{workflow.uuid4()}"
+        key = SessionKey(inp.app_name, inp.user_id, session_id)
+        message = QueuedMessage(
+            invocation_id=f"e-{workflow.uuid4()}",
+            agent_name=inp.agent_name,
+            message=inp.message,
+            policy=inp.double_texting,
+            config=inp.config,
+            baseline=inp.baseline,
+            schedule_id=inp.schedule_id,
+            channel="schedule",
+        )
         for _ in range(_ATTEMPTS):
             try:
-                return await self._start(inp, session_id, invocation_id)
+                return await self._start(inp, key, message)
             except WorkflowAlreadyStartedError:
                 if inp.double_texting == "reject":
-                    return FireResult(
-                        session_id=session_id, invocation_id=invocation_id, outcome="skipped"
-                    )
-            if await self._send(inp, session_id, invocation_id):
-                return FireResult(
-                    session_id=session_id, invocation_id=invocation_id, outcome="sent"
-                )
+                    return FireResult.of(key, message, "skipped")
+            if await self._send(key, message):
+                return FireResult.of(key, message, "sent")
         raise ApplicationError(
             f"session {session_id!r} changed hands {_ATTEMPTS} times while the firing tried "
             "to start or reach its run",
@@ -150,28 +168,18 @@ class FireWorkflow:
             non_retryable=True,
         )
 
-    async def _start(self, inp: FireInput, session_id: str, invocation_id: str) -> FireResult:
-        key = SessionKey(inp.app_name, inp.user_id, session_id)
+    async def _start(self, inp: FireInput, key: SessionKey, message: QueuedMessage) -> FireResult:
         child = await workflow.start_child_workflow(
             "InvocationWorkflow",
-            InvocationInput(
-                **inp.config.model_dump(),
-                app_name=inp.app_name,
-                user_id=inp.user_id,
-                session_id=session_id,
-                agent_name=inp.agent_name,
-                message=inp.message,
-                invocation_id=invocation_id,
-                budgets=inp.budgets,
-                answer_address=inp.answer_address,
-                baseline=inp.baseline,
-                schedule_id=inp.schedule_id,
+            InvocationInput.of_message(
+                message, key, budgets=inp.budgets, answer_address=inp.answer_address
             ),
             id=workflow_id_for(key),
             result_type=InvocationResult,
             parent_close_policy=ParentClosePolicy.ABANDON,
-            cancellation_type=ChildWorkflowCancellationType.ABANDON,
-            search_attributes=_attributes(inp, session_id),
+            # A cancelled firing (overlap cancel_other) cancels its invocation.
+            cancellation_type=ChildWorkflowCancellationType.TRY_CANCEL,
+            search_attributes=start_attributes(key, inp.agent_name, inp.schedule_id),
             memo={SCHEDULE_MEMO: inp.schedule_id},
             static_summary=f"{inp.agent_name} · schedule {inp.schedule_id}",
         )
@@ -189,27 +197,10 @@ class FireWorkflow:
                 type="ScheduledInvocationFailed",
                 non_retryable=True,
             )
-        return FireResult(
-            session_id=session_id,
-            invocation_id=invocation_id,
-            outcome="ran",
-            status=result.status,
-            error=result.error,
-        )
+        return FireResult.of(key, message, "ran", result)
 
-    async def _send(self, inp: FireInput, session_id: str, invocation_id: str) -> bool:
+    async def _send(self, key: SessionKey, message: QueuedMessage) -> bool:
         """Send the message to the busy session's run; ``False`` when it ended meanwhile."""
-        message = QueuedMessage(
-            invocation_id=invocation_id,
-            agent_name=inp.agent_name,
-            message=inp.message,
-            policy=inp.double_texting,
-            config=inp.config,
-            baseline=inp.baseline,
-            schedule_id=inp.schedule_id,
-            channel="schedule",
-        )
-        key = SessionKey(inp.app_name, inp.user_id, session_id)
         try:
             await workflow.get_external_workflow_handle(workflow_id_for(key)).signal(
                 MESSAGE_SIGNAL, message
@@ -217,16 +208,3 @@ class FireWorkflow:
         except ApplicationError:
             return False  # the run closed between the start and the signal
         return True
-
-
-def _attributes(inp: FireInput, session_id: str) -> TypedSearchAttributes:
-    return TypedSearchAttributes(
-        [
-            SearchAttributePair(ADK_APP, inp.app_name),
-            SearchAttributePair(ADK_USER, inp.user_id),
-            SearchAttributePair(ADK_SESSION, session_id),
-            SearchAttributePair(ADK_AGENT, inp.agent_name),
-            SearchAttributePair(ADK_STATUS, "running"),
-            SearchAttributePair(ADK_SCHEDULE, inp.schedule_id),
-        ]
-    )

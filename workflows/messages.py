@@ -11,11 +11,12 @@ from typing import Any
 
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
-from temporalio.common import SearchAttributeKey
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 
 from adk_temporal.budgets import Budgets
 from adk_temporal.double_texting import QueuedMessage, QueuedSummary
 from adk_temporal.flow.messages import InvocationCarry, InvocationResult, RequestSummary
+from adk_temporal.ids import SessionKey
 from adk_temporal.run_config import RunConfig
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "WITHDRAW_UPDATE",
     "InvocationInput",
     "Published",
+    "start_attributes",
 ]
 
 CONFIRM_SIGNAL = "adk_confirm"
@@ -96,6 +98,23 @@ ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
 cancelled."""
 
 
+def start_attributes(
+    key: SessionKey, agent: str, schedule_id: str | None = None
+) -> TypedSearchAttributes:
+    """The search attributes an invocation's first run starts with: the session, the agent,
+    ``running``, and the schedule that started it, if one did."""
+    pairs = [
+        SearchAttributePair(ADK_APP, key.app_name),
+        SearchAttributePair(ADK_USER, key.user_id),
+        SearchAttributePair(ADK_SESSION, key.session_id),
+        SearchAttributePair(ADK_AGENT, agent),
+        SearchAttributePair(ADK_STATUS, "running"),
+    ]
+    if schedule_id is not None:
+        pairs.append(SearchAttributePair(ADK_SCHEDULE, schedule_id))
+    return TypedSearchAttributes(pairs)
+
+
 BASELINE = 3
 """The baseline the runs this release starts are on (``InvocationInput.baseline``)."""
 
@@ -134,6 +153,33 @@ class InvocationInput(RunConfig):
     where this run begins, which that invocation's caller reads here."""
     schedule_id: str | None = None
     """The schedule whose firing started the invocation, if one did."""
+
+    @classmethod
+    def of_message(
+        cls,
+        message: QueuedMessage,
+        key: SessionKey,
+        *,
+        budgets: Budgets,
+        answer_address: str | None,
+        **more: Any,
+    ) -> InvocationInput:
+        """The start input of the invocation of a message sent to ``key`` (a queued one,
+        or a schedule's firing): its agent, options, invocation id and baseline."""
+        return cls(
+            **message.config.model_dump(),
+            app_name=key.app_name,
+            user_id=key.user_id,
+            session_id=key.session_id,
+            agent_name=message.agent_name,
+            message=message.message,
+            invocation_id=message.invocation_id,
+            budgets=budgets,
+            answer_address=answer_address,
+            baseline=message.baseline,
+            schedule_id=message.schedule_id,
+            **more,
+        )
 
 
 class Published(BaseModel):

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
@@ -33,18 +32,14 @@ with workflow.unsafe.imports_passed_through():
     from adk_temporal.double_texting.policy import DoubleTexting
     from adk_temporal.errors import AdkRequestError, SessionBusyError
     from adk_temporal.flow.messages import AgentSpec, InvocationResult
+    from adk_temporal.ids import SessionKey
     from adk_temporal.workflows.messages import (
-        ADK_AGENT,
-        ADK_APP,
-        ADK_SCHEDULE,
-        ADK_SESSION,
-        ADK_STATUS,
-        ADK_USER,
         QUEUED_MEMO,
         REFUSED_MEMO,
         REQUESTS_MEMO,
         SCHEDULE_MEMO,
         InvocationInput,
+        start_attributes,
     )
 
 __all__ = ["REFUSED_KEPT", "Inbox", "StopRequest"]
@@ -219,29 +214,14 @@ class Inbox:
         if message is None:
             return None
         inp = self._inp
-        attributes = [
-            SearchAttributePair(ADK_APP, inp.app_name),
-            SearchAttributePair(ADK_USER, inp.user_id),
-            SearchAttributePair(ADK_SESSION, inp.session_id),
-            SearchAttributePair(ADK_AGENT, message.agent_name),
-            SearchAttributePair(ADK_STATUS, "running"),
-        ]
-        if message.schedule_id is not None:
-            attributes.append(SearchAttributePair(ADK_SCHEDULE, message.schedule_id))
-        nxt = InvocationInput(
-            **message.config.model_dump(),
-            app_name=inp.app_name,
-            user_id=inp.user_id,
-            session_id=inp.session_id,
-            agent_name=message.agent_name,
-            message=message.message,
-            invocation_id=message.invocation_id,
+        key = SessionKey(inp.app_name, inp.user_id, inp.session_id)
+        nxt = InvocationInput.of_message(
+            message,
+            key,
             budgets=inp.budgets,
             answer_address=inp.answer_address,
-            baseline=message.baseline,
             queued=list(self.queue.items),
             before=after,
-            schedule_id=message.schedule_id,
         )
         memo: dict[str, Any] = {
             REQUESTS_MEMO: [],
@@ -249,7 +229,8 @@ class Inbox:
             QUEUED_MEMO: self._summaries(),
             SCHEDULE_MEMO: message.schedule_id,
         }
-        return nxt, {"search_attributes": TypedSearchAttributes(attributes), "memo": memo}
+        attributes = start_attributes(key, message.agent_name, message.schedule_id)
+        return nxt, {"search_attributes": attributes, "memo": memo}
 
 
 def _refusal(err: AdkRequestError) -> ApplicationError:

@@ -91,18 +91,21 @@ async def delete_schedule(request: Request) -> Response:
 
 async def pause_schedule(request: Request) -> Response:
     """``POST .../pause``."""
-    schedules, view = await _mine(request)
-    body = await read_model(request, NoteBody)
-    await schedules.pause(view.schedule.schedule_id, body.note)
-    return _json(await schedules.describe(view.schedule.schedule_id))
+    return await _noted(request, pause=True)
 
 
 async def unpause_schedule(request: Request) -> Response:
     """``POST .../unpause``."""
+    return await _noted(request, pause=False)
+
+
+async def _noted(request: Request, *, pause: bool) -> Response:
+    """Pause or unpause the path's schedule with the body's note; the schedule after."""
     schedules, view = await _mine(request)
     body = await read_model(request, NoteBody)
-    await schedules.unpause(view.schedule.schedule_id, body.note)
-    return _json(await schedules.describe(view.schedule.schedule_id))
+    sid = view.schedule.schedule_id
+    await (schedules.pause if pause else schedules.unpause)(sid, body.note)
+    return _json(await schedules.describe(sid))
 
 
 async def trigger_schedule(request: Request) -> Response:

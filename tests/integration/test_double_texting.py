@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -31,22 +30,6 @@ APP = "texting"
 USER = "u-texting"
 
 
-@pytest.fixture
-def gates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The directory the tools' gates and call log live in."""
-    directory = tmp_path / "gates"
-    directory.mkdir()
-    monkeypatch.setenv(DIR_ENV, str(directory))
-    return directory
-
-
-@pytest.fixture
-async def rt(run_worker: WorkerFactory, gates: Path) -> AsyncIterator[Runtime]:
-    """A worker of the texting agent."""
-    async with run_worker([agent()], models=models()) as runtime:
-        yield runtime
-
-
 def _session() -> SessionKey:
     return SessionKey(APP, USER, f"s-{uuid.uuid4().hex[:8]}")
 
@@ -58,14 +41,16 @@ async def _in_slow_step(gates: Path, label: str, timeout: float = 60.0) -> None:
             await asyncio.sleep(0.05)
 
 
-async def _first_in_slow_step(rt: Runtime, gates: Path, key: SessionKey) -> InvocationHandle:
-    handle = await rt.adk.start(*key, "tasker", "task one")
+async def _first_in_slow_step(
+    texting_rt: Runtime, gates: Path, key: SessionKey
+) -> InvocationHandle:
+    handle = await texting_rt.adk.start(*key, "tasker", "task one")
     await _in_slow_step(gates, "one")
     return handle
 
 
-async def _events(rt: Runtime, key: SessionKey) -> list[Event]:
-    return (await rt.sessions.get(key)).events
+async def _events(texting_rt: Runtime, key: SessionKey) -> list[Event]:
+    return (await texting_rt.sessions.get(key)).events
 
 
 def _responses(events: list[Event], invocation_id: str) -> list[dict[str, object]]:
@@ -78,16 +63,16 @@ def _responses(events: list[Event], invocation_id: str) -> list[dict[str, object
 
 
 async def test_reject_refuses_the_second_message_with_a_clear_error(
-    rt: Runtime, gates: Path
+    texting_rt: Runtime, gates: Path
 ) -> None:
     """``reject`` (and the app's default, which is reject) raise SessionBusyError naming the
     session; the first invocation runs on untouched."""
     key = _session()
-    first = await _first_in_slow_step(rt, gates, key)
+    first = await _first_in_slow_step(texting_rt, gates, key)
     with pytest.raises(SessionBusyError, match=f"session {key} is busy"):
-        await rt.adk.start(*key, "tasker", "task two", double_texting="reject")
+        await texting_rt.adk.start(*key, "tasker", "task two", double_texting="reject")
     with pytest.raises(SessionBusyError, match="refuses a second message"):
-        await rt.adk.start(*key, "tasker", "task two")
+        await texting_rt.adk.start(*key, "tasker", "task two")
     open_gate(gates, "one")
     result = await first.result()
     assert result.status == "completed" and result.final_text == "marked one done one"
@@ -95,12 +80,12 @@ async def test_reject_refuses_the_second_message_with_a_clear_error(
     assert (await first.queued()) == []
 
 
-async def test_enqueue_runs_both_in_order_each_tool_once(rt: Runtime, gates: Path) -> None:
+async def test_enqueue_runs_both_in_order_each_tool_once(texting_rt: Runtime, gates: Path) -> None:
     """``enqueue``: the second message waits in the session's workflow, runs once the first
     invocation ended, and each caller gets its own invocation's result."""
     key = _session()
-    first = await _first_in_slow_step(rt, gates, key)
-    second = await rt.adk.start(*key, "tasker", "task two", double_texting="enqueue")
+    first = await _first_in_slow_step(texting_rt, gates, key)
+    second = await texting_rt.adk.start(*key, "tasker", "task two", double_texting="enqueue")
     assert second.invocation_id != first.invocation_id
     [waiting] = await first.queued()
     assert (waiting.invocation_id, waiting.position, waiting.preview) == (
@@ -121,12 +106,12 @@ async def test_enqueue_runs_both_in_order_each_tool_once(rt: Runtime, gates: Pat
     assert sorted(calls(gates)) == sorted(
         [("mark", "one"), ("slow_step", "one"), ("mark", "two"), ("slow_step", "two")]
     )
-    events = await _events(rt, key)
+    events = await _events(texting_rt, key)
     order = [e.invocation_id for e in events]
     assert order.index(two.invocation_id) > max(
         i for i, e in enumerate(events) if e.invocation_id == one.invocation_id
     )
-    session = await rt.sessions.get(key)
+    session = await texting_rt.sessions.get(key)
     assert session.state["marked:one"] is True and session.state["marked:two"] is True
 
 
@@ -139,14 +124,14 @@ def _parts(event: Event) -> list[types.Part]:
 
 
 async def test_a_message_queued_before_the_run_hands_over_is_carried_to_the_next(
-    rt: Runtime, gates: Path
+    texting_rt: Runtime, gates: Path
 ) -> None:
     """The first invocation continues as new mid-way (its history bound); the queued
     message is carried to the next run and runs after it; each caller's result is its own."""
     key = _session()
-    first = await rt.adk.start(*key, "tasker", "task one", continue_as_new_after_events=3)
+    first = await texting_rt.adk.start(*key, "tasker", "task one", continue_as_new_after_events=3)
     await _in_slow_step(gates, "one")
-    second = await rt.adk.start(*key, "tasker", "task two", double_texting="enqueue")
+    second = await texting_rt.adk.start(*key, "tasker", "task two", double_texting="enqueue")
     open_gate(gates, "one")
     open_gate(gates, "two")
     assert (await first.result()).final_text == "marked one done one"
@@ -154,7 +139,7 @@ async def test_a_message_queued_before_the_run_hands_over_is_carried_to_the_next
     query = f"WorkflowId = '{first.workflow_id}'"
     async with asyncio.timeout(60):  # visibility lags a little behind the runs
         # A hand-over inside the first invocation, then the second's own run.
-        while len([r async for r in rt.client.list_workflows(query)]) < 3:
+        while len([r async for r in texting_rt.client.list_workflows(query)]) < 3:
             await asyncio.sleep(0.2)
 
 
@@ -163,10 +148,10 @@ async def test_the_apps_policy_applies_when_the_call_names_none(
 ) -> None:
     """``App.double_texting="enqueue"``: a message sent with no policy is queued by the run,
     which learnt the app's policy from its first model step."""
-    async with run_worker([agent()], models=models(), double_texting="enqueue") as rt:
+    async with run_worker([agent()], models=models(), double_texting="enqueue") as texting_rt:
         key = _session()
-        first = await _first_in_slow_step(rt, gates, key)
-        second = await rt.adk.start(*key, "tasker", "task two")
+        first = await _first_in_slow_step(texting_rt, gates, key)
+        second = await texting_rt.adk.start(*key, "tasker", "task two")
         assert [q.policy for q in await first.queued()] == ["enqueue"]
         open_gate(gates, "one")
         open_gate(gates, "two")
@@ -175,13 +160,13 @@ async def test_the_apps_policy_applies_when_the_call_names_none(
 
 
 async def test_interrupt_keeps_the_first_tools_result_and_runs_the_second(
-    rt: Runtime, gates: Path
+    texting_rt: Runtime, gates: Path
 ) -> None:
     """``interrupt``: the first invocation stops after the step it is in — its tools' results
     are stored — and ends cancelled; the second message runs next."""
     key = _session()
-    first = await _first_in_slow_step(rt, gates, key)
-    second = await rt.adk.start(*key, "tasker", "task two", double_texting="interrupt")
+    first = await _first_in_slow_step(texting_rt, gates, key)
+    second = await texting_rt.adk.start(*key, "tasker", "task two", double_texting="interrupt")
     open_gate(gates, "two")
     open_gate(gates, "one")
     one = await first.result()
@@ -189,7 +174,7 @@ async def test_interrupt_keeps_the_first_tools_result_and_runs_the_second(
     assert one.error == f"interrupted by a new message (invocation {second.invocation_id})"
     two = await second.result()
     assert two.final_text == "marked two done two"
-    events = await _events(rt, key)
+    events = await _events(texting_rt, key)
     assert _responses(events, one.invocation_id) == [{"marked": "one"}, {"done": "one"}]
     [stopped] = [e for e in events if e.invocation_id == one.invocation_id and e.error_code]
     assert stopped.error_message == one.error
@@ -200,44 +185,46 @@ async def test_interrupt_keeps_the_first_tools_result_and_runs_the_second(
         for p in e.content.parts or []
     ]
     assert "marked one done one" not in texts
-    assert (await rt.sessions.get(key)).state["marked:one"] is True
+    assert (await texting_rt.sessions.get(key)).state["marked:one"] is True
     assert calls(gates).count(("slow_step", "one")) == 1
 
 
 async def test_rollback_leaves_the_session_as_if_the_first_had_not_run(
-    rt: Runtime, gates: Path
+    texting_rt: Runtime, gates: Path
 ) -> None:
     """``rollback``: the first invocation is cancelled at once, the session is rewound to
     before it (its state write undone, its events hidden from the model), then the second
     message runs."""
     key = _session()
-    first = await _first_in_slow_step(rt, gates, key)
+    first = await _first_in_slow_step(texting_rt, gates, key)
     async with asyncio.timeout(30):
-        while (await rt.sessions.get(key)).state.get("marked:one") is None:
+        while (await texting_rt.sessions.get(key)).state.get("marked:one") is None:
             # The parallel mark call's result is stored with the cancellation, then rewound.
             if ("mark", "one") in calls(gates):
                 break
             await asyncio.sleep(0.05)
-    second = await rt.adk.start(*key, "tasker", "task two", double_texting="rollback")
+    second = await texting_rt.adk.start(*key, "tasker", "task two", double_texting="rollback")
     open_gate(gates, "two")
     one = await first.result()
     assert one.status == "cancelled" and one.error is not None and "rolled back" in one.error
     two = await second.result()
     assert two.final_text == "marked two done two"
-    session = await rt.sessions.get(key)
+    session = await texting_rt.sessions.get(key)
     assert "marked:one" not in session.state and session.state["marked:two"] is True
     [rewind] = [e for e in session.events if e.actions.rewind_before_invocation_id]
     assert rewind.actions.rewind_before_invocation_id == one.invocation_id
     assert calls(gates).count(("slow_step", "one")) == 1  # cancelled, never re-run
 
 
-async def test_a_queued_message_is_shown_and_can_be_withdrawn(rt: Runtime, gates: Path) -> None:
+async def test_a_queued_message_is_shown_and_can_be_withdrawn(
+    texting_rt: Runtime, gates: Path
+) -> None:
     """A queued message is listed with its position; withdrawn, it never runs and its caller
     is told; the messages behind it move up and run."""
     key = _session()
-    first = await _first_in_slow_step(rt, gates, key)
-    second = await rt.adk.start(*key, "tasker", "task two", double_texting="enqueue")
-    third = await rt.adk.start(*key, "tasker", "task three", double_texting="enqueue")
+    first = await _first_in_slow_step(texting_rt, gates, key)
+    second = await texting_rt.adk.start(*key, "tasker", "task two", double_texting="enqueue")
+    third = await texting_rt.adk.start(*key, "tasker", "task three", double_texting="enqueue")
     assert [(q.invocation_id, q.position) for q in await first.queued()] == [
         (second.invocation_id, 1),
         (third.invocation_id, 2),
@@ -255,12 +242,14 @@ async def test_a_queued_message_is_shown_and_can_be_withdrawn(rt: Runtime, gates
     assert ("mark", "two") not in calls(gates)
 
 
-async def test_a_malformed_message_signal_is_listed_as_refused(rt: Runtime, gates: Path) -> None:
+async def test_a_malformed_message_signal_is_listed_as_refused(
+    texting_rt: Runtime, gates: Path
+) -> None:
     """A message sent by signal with a bad invocation id changes nothing and is listed in
     ``adk_status``'s refused answers (a signal has no caller to tell)."""
     key = _session()
-    first = await _first_in_slow_step(rt, gates, key)
-    raw: WorkflowHandle[object, object] = rt.client.get_workflow_handle(first.workflow_id)
+    first = await _first_in_slow_step(texting_rt, gates, key)
+    raw: WorkflowHandle[object, object] = texting_rt.client.get_workflow_handle(first.workflow_id)
     await raw.signal("adk_message", {"invocation_id": "../x", "agent_name": "tasker"})
     async with asyncio.timeout(30):
         while not (await first.status()).ignored_signals:
@@ -309,19 +298,19 @@ async def test_an_interrupt_reaching_a_parallel_branch_stops_the_whole_invocatio
         for name in ("left", "right")
     ]
     both = ParallelAgent(name="both", sub_agents=branches)
-    async with run_worker([both], models=models()) as rt:
+    async with run_worker([both], models=models()) as texting_rt:
         key = _session()
-        first = await rt.adk.start(*key, "both", "task one")
+        first = await texting_rt.adk.start(*key, "both", "task one")
         async with asyncio.timeout(60):
             while calls(gates).count(("slow_step", "one")) < 2:
                 await asyncio.sleep(0.05)
-        second = await rt.adk.start(*key, "both", "task two", double_texting="interrupt")
+        second = await texting_rt.adk.start(*key, "both", "task two", double_texting="interrupt")
         open_gate(gates, "one")
         open_gate(gates, "two")
         one = await first.result()
         assert one.status == "cancelled" and one.error is not None
         assert "interrupted" in one.error
         assert (await second.result()).status == "completed"
-        events = await _events(rt, key)
+        events = await _events(texting_rt, key)
         kept = _responses(events, one.invocation_id)
         assert kept.count({"done": "one"}) == 2

@@ -9,17 +9,17 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio.client import WorkflowExecution
 
-from adk_temporal.examples.weather import build_weather_agent
 from adk_temporal.schedules import AgentSchedule, Schedules
 from adk_temporal.visibility import run_status
 from adk_temporal.workflows.messages import ADK_SESSION
 
-from ..texting_app import DIR_ENV, agent, calls, models, open_gate
-from .conftest import Runtime, WorkerFactory
+from ..texting_app import calls, open_gate
+from .conftest import Runtime
 
 pytestmark = pytest.mark.integration
 
@@ -27,30 +27,20 @@ USER = "u-sched"
 
 
 @pytest.fixture
-def gates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The directory the texting tools' gates and call log live in."""
-    directory = tmp_path / "gates"
-    directory.mkdir()
-    monkeypatch.setenv(DIR_ENV, str(directory))
-    return directory
-
-
-@pytest.fixture
-async def rt(run_worker: WorkerFactory, gates: Path) -> AsyncIterator[Runtime]:
-    """A worker of the texting agent and the weather agent."""
-    agents = [agent(), build_weather_agent("scripted:weather")]
-    async with run_worker(agents, models=models()) as runtime:
-        yield runtime
-
-
-@pytest.fixture
-async def schedules(rt: Runtime) -> AsyncIterator[Schedules]:
+async def schedules(texting_rt: Runtime) -> AsyncIterator[Schedules]:
     """The schedules of the worker's task queue; those a test made are deleted after it."""
-    made = Schedules(rt.adk)
+    made = Schedules(texting_rt.adk)
     yield made
     for view in await made.list():
         if view.schedule.user_id == USER:
             await made.delete(view.schedule.schedule_id)
+
+
+def _schedule(sid: str, app: str, agent: str, message: str, **more: Any) -> AgentSchedule:
+    """A schedule of the test user's."""
+    return AgentSchedule(
+        schedule_id=sid, app_name=app, user_id=USER, agent=agent, message=message, **more
+    )
 
 
 def _id() -> str:
@@ -70,17 +60,16 @@ async def _until(check: Callable[[], Awaitable[bool]], what: str, timeout: float
 
 
 async def test_a_schedule_fires_invocations_that_complete_pause_stops_trigger_fires_one(
-    rt: Runtime, schedules: Schedules
+    texting_rt: Runtime, schedules: Schedules
 ) -> None:
     """Every two seconds a firing runs the message in a session of its own; each invocation
     completes. Paused, it fires no more; a trigger fires exactly one."""
     sid = _id()
-    schedule = AgentSchedule(
-        schedule_id=sid,
-        app_name="weather",
-        user_id=USER,
-        agent="weather_agent",
-        message="What's the weather in Hangzhou?",
+    schedule = _schedule(
+        sid,
+        "weather",
+        "weather_agent",
+        "What's the weather in Hangzhou?",
         every=timedelta(seconds=2),
     )
     created = await schedules.create(schedule)
@@ -116,20 +105,13 @@ async def test_a_schedule_fires_invocations_that_complete_pause_stops_trigger_fi
 
 
 async def test_overlap_skip_never_runs_two_at_once(
-    rt: Runtime, schedules: Schedules, gates: Path
+    texting_rt: Runtime, schedules: Schedules, gates: Path
 ) -> None:
     """With overlap ``skip`` a firing due while the previous invocation still runs (in a
     slow tool) is skipped: never two invocations of the schedule at once."""
     sid = _id()
     await schedules.create(
-        AgentSchedule(
-            schedule_id=sid,
-            app_name="texting",
-            user_id=USER,
-            agent="tasker",
-            message="task slow",
-            every=timedelta(seconds=1),
-        )
+        _schedule(sid, "texting", "tasker", "task slow", every=timedelta(seconds=1))
     )
 
     async def skipped_twice() -> bool:
@@ -151,18 +133,17 @@ async def test_overlap_skip_never_runs_two_at_once(
 
 
 async def test_a_scheduled_run_waiting_for_approval_is_pending_with_its_schedule(
-    rt: Runtime, schedules: Schedules
+    texting_rt: Runtime, schedules: Schedules
 ) -> None:
     """A scheduled invocation that asks for approval waits like any other; the waiting list
     names its schedule; approved, it completes."""
     sid = _id()
     await schedules.create(
-        AgentSchedule(
-            schedule_id=sid,
-            app_name="weather",
-            user_id=USER,
-            agent="weather_agent",
-            message="Buy a weather report for Oslo",
+        _schedule(
+            sid,
+            "weather",
+            "weather_agent",
+            "Buy a weather report for Oslo",
             cron=["0 0 1 1 *"],
             paused=True,
             note="run by hand",
@@ -171,15 +152,15 @@ async def test_a_scheduled_run_waiting_for_approval_is_pending_with_its_schedule
     await schedules.trigger(sid)
 
     async def waiting() -> bool:
-        runs, _ = await rt.adk.waiting_page(task_queue=rt.task_queue)
+        runs, _ = await texting_rt.adk.waiting_page(task_queue=texting_rt.task_queue)
         return any(p.schedule_id == sid for _, p in runs)
 
     await _until(waiting, "the scheduled run is listed as waiting")
-    runs, _ = await rt.adk.waiting_page(task_queue=rt.task_queue)
+    runs, _ = await texting_rt.adk.waiting_page(task_queue=texting_rt.task_queue)
     [(workflow_id, published)] = [(w, p) for w, p in runs if p.schedule_id == sid]
     [request] = published.requests
     assert request.kind == "confirmation"
-    handle = rt.adk.handle(workflow_id)
+    handle = texting_rt.adk.handle(workflow_id)
     await handle.confirm(request.id, True)
     assert (await handle.result()).status == "completed"
     view = await schedules.describe(sid)
@@ -187,22 +168,21 @@ async def test_a_scheduled_run_waiting_for_approval_is_pending_with_its_schedule
 
 
 async def test_a_busy_shared_session_takes_the_firing_by_its_double_texting_policy(
-    rt: Runtime, schedules: Schedules, gates: Path
+    texting_rt: Runtime, schedules: Schedules, gates: Path
 ) -> None:
     """A schedule with one long session fires while a user's invocation runs there: under
     ``enqueue`` its message waits in the session's queue and runs next, listed under the
     schedule."""
     sid, session = _id(), f"s-{uuid.uuid4().hex[:8]}"
-    user = await rt.adk.start("texting", USER, session, "tasker", "task one")
+    user = await texting_rt.adk.start("texting", USER, session, "tasker", "task one")
     while ("slow_step", "one") not in calls(gates):
         await asyncio.sleep(0.05)
     await schedules.create(
-        AgentSchedule(
-            schedule_id=sid,
-            app_name="texting",
-            user_id=USER,
-            agent="tasker",
-            message="task nightly",
+        _schedule(
+            sid,
+            "texting",
+            "tasker",
+            "task nightly",
             cron=["0 0 1 1 *"],
             sessions="shared",
             session_id=session,
