@@ -552,7 +552,7 @@ def _withdrawn(invocation_id: str, why: str) -> MessageWithdrawnError:
 
 
 _REFUSALS: dict[str, type[AdkRequestError]] = {
-    "SessionBusyError": SessionBusyError,
+    "InvalidQueuedMessageError": InvalidQueuedMessageError,
     "QueueFullError": QueueFullError,
     "QueuedMessageNotFoundError": QueuedMessageNotFoundError,
 }
@@ -563,8 +563,8 @@ def _sending_error(err: WorkflowUpdateFailedError, key: SessionKey) -> AdkReques
     cause = err.cause
     kind = cause.type if isinstance(cause, ApplicationError) else None
     message = cause.message if isinstance(cause, ApplicationError) else str(cause or err)
-    if kind == "InvalidQueuedMessage":
-        return InvalidQueuedMessageError(message)
+    if kind == "SessionBusyError":
+        return SessionBusyError(f"{_busy(key)} ({message})")
     if kind in _REFUSALS:
         return _REFUSALS[kind](f"session {key}: {message}")
     # A run started before double texting has no handler for the update.

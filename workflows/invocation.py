@@ -175,6 +175,10 @@ class _Notifier:
         """Where the children run: the app's own queue once the run's steps moved there,
         so only a worker holding the app's endpoints and secret delivers its notices."""
 
+    def waits(self) -> bool:
+        """Whether requests are open: a wait now is a wait for their answers."""
+        return bool(self._book.unanswered())
+
     def learn(self, tree: AgentSpec | None) -> None:
         """Take the notifications a model step's description of the tree carries."""
         if tree is not None:
@@ -466,15 +470,22 @@ class TemporalExecutor:
         self, condition: Callable[[], bool], *, timeout: float | None = None
     ) -> bool:
         """``workflow.wait_condition``: durable however long the wait; a timeout is a
-        durable timer, so a deadline passes even while no worker runs. The flow waits only
-        for answers: the requests it waits on are notified first."""
-        self._stop_point()
+        durable timer, so a deadline passes even while no worker runs. A wait for answers
+        (requests are open) notifies them first, and is a safe point where a message that
+        interrupts the invocation stops it; other waits (a graph node's timeout or retry
+        delay) run out as they would."""
+        for_answers = self._notifier.waits()
+        if for_answers:
+            self._stop_point()
         await self._notifier.paused()
+        stops = for_answers and self._inbox is not None
         try:
-            await workflow.wait_condition(lambda: condition() or self._stopping(), timeout=timeout)
+            await workflow.wait_condition(
+                lambda: condition() or (stops and self._stopping()), timeout=timeout
+            )
         except TimeoutError:
             return False
-        if not condition():
+        if stops and not condition():
             self._stop_point()
         return True
 

@@ -22,6 +22,7 @@ from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from adk_temporal.double_texting import (
+        InvalidQueuedMessageError,
         MessageAck,
         MessageQueue,
         QueuedMessage,
@@ -98,14 +99,12 @@ class Inbox:
         """The message ``raw`` carries, or the error a checked update reports.
 
         Raises:
-            ApplicationError: It is malformed or over its budget (``InvalidQueuedMessage``),
-                or the queue is full (``QueueFullError``).
+            ApplicationError: It is malformed or over its budget
+                (``InvalidQueuedMessageError``), or the queue is full (``QueueFullError``).
         """
         message, problem = message_problem(raw, self._inp.budgets)
         if message is None:
-            raise ApplicationError(
-                problem or "malformed", type="InvalidQueuedMessage", non_retryable=True
-            )
+            raise _refusal(InvalidQueuedMessageError(problem or "malformed queued message"))
         try:
             # A probe: the real queue is not changed by a validator.
             probe = message.model_copy(update={"policy": message.policy or "enqueue"})
@@ -123,7 +122,7 @@ class Inbox:
         """
         message = self.check(raw)
         if not self._admit():
-            raise _refusal(SessionBusyError("the session's run takes no second message"))
+            raise _refusal(SessionBusyError("its run was started before double texting"))
         policy = message.policy
         if policy is None:
             await workflow.wait_condition(lambda: self._app_policy is not None or self.ended)
@@ -131,8 +130,8 @@ class Inbox:
         if policy == "reject" and not self.ended:
             raise _refusal(
                 SessionBusyError(
-                    "the session is busy and its app refuses a second message while an "
-                    "invocation runs (App.double_texting='reject')"
+                    "its app refuses a second message while an invocation runs: send it "
+                    "with double_texting='enqueue' to queue it (App.double_texting='reject')"
                 )
             )
         taken = message.model_copy(
@@ -179,7 +178,7 @@ class Inbox:
 
         Raises:
             ApplicationError: ``QueuedMessageNotFoundError`` (no such queued message) or
-                ``InvalidQueuedMessage`` (a malformed request).
+                ``InvalidQueuedMessageError`` (a malformed request).
         """
         try:
             request = WithdrawInput.model_validate(raw)
@@ -187,9 +186,7 @@ class Inbox:
         except AdkRequestError as err:
             raise _refusal(err) from None
         except ValueError as err:
-            raise ApplicationError(
-                f"malformed withdrawal: {err}", type="InvalidQueuedMessage", non_retryable=True
-            ) from None
+            raise _refusal(InvalidQueuedMessageError(f"malformed withdrawal: {err}")) from None
         return withdrawn.summary(0)
 
     def memo(self, published: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
