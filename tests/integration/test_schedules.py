@@ -7,7 +7,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from temporalio.client import WorkflowExecution
 
 from adk_temporal.schedules import AgentSchedule, Schedules
 from adk_temporal.visibility import run_status
+from adk_temporal.workflows.fire import firing_session_id
 from adk_temporal.workflows.messages import ADK_SESSION
 
 from ..texting_app import calls, open_gate
@@ -207,3 +208,32 @@ async def test_a_busy_shared_session_takes_the_firing_by_its_double_texting_poli
     assert ("slow_step", "nightly") in calls(gates)
     [run] = await _invocations(schedules, sid)
     assert run.typed_search_attributes.get(ADK_SESSION) == session
+
+
+async def test_a_backfill_fires_once_per_time_due_each_in_the_session_named_for_it(
+    texting_rt: Runtime, schedules: Schedules
+) -> None:
+    """A paused every-minute schedule backfilled over three past minutes fires three times,
+    each invocation in the session named after its scheduled minute."""
+    sid = _id()
+    await schedules.create(
+        _schedule(
+            sid, "weather", "weather_agent", "What's the weather in Oslo?", cron=["* * * * *"],
+            paused=True,
+        )
+    )  # fmt: skip
+    start = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=10)
+    await schedules.backfill(
+        sid, start, start + timedelta(minutes=2, seconds=30), overlap="allow_all"
+    )
+
+    async def three_completed() -> bool:
+        runs = await _invocations(schedules, sid)
+        return len(runs) == 3 and all(run_status(r) == "completed" for r in runs)
+
+    await _until(three_completed, "the backfill's three invocations completed")
+    sessions = {
+        r.typed_search_attributes.get(ADK_SESSION) for r in await _invocations(schedules, sid)
+    }
+    due = [start + timedelta(minutes=n) for n in range(3)]
+    assert sessions == {firing_session_id(sid, at) for at in due}
