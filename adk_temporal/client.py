@@ -760,9 +760,17 @@ class AdkClient:
 
         Raises:
             SessionBusyError: The run refused it (its app's policy is ``reject``, or the
-                queue is full: ``QueueFullError``).
+                queue is full: ``QueueFullError``), or no worker polls the task queue to
+                take it.
             InvalidQueuedMessageError: The run found it malformed or over its budget.
         """
+        if not await self.worker_identities():
+            # The run decides on a message, and without a worker an update waits for one
+            # for ever; Temporal could still deliver one given up on, queued unbeknown.
+            raise SessionBusyError(
+                f"{_busy(key)} (and no worker polls task queue {self.task_queue!r} to take "
+                "a second message)"
+            )
         current = self.client.get_workflow_handle(workflow_id_for(key))
         try:
             ack: MessageAck = await current.execute_update(

@@ -640,6 +640,7 @@ class InvocationWorkflow:
         status = present.get(ADK_STATUS)
         if status in ("running", "awaiting_confirmation", "awaiting_input"):
             self._published = cast(AdkStatus, status)
+        self._inbox.running = invocation_id
         notifier = _Notifier(inp, self._book, invocation_id)
         executor = TemporalExecutor(inp, self._publish, notifier, ids, self._inbox)
         self._flow = InvocationFlow(

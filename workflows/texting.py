@@ -78,6 +78,9 @@ class Inbox:
         self._app_policy: DoubleTexting | None = tree.double_texting if tree else None
         self.ended = False
         """The invocation ended: a message no longer finds the session busy."""
+        self.running: str | None = inp.carry.invocation_id if inp.carry else inp.invocation_id
+        """The running invocation's id (set by the workflow once drawn): no message may
+        take it."""
         self.refused: list[str] = []
         self.stop_elsewhere: Callable[[], None] = lambda: None
         """Set by the workflow: stops the invocation's own task when a safe point is reached
@@ -103,6 +106,9 @@ class Inbox:
                 (``InvalidQueuedMessageError``), or the queue is full (``QueueFullError``).
         """
         message, problem = message_problem(raw, self._inp.budgets)
+        if message is not None and message.invocation_id == self.running:
+            problem = f"invocation id {message.invocation_id!r} is the running invocation's"
+            message = None
         if message is None:
             raise _refusal(InvalidQueuedMessageError(problem or "malformed queued message"))
         try:

@@ -237,10 +237,8 @@ async def start_invocation(
             the message was refused, or no worker runs to take it).
     """
     workers = await _check_workers(adk, key.app_name)
-    # A busy session's run decides on a second message; with no worker, nothing would.
-    policy = double_texting if workers else "reject"
     try:
-        handle = await adk.start(*key, agent, message, config=config, double_texting=policy)
+        handle = await adk.start(*key, agent, message, config=config, double_texting=double_texting)
     except SessionBusyError as err:
         raise CliError(
             str(err),

@@ -314,3 +314,16 @@ async def test_an_interrupt_reaching_a_parallel_branch_stops_the_whole_invocatio
         events = await _events(texting_rt, key)
         kept = _responses(events, one.invocation_id)
         assert kept.count({"done": "one"}) == 2
+
+
+async def test_with_no_worker_a_second_message_is_refused_at_once(temporal_client: Client) -> None:
+    """No worker polls the session's task queue: nothing could take the message, so every
+    policy refuses it as busy at once (an update would wait for a worker for ever)."""
+    adk = AdkClient(temporal_client, task_queue=f"nobody-{uuid.uuid4().hex[:8]}")
+    key = _session()
+    first = await adk.start(*key, "tasker", "task one")
+    try:
+        with pytest.raises(SessionBusyError, match="no worker polls task queue"):
+            await adk.start(*key, "tasker", "task two", double_texting="enqueue")
+    finally:
+        await adk.client.get_workflow_handle(first.workflow_id).terminate()
