@@ -750,8 +750,10 @@ class AdkClient:
             # one round trip sooner; without one the SDK does not ask for it.
             request_eager_start=True,
         )
-        # A run given no invocation id draws it from its run id (workflows/short_ids.py).
-        mine = inp.invocation_id or run_invocation_id(handle.first_execution_run_id or "")
+        # A baseline run given no invocation id draws it from its run id
+        # (workflows/short_ids.py); an earlier one draws a random id, unknown here.
+        drawn = run_invocation_id(handle.first_execution_run_id or "") if inp.baseline else None
+        mine = inp.invocation_id or drawn
         return self._wrap(handle, key, invocation_id=mine)
 
     async def _send(self, key: SessionKey, message: QueuedMessage) -> InvocationHandle | None:
