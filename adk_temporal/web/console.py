@@ -404,6 +404,7 @@ async def session_page(request: Request) -> Response:
         follow=status == "running",
         cards=cards,
         refused=[] if run is None else run.refused_answers,
+        queued=[] if run is None else run.queued,
         can_send=status not in ("running", *_WAITING),
         agents=served.agents(ids.app_name),
         state=json.dumps(stored.state, indent=2, ensure_ascii=False) if stored else "{}",
