@@ -29,6 +29,7 @@ from ..workflows.fire import FIRE_ID_PREFIX, FIRE_WORKFLOW, FireInput
 from ..workflows.messages import ADK_AGENT, ADK_APP, ADK_SCHEDULE, ADK_USER, BASELINE
 from .spec import (
     AgentSchedule,
+    InvalidScheduleError,
     Overlap,
     RecentFiring,
     ScheduleExistsError,
@@ -67,6 +68,7 @@ class Schedules:
 
         Raises:
             ScheduleExistsError: A schedule with this id exists.
+            InvalidScheduleError: Temporal cannot read its cron expression or time zone.
             BudgetExceededError: The message is over the ``message_bytes`` budget.
         """
         schedule.check_message(self._adk.budgets)
@@ -114,6 +116,13 @@ class Schedules:
             raise ScheduleExistsError(
                 f"a schedule with id {schedule.schedule_id!r} exists; delete it first or "
                 "choose another id"
+            ) from err
+        except RPCError as err:
+            if err.status != RPCStatusCode.INVALID_ARGUMENT:
+                raise
+            # A cron expression or a time zone Temporal cannot read: the caller's mistake.
+            raise InvalidScheduleError(
+                f"invalid schedule {schedule.schedule_id!r}: Temporal refused it: {err.message}"
             ) from err
         return await self.describe(schedule.schedule_id)
 

@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowExecution
 
-from adk_temporal.schedules import AgentSchedule, Schedules
+from adk_temporal.errors import BudgetExceededError
+from adk_temporal.schedules import (
+    AgentSchedule,
+    InvalidScheduleError,
+    ScheduleExistsError,
+    ScheduleNotFoundError,
+    Schedules,
+)
 from adk_temporal.visibility import run_status
 from adk_temporal.workflows.fire import firing_session_id
 from adk_temporal.workflows.messages import ADK_SESSION
@@ -237,3 +244,24 @@ async def test_a_backfill_fires_once_per_time_due_each_in_the_session_named_for_
     }
     due = [start + timedelta(minutes=n) for n in range(3)]
     assert sessions == {firing_session_id(sid, at) for at in due}
+
+
+async def test_what_temporal_cannot_read_is_refused_naming_it(schedules: Schedules) -> None:
+    """A cron expression or time zone Temporal cannot parse, a duplicate id, a message over
+    its budget: each a typed error, and nothing is created."""
+    sid = _id()
+    with pytest.raises(InvalidScheduleError, match="Temporal refused"):
+        await schedules.create(_schedule(sid, "weather", "weather_agent", "hi", cron=["nope"]))
+    with pytest.raises(InvalidScheduleError, match="Temporal refused"):
+        await schedules.create(
+            _schedule(sid, "weather", "weather_agent", "hi", cron=["0 6 * * *"], time_zone="Mars/X")
+        )
+    with pytest.raises(BudgetExceededError, match="message_bytes"):
+        await schedules.create(
+            _schedule(sid, "weather", "weather_agent", "x" * 300_000, every=timedelta(hours=1))
+        )
+    with pytest.raises(ScheduleNotFoundError):
+        await schedules.describe(sid)
+    await schedules.create(_schedule(sid, "weather", "weather_agent", "hi", cron=["0 6 * * *"]))
+    with pytest.raises(ScheduleExistsError, match=sid):
+        await schedules.create(_schedule(sid, "weather", "weather_agent", "hi", cron=["0 6 * * *"]))
