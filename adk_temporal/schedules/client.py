@@ -152,10 +152,12 @@ class Schedules:
         action = description.schedule.action
         assert isinstance(action, ScheduleActionStartWorkflow)
         [fire] = await self._client.data_converter.decode(action.args, [FireInput])
-        created = dict((await description.memo()).get(SCHEDULE_MEMO_KEY) or {})
+        created = (await description.memo()).get(SCHEDULE_MEMO_KEY)
         parts = fire.message.parts if fire.message is not None else None
-        created["message"] = "".join(p.text or "" for p in parts or [])
-        return _view(AgentSchedule.model_validate(created), description)
+        message = "".join(p.text or "" for p in parts or [])
+        if created is None:
+            return _view(_made_elsewhere(fire, message, description), description)
+        return _view(AgentSchedule.model_validate({**created, "message": message}), description)
 
     async def list(self, *, app_name: str | None = None) -> list[ScheduleView]:
         """Every schedule of adk-temporal (of ``app_name`` only, when given), by id.
@@ -255,6 +257,28 @@ def _not_found(schedule_id: str) -> ScheduleNotFoundError:
     return ScheduleNotFoundError(
         f"no schedule of adk-temporal has id {schedule_id!r} (`adk-temporal schedule list` "
         "lists them)"
+    )
+
+
+def _made_elsewhere(
+    fire: FireInput, message: str, description: ScheduleDescription
+) -> AgentSchedule:
+    """A schedule of firings made without our memo (by hand, with Temporal's own tools), as
+    far as its firing input and Temporal's spec tell: shown, never checked."""
+    spec = description.schedule.spec
+    interval = spec.intervals[0] if spec.intervals else None
+    return AgentSchedule.model_construct(
+        schedule_id=fire.schedule_id,
+        app_name=fire.app_name,
+        user_id=fire.user_id,
+        agent=fire.agent_name,
+        message=message,
+        cron=list(spec.cron_expressions),
+        every=interval.every if interval is not None else None,
+        sessions=fire.sessions,
+        session_id=fire.session_id,
+        double_texting=fire.double_texting,
+        config=fire.config,
     )
 
 

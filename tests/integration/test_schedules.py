@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import WorkflowExecution
+from google.genai import types
+from temporalio.client import (
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleIntervalSpec,
+    ScheduleSpec,
+    ScheduleState,
+    WorkflowExecution,
+)
 
 from adk_temporal.errors import BudgetExceededError
 from adk_temporal.schedules import (
@@ -23,7 +31,7 @@ from adk_temporal.schedules import (
     Schedules,
 )
 from adk_temporal.visibility import run_status
-from adk_temporal.workflows.fire import firing_session_id
+from adk_temporal.workflows.fire import FIRE_WORKFLOW, FireInput, firing_session_id
 from adk_temporal.workflows.messages import ADK_SESSION
 
 from ..texting_app import calls, open_gate
@@ -265,3 +273,32 @@ async def test_what_temporal_cannot_read_is_refused_naming_it(schedules: Schedul
     await schedules.create(_schedule(sid, "weather", "weather_agent", "hi", cron=["0 6 * * *"]))
     with pytest.raises(ScheduleExistsError, match=sid):
         await schedules.create(_schedule(sid, "weather", "weather_agent", "hi", cron=["0 6 * * *"]))
+
+
+async def test_a_firing_schedule_made_by_hand_is_described_from_what_it_holds(
+    texting_rt: Runtime, schedules: Schedules
+) -> None:
+    """A schedule of ``adk_schedule_fire`` made with Temporal's own client (no description
+    in its memo) is listed and described from its firing input and Temporal's spec."""
+    sid = _id()
+    fire = FireInput(
+        schedule_id=sid, app_name="weather", user_id=USER, agent_name="weather_agent",
+        message=types.Content(role="user", parts=[types.Part(text="by hand")]),
+    )  # fmt: skip
+    await texting_rt.client.create_schedule(
+        sid,
+        Schedule(
+            action=ScheduleActionStartWorkflow(
+                FIRE_WORKFLOW, fire, id=f"adk-schedule/{sid}", task_queue=texting_rt.task_queue
+            ),
+            spec=ScheduleSpec(intervals=[ScheduleIntervalSpec(every=timedelta(hours=3))]),
+            state=ScheduleState(paused=True),
+        ),
+    )
+    view = await schedules.describe(sid)
+    assert (view.schedule.message, view.schedule.every, view.paused) == (
+        "by hand",
+        timedelta(hours=3),
+        True,
+    )
+    await schedules.delete(sid)
