@@ -20,6 +20,7 @@ from datetime import timedelta
 from .agents import BaseAgent
 from .artifacts import ArtifactService
 from .compaction import EventsCompactionConfig
+from .double_texting import DoubleTexting
 from .errors import AdkRequestError
 from .events import EventCallback
 from .memory import MemoryService
@@ -74,6 +75,11 @@ class App:
         retention: How long the app keeps a session nobody touches: the retention schedule
             (``adk-temporal retention schedule``) forgets sessions idle longer, runs closed
             (``None``: kept for ever; see ``docs/guides/encryption.md``). Temporal only.
+        double_texting: What a message sent to a session whose invocation is busy does
+            when its sender names no policy: ``reject`` (``SessionBusyError``), ``enqueue``,
+            ``interrupt`` or ``rollback`` (see ``docs/guides/double-texting.md``). The run
+            learns it from its first model step; Temporal only (in-process, a busy session
+            refuses).
     """
 
     agents: Sequence[BaseAgent]
@@ -88,6 +94,7 @@ class App:
     events_compaction_config: EventsCompactionConfig | None = None
     on_event: Sequence[EventCallback] = ()
     retention: timedelta | None = None
+    double_texting: DoubleTexting = "reject"
 
 
 @dataclass(frozen=True)

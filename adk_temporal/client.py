@@ -1,9 +1,13 @@
 """``AdkClient``: start invocations and answer their requests from any process.
 
 An invocation is a run of workflow ``adk/{app}/{user_id}/{session_id}``; the id-conflict
-policy FAIL makes Temporal refuse a second concurrent invocation in the same session
-(:class:`~adk_temporal.errors.SessionBusyError`). Approvals and inputs go through the
-checked updates by default, so a wrong id is an error the caller sees.
+policy FAIL makes Temporal refuse a second concurrent invocation in the same session. A
+message sent meanwhile follows its double-texting policy
+(:mod:`adk_temporal.double_texting`): ``reject`` raises
+:class:`~adk_temporal.errors.SessionBusyError` here; the others go to the running run, which
+queues the message as an invocation of its own (whose handle follows it from the queue to
+its result) or refuses it. Approvals and inputs go through the checked updates by default,
+so a wrong id is an error the caller sees.
 """
 
 from __future__ import annotations
@@ -25,25 +29,38 @@ from temporalio.client import (
     ScheduleSpec,
     ScheduleUpdate,
     ScheduleUpdateInput,
+    WorkflowContinuedAsNewError,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
+    WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
 from temporalio.common import (
     Priority,
-    SearchAttributePair,
-    TypedSearchAttributes,
     WorkflowIDConflictPolicy,
 )
 from temporalio.converter import PayloadCodec
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from .activities.short_ids import run_invocation_id
 from .artifacts import ArtifactService
 from .budgets import Budgets
 from .converter import adk_data_converter
+from .double_texting import (
+    DoubleTexting,
+    InvalidQueuedMessageError,
+    MessageAck,
+    MessageWithdrawnError,
+    QueuedMessage,
+    QueuedMessageNotFoundError,
+    QueuedSummary,
+    QueueFullError,
+    WithdrawInput,
+)
 from .errors import (
+    AdkRequestError,
     InvalidIdError,
     InvocationClosedError,
     SessionBusyError,
@@ -87,20 +104,18 @@ from .start_queues import StartQueues, workflow_pollers
 from .tracing import Telemetry
 from .visibility import invocations_query, list_page, quoted, run_status, task_queue_clause
 from .workflows.messages import (
-    ADK_AGENT,
-    ADK_APP,
-    ADK_SESSION,
-    ADK_STATUS,
-    ADK_USER,
     BASELINE,
     CONFIRM_CHECKED_UPDATE,
     CONFIRM_SIGNAL,
+    MESSAGE_CHECKED_UPDATE,
     PENDING_QUERY,
     RESUME_CHECKED_UPDATE,
     RESUME_SIGNAL,
     STATUS_QUERY,
+    WITHDRAW_UPDATE,
     InvocationInput,
     Published,
+    start_attributes,
 )
 from .workflows.retention import retention_schedule_id
 
@@ -140,6 +155,11 @@ class InvocationHandle:
         session_service: Lets :meth:`events` follow the session's events.
         budgets: Answers over ``answer_bytes`` are refused before they are sent.
         key: The session; ``None`` for a run whose workflow id names none.
+        client: Lets :meth:`result` follow the session's runs invocation by invocation.
+        invocation_id: The invocation's id, when known: its result is its own even when
+            the session's workflow goes on into invocations queued behind it.
+        queued: The invocation waits in the session's queue (``handle`` is the run that
+            took it): it has not started yet.
     """
 
     def __init__(
@@ -150,12 +170,19 @@ class InvocationHandle:
         session_service: SessionService | None = None,
         budgets: Budgets | None = None,
         key: SessionKey | None = None,
+        client: Client | None = None,
+        invocation_id: str | None = None,
+        queued: bool = False,
     ) -> None:
         self._handle = handle
         self._current = current or handle
         self._sessions = session_service
         self._budgets = budgets or Budgets()
         self._key = key or SessionKey("", "", "")
+        self._client = client
+        self._invocation_id = invocation_id if client is not None else None
+        self._queued = queued
+        self._result: asyncio.Future[InvocationResult] | None = None
 
     @property
     def workflow_id(self) -> str:
@@ -164,15 +191,50 @@ class InvocationHandle:
 
     @property
     def run_id(self) -> str | None:
-        """The run id of this invocation, when known."""
+        """The run id of this invocation, when known (a queued one's: the run that took it)."""
         return self._handle.result_run_id or self._handle.run_id
 
+    @property
+    def invocation_id(self) -> str | None:
+        """The invocation's id, when the handle knows it (started or queued by a client)."""
+        return self._invocation_id
+
+    @property
+    def is_queued(self) -> bool:
+        """Whether the invocation was queued behind a busy session's (double texting)."""
+        return self._queued
+
     async def status(self) -> InvocationStatus:
-        """The invocation's status (query ``adk_status``)."""
+        """The invocation's status (query ``adk_status``).
+
+        While the session's workflow runs another invocation: a queued one reports
+        ``running`` at step 0 until it starts, one that ended reports how it ended.
+        """
         status: InvocationStatus = await self._current.query(
             STATUS_QUERY, result_type=InvocationStatus
         )
-        return status
+        mine = self._invocation_id
+        if mine is None or status.invocation_id == mine:
+            return status
+        if any(q.invocation_id == mine for q in await self.queued()):
+            return InvocationStatus(status="running", invocation_id=mine, agent="", step=0)
+        return _ended_status(await self.result())
+
+    async def queued(self) -> list[QueuedSummary]:
+        """The messages waiting for the session, in the order they run (from the memo the
+        run publishes: no worker is needed)."""
+        return (await self.published()).queued
+
+    async def withdraw(self) -> QueuedSummary:
+        """Take this queued invocation's message out of the session's queue.
+
+        Raises:
+            QueuedMessageNotFoundError: It is not queued (it started, ran, or was withdrawn).
+            ValueError: The handle is not of a queued invocation.
+        """
+        if self._invocation_id is None:
+            raise ValueError("withdraw() needs a handle whose invocation id is known")
+        return await _withdraw(self._current, self._invocation_id, self._key)
 
     async def pending(self) -> list[PendingRequest]:
         """The open confirmation and input requests (query ``adk_pending``)."""
@@ -324,9 +386,46 @@ class InvocationHandle:
         await self._current.cancel()
 
     async def result(self) -> InvocationResult:
-        """Wait for the invocation to finish and return its result."""
-        result = await self._handle.result()
-        return InvocationResult.model_validate(result)
+        """Wait for the invocation to finish and return its result.
+
+        The session's workflow may go on into messages queued behind this invocation
+        (double texting): the result is this invocation's all the same, read where its run
+        handed the session on.
+
+        Raises:
+            MessageWithdrawnError: A queued invocation never ran (withdrawn, superseded by
+                an interrupt or rollback, or the workflow was cancelled first).
+            WorkflowFailureError: The invocation's run failed, was cancelled or terminated.
+        """
+        if self._client is None or self._invocation_id is None:
+            return InvocationResult.model_validate(await self._handle.result())
+        # One walk per handle: followers and callers share it.
+        if self._result is None:
+            self._result = asyncio.ensure_future(self._walk(self._client, self._invocation_id))
+        return await asyncio.shield(self._result)
+
+    async def _walk(self, client: Client, mine: str) -> InvocationResult:
+        """Follow the session's runs from :attr:`run_id` to the one that ends ``mine``."""
+        run_id, started = self.run_id, not self._queued
+        while True:
+            run = client.get_workflow_handle(self.workflow_id, run_id=run_id)
+            try:
+                result = InvocationResult.model_validate(await run.result(follow_runs=False))
+            except WorkflowContinuedAsNewError as err:
+                run_id = err.new_execution_run_id
+                nxt = await _start_input(client, self.workflow_id, run_id)
+                if nxt.before is not None and nxt.before.invocation_id == mine:
+                    return nxt.before
+                running = nxt.carry.invocation_id if nxt.carry else nxt.invocation_id
+                started = started or running == mine
+                continue
+            except WorkflowFailureError as err:
+                if started:
+                    raise
+                raise _withdrawn(mine, "the session's workflow ended first") from err
+            if started or result.invocation_id == mine:
+                return result
+            raise _withdrawn(mine, "the session's workflow completed without running it")
 
     async def describe(self) -> WorkflowExecutionDescription:
         """Temporal's description of the run (search attributes, status, details)."""
@@ -368,7 +467,7 @@ class InvocationHandle:
     ) -> AsyncGenerator[Event, None]:
         # A run closed from outside (or by a workflow error) never reports a final
         # adk_status, so following only the status could wait forever.
-        closed = asyncio.ensure_future(self._handle.result())
+        closed = asyncio.ensure_future(self.result())
 
         async def status() -> InvocationStatus | None:
             # A query waits up to half a minute for a worker, while a closed run's result
@@ -448,6 +547,81 @@ def _check_app_name(app_name: str) -> None:
     problem = id_problem("app_name", app_name) if app_name else "app_name is missing"
     if problem is not None:
         raise InvalidIdError(f"invalid ids: {problem}")
+
+
+async def _start_input(client: Client, workflow_id: str, run_id: str) -> InvocationInput:
+    """The start input of one run, read from its first history event."""
+    run = client.get_workflow_handle(workflow_id, run_id=run_id)
+    async for event in run.fetch_history_events(page_size=1):
+        payloads = event.workflow_execution_started_event_attributes.input.payloads
+        [inp] = await client.data_converter.decode(payloads, [InvocationInput])
+        return InvocationInput.model_validate(inp)
+    raise LookupError(f"run {run_id} of {workflow_id} has no history")
+
+
+_SEND_ATTEMPTS = 5
+"""How often a start and a send alternate: each failed try means the run it found ended
+meanwhile, so the next start succeeds unless another caller's began first."""
+
+
+def _busy(key: SessionKey) -> SessionBusyError:
+    return SessionBusyError(
+        f"session {key} is busy: invocation {workflow_id_for(key)!r} is still running; "
+        "answer its pending requests or wait for it"
+    )
+
+
+async def _withdraw(
+    current: WorkflowHandle[Any, Any], invocation_id: str, key: SessionKey
+) -> QueuedSummary:
+    """Send ``adk_withdraw`` for ``invocation_id`` to the session's running run.
+
+    Raises:
+        QueuedMessageNotFoundError: No such message waits (or no run is running).
+    """
+    try:
+        withdrawn: QueuedSummary = await current.execute_update(
+            WITHDRAW_UPDATE, WithdrawInput(invocation_id=invocation_id), result_type=QueuedSummary
+        )
+    except WorkflowUpdateFailedError as err:
+        raise _sending_error(err, key) from err
+    except RPCError as err:
+        if err.status != RPCStatusCode.NOT_FOUND:
+            raise
+        raise QueuedMessageNotFoundError(
+            f"no queued message has invocation id {invocation_id!r}: the session's workflow "
+            "is not running"
+        ) from err
+    return withdrawn
+
+
+def _withdrawn(invocation_id: str, why: str) -> MessageWithdrawnError:
+    return MessageWithdrawnError(
+        f"the queued message of invocation {invocation_id!r} never ran: it was withdrawn or "
+        f"superseded, or {why}"
+    )
+
+
+_REFUSALS: dict[str, type[AdkRequestError]] = {
+    "InvalidQueuedMessageError": InvalidQueuedMessageError,
+    "QueueFullError": QueueFullError,
+    "QueuedMessageNotFoundError": QueuedMessageNotFoundError,
+}
+
+
+def _sending_error(err: WorkflowUpdateFailedError, key: SessionKey) -> AdkRequestError:
+    """The typed error a run's refusal of a message (or of a withdrawal) stands for."""
+    cause = err.cause
+    kind = cause.type if isinstance(cause, ApplicationError) else None
+    message = cause.message if isinstance(cause, ApplicationError) else str(cause or err)
+    if kind == "SessionBusyError":
+        return SessionBusyError(f"{_busy(key)} ({message})")
+    if kind in _REFUSALS:
+        return _REFUSALS[kind](f"session {key}: {message}")
+    # A run started before double texting has no handler for the update.
+    return SessionBusyError(
+        f"session {key} is busy: its invocation takes no second message ({message})"
+    )
 
 
 def _ended_status(result: InvocationResult) -> InvocationStatus:
@@ -532,9 +706,17 @@ class AdkClient:
         *,
         invocation_id: str | None = None,
         config: RunConfig | None = None,
+        double_texting: DoubleTexting | None = None,
         **options: Unpack[RunOptions],
     ) -> InvocationHandle:
         """Start an invocation of ``agent`` with ``message`` in the session.
+
+        When an invocation of the session is running, ``double_texting`` decides
+        (:mod:`~adk_temporal.double_texting`): ``reject`` raises at once; ``enqueue``,
+        ``interrupt`` and ``rollback`` send the message to the running run (a worker must
+        take it), which queues it as an invocation of its own; ``None`` leaves the choice
+        to the app (``App.double_texting``, ``reject`` unless set). The handle of a queued
+        invocation follows it from the queue to its own result.
 
         Args:
             app_name: The app the session belongs to.
@@ -545,6 +727,7 @@ class AdkClient:
             invocation_id: Keep an id chosen by the caller (``e-<uuid>`` otherwise).
             config: The run's limits and switches (:class:`~adk_temporal.run_config.RunConfig`);
                 the defaults when ``None``.
+            double_texting: What the message does when the session is busy.
             options: Fields of :class:`~adk_temporal.run_config.RunConfig` that replace
                 ``config``'s (``max_steps=3``, ``stream=True``, …).
 
@@ -552,54 +735,120 @@ class AdkClient:
             InvalidIdError: An id breaks the id grammar (nothing is started).
             BudgetExceededError: The message is over the ``message_bytes`` budget (nothing
                 is started).
-            SessionBusyError: An invocation is already running in this session.
+            SessionBusyError: An invocation is running in this session and the policy is
+                ``reject`` (``QueueFullError``: the session's queue is full).
             ValueError: An option is out of range or unknown (nothing is started).
         """
         key = SessionKey(app_name, user_id, session_id)
-        workflow_id = workflow_id_for(key)
         run = with_options(config, options)
+        content = as_content(message, self.budgets)
         inp = InvocationInput(
             app_name=app_name,
             user_id=user_id,
             session_id=session_id,
             agent_name=agent,
-            message=as_content(message, self.budgets),
+            message=content,
             budgets=self.budgets,
             answer_address=self.client.service_client.config.target_host,
             invocation_id=invocation_id,
             baseline=BASELINE,
             **run.model_dump(),
         )
-        try:
-            handle = await self.client.start_workflow(
-                "InvocationWorkflow",
-                inp,
-                id=workflow_id,
-                task_queue=await self.start_queue(app_name),
-                id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-                search_attributes=TypedSearchAttributes(
-                    [
-                        SearchAttributePair(ADK_APP, app_name),
-                        SearchAttributePair(ADK_USER, user_id),
-                        SearchAttributePair(ADK_SESSION, session_id),
-                        SearchAttributePair(ADK_AGENT, agent),
-                        SearchAttributePair(ADK_STATUS, "running"),
-                    ]
-                ),
-                static_summary=f"{agent} · {app_name}/{user_id}/{session_id}",
-                priority=Priority(priority_key=run.priority, fairness_key=run.fairness_key),
-                result_type=InvocationResult,
-                # A worker polling this task queue on this very client (the demo, a process
-                # serving and starting) gets the first workflow task in the start's reply,
-                # one round trip sooner; without one the SDK does not ask for it.
-                request_eager_start=True,
-            )
-        except WorkflowAlreadyStartedError as err:
+        queued = QueuedMessage(
+            invocation_id=invocation_id or f"e-{uuid.uuid4()}",
+            agent_name=agent,
+            message=content,
+            policy=double_texting,
+            config=run,
+            baseline=BASELINE,
+            channel="client",
+        )
+        for _ in range(_SEND_ATTEMPTS):
+            try:
+                return await self._start_run(key, inp, run)
+            except WorkflowAlreadyStartedError as err:
+                if double_texting == "reject":
+                    raise _busy(key) from err
+            handle = await self._send(key, queued)
+            if handle is not None:
+                return handle
+        raise SessionBusyError(
+            f"session {key} changed hands {_SEND_ATTEMPTS} times while the message was sent; "
+            "send it again"
+        )
+
+    async def _start_run(
+        self, key: SessionKey, inp: InvocationInput, run: RunConfig
+    ) -> InvocationHandle:
+        """Start the run of ``inp``.
+
+        Raises:
+            WorkflowAlreadyStartedError: An invocation of the session is running.
+        """
+        app_name, user_id, session_id = key
+        handle = await self.client.start_workflow(
+            "InvocationWorkflow",
+            inp,
+            id=workflow_id_for(key),
+            task_queue=await self.start_queue(app_name),
+            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+            search_attributes=start_attributes(key, inp.agent_name),
+            static_summary=f"{inp.agent_name} · {app_name}/{user_id}/{session_id}",
+            priority=Priority(priority_key=run.priority, fairness_key=run.fairness_key),
+            result_type=InvocationResult,
+            # A worker polling this task queue on this very client (the demo, a process
+            # serving and starting) gets the first workflow task in the start's reply,
+            # one round trip sooner; without one the SDK does not ask for it.
+            request_eager_start=True,
+        )
+        # A baseline run given no invocation id draws it from its run id
+        # (workflows/short_ids.py); an earlier one draws a random id, unknown here.
+        drawn = run_invocation_id(handle.first_execution_run_id or "") if inp.baseline else None
+        mine = inp.invocation_id or drawn
+        return self._wrap(handle, key, invocation_id=mine)
+
+    async def _send(self, key: SessionKey, message: QueuedMessage) -> InvocationHandle | None:
+        """Send ``message`` to the session's running run; the queued invocation's handle, or
+        ``None`` when no run is running any more (the caller starts one).
+
+        Raises:
+            SessionBusyError: The run refused it (its app's policy is ``reject``, or the
+                queue is full: ``QueueFullError``), or no worker polls the task queue to
+                take it.
+            InvalidQueuedMessageError: The run found it malformed or over its budget.
+        """
+        if not await self.worker_identities():
+            # The run decides on a message, and without a worker an update waits for one
+            # for ever; Temporal could still deliver one given up on, queued unbeknown.
             raise SessionBusyError(
-                f"session {key} is busy: invocation "
-                f"{workflow_id!r} is still running; answer its pending requests or wait for it"
-            ) from err
-        return self._wrap(handle, key)
+                f"{_busy(key)} (and no worker polls task queue {self.task_queue!r} to take "
+                "a second message)"
+            )
+        current = self.client.get_workflow_handle(workflow_id_for(key))
+        try:
+            ack: MessageAck = await current.execute_update(
+                MESSAGE_CHECKED_UPDATE, message, result_type=MessageAck
+            )
+        except WorkflowUpdateFailedError as err:
+            raise _sending_error(err, key) from err
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                return None  # it ended between the start and the update
+            raise
+        taken = self.client.get_workflow_handle(
+            current.id, run_id=ack.run_id, result_type=InvocationResult
+        )
+        return self._wrap(taken, key, invocation_id=ack.invocation_id, queued=True)
+
+    async def withdraw(self, workflow_id: str, invocation_id: str) -> QueuedSummary:
+        """Take the queued message of ``invocation_id`` out of the session's queue.
+
+        Raises:
+            QueuedMessageNotFoundError: No such message waits (it started, ran, or was
+                withdrawn), or the session's workflow is not running.
+        """
+        key = session_key_of(workflow_id) or SessionKey("", "", "")
+        return await _withdraw(self.client.get_workflow_handle(workflow_id), invocation_id, key)
 
     async def start_queue(self, app_name: str) -> str:
         """The task queue a run of ``app_name`` starts on now: the app's own queue when a
@@ -972,11 +1221,21 @@ class AdkClient:
             )
         return self._sessions
 
-    def _wrap(self, handle: WorkflowHandle[Any, Any], key: SessionKey) -> InvocationHandle:
+    def _wrap(
+        self,
+        handle: WorkflowHandle[Any, Any],
+        key: SessionKey,
+        *,
+        invocation_id: str | None = None,
+        queued: bool = False,
+    ) -> InvocationHandle:
         return InvocationHandle(
             handle,
             current=self.client.get_workflow_handle(handle.id),
             session_service=self._sessions,
             budgets=self.budgets,
             key=key,
+            client=self.client,
+            invocation_id=invocation_id,
+            queued=queued,
         )

@@ -35,8 +35,10 @@ ADK_SEARCH_ATTRIBUTES: Mapping[str, str] = {
     "AdkSession": "Keyword",
     "AdkAgent": "Keyword",
     "AdkStatus": "Keyword",
+    "AdkSchedule": "Keyword",
 }
-"""The custom search attributes every invocation upserts, by name and Temporal type."""
+"""The custom search attributes of invocations, by name and Temporal type (``AdkSchedule``
+only on those a schedule started)."""
 
 
 class DevServerError(RuntimeError):

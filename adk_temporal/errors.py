@@ -34,7 +34,17 @@ AdkError
 │   ├── SessionNotFoundError (LookupError)
 │   ├── SessionExistsError
 │   ├── SessionBusyError
+│   │   └── QueueFullError (a busy session holds as many queued messages as it takes;
+│   │       double_texting/)
 │   ├── InvocationClosedError (an invocation asked to stop has already ended)
+│   ├── InvalidDoubleTextingError (ValueError: no such double-texting policy; double_texting/)
+│   ├── InvalidQueuedMessageError (ValueError: a busy session's run refused a message as
+│   │   malformed or over its budget; double_texting/)
+│   ├── QueuedMessageNotFoundError (LookupError: no queued message has that invocation id)
+│   ├── MessageWithdrawnError (a queued message never ran: withdrawn or superseded)
+│   ├── InvalidScheduleError (a schedule's description is malformed; schedules/)
+│   ├── ScheduleNotFoundError (LookupError: no schedule of adk-temporal has that id)
+│   ├── ScheduleExistsError (a schedule with that id exists)
 │   ├── InvocationNotFoundError (LookupError: a session has no such invocation to rewind
 │   │   to or fork at; rewind.py)
 │   ├── StagedResponseNotFoundError (LookupError: a staged tool response is gone)

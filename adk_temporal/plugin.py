@@ -3,8 +3,8 @@
 Pass it to the worker (``Worker(client, task_queue=..., plugins=[AdkPlugin(...)])``); a
 client that only starts and answers invocations needs just :func:`adk_data_converter`. The
 plugin registers ``InvocationWorkflow``, ``adk_notify`` (notifications out),
-``adk_retention`` (forgetting idle sessions) and the activities bound to this worker's
-services,
+``adk_retention`` (forgetting idle sessions), ``adk_schedule_fire`` (a schedule's
+firing) and the activities bound to this worker's services,
 switches the data converter to pydantic (so ``google.genai`` content with bytes round-trips)
 and lets the workflow sandbox pass the third-party data modules through.
 """
@@ -17,6 +17,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from .activities.notify import NotifyActivity
 from .activities.retention import RetentionActivity
+from .activities.rewind import RewindActivity
 from .activities.steps import (
     AppendEventsActivity,
     CompactionActivity,
@@ -29,6 +30,7 @@ from .app import App, Stores
 from .converter import AdkPayloadConverter, adk_data_converter
 from .queues import check_worker_queue
 from .steps import StepServices
+from .workflows.fire import FireWorkflow
 from .workflows.invocation import InvocationWorkflow
 from .workflows.notify import NotifyWorkflow
 from .workflows.retention import RetentionWorkflow
@@ -85,8 +87,9 @@ class AdkPlugin(SimplePlugin):
                 CompactionActivity(services).run,
                 NotifyActivity(app.notifications).run,
                 RetentionActivity(services).run,
+                RewindActivity(services).run,
             ],
-            workflows=[InvocationWorkflow, NotifyWorkflow, RetentionWorkflow],
+            workflows=[InvocationWorkflow, NotifyWorkflow, RetentionWorkflow, FireWorkflow],
             workflow_runner=_runner,
             run_context=services.models.in_use,
         )

@@ -191,9 +191,10 @@ def invocations_query(
     user_id: str | None = None,
     session_id: str | None = None,
     statuses: Sequence[str] = (),
+    schedule_id: str | None = None,
 ) -> str:
     """The query for invocations of these ids (any, where ``None`` or empty) in any of
-    ``statuses``.
+    ``statuses``; with ``schedule_id``, only those its firings started.
 
     Raises:
         InvalidIdError: An id breaks the id grammar (:func:`~adk_temporal.ids.id_problem`).
@@ -204,6 +205,7 @@ def invocations_query(
         ("AdkApp", "app_name", app_name),
         ("AdkUser", "user_id", user_id),
         ("AdkSession", "session_id", session_id),
+        ("AdkSchedule", "schedule_id", schedule_id),
     )
     for key, field, value in filters:
         if value:

@@ -32,6 +32,7 @@ from temporalio.workflow import (
 # so the sandbox does not re-import google.genai/pydantic for every workflow run (and
 # because google.genai's httpx import trips the sandbox's urllib restriction).
 with workflow.unsafe.imports_passed_through():
+    from adk_temporal.activities.rewind import RewindActivity, RewindSessionInput
     from adk_temporal.activities.short_ids import StepInput
     from adk_temporal.activities.steps import (
         AppendEventsActivity,
@@ -42,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
         ToolCallActivity,
     )
     from adk_temporal.budgets import json_size
+    from adk_temporal.double_texting import MessageAck, QueuedSummary
     from adk_temporal.errors import AdkRequestError, StepFailedError
     from adk_temporal.flow import InvocationFlow, RequestBook, gates
     from adk_temporal.flow.compacting import CompactionInput, CompactionResult
@@ -80,19 +82,24 @@ with workflow.unsafe.imports_passed_through():
         ADK_USER,
         CONFIRM_CHECKED_UPDATE,
         CONFIRM_SIGNAL,
+        MESSAGE_CHECKED_UPDATE,
+        MESSAGE_SIGNAL,
         PENDING_QUERY,
+        QUEUE_QUERY,
         REFUSED_IN_MEMO,
         REFUSED_MEMO,
         REQUESTS_MEMO,
         RESUME_CHECKED_UPDATE,
         RESUME_SIGNAL,
         STATUS_QUERY,
+        WITHDRAW_UPDATE,
         InvocationInput,
         graph_memo,
     )
     from adk_temporal.workflows.notify import NotifyInput, NotifyWorkflow, notify_workflow_id
     from adk_temporal.workflows.short_ids import RunIds, whole_result
     from adk_temporal.workflows.step_queues import StepQueues, handed_back_route
+    from adk_temporal.workflows.texting import Inbox, StopRequest
 
 __all__ = ["InvocationWorkflow", "TemporalExecutor"]
 
@@ -116,6 +123,7 @@ _BASELINE_CHANGES: dict[int, frozenset[str]] = {
         gates.HAND_BACK,
         gates.GRAPH_HAND_OVER,
         gates.GRAPH_STATUS_MEMO,
+        gates.DOUBLE_TEXTING,
     },
 }
 """The behaviour changes a run of each baseline has from its start. A change made after a
@@ -178,6 +186,10 @@ class _Notifier:
         self.task_queue: str | None = inp.carry.app_queue if inp.carry is not None else None
         """Where the children run: the app's own queue once the run's steps moved there,
         so only a worker holding the app's endpoints and secret delivers its notices."""
+
+    def waits(self) -> bool:
+        """Whether requests are open: a wait now is a wait for their answers."""
+        return bool(self._book.unanswered())
 
     def learn(self, tree: AgentSpec | None) -> None:
         """Take the notifications a model step's description of the tree carries."""
@@ -264,6 +276,9 @@ class TemporalExecutor:
         publish: Publishes the invocation's status (search attribute, current details).
         notifier: Learns the notifications from model steps; notified before each wait.
         ids: The run's ids (baseline runs): step inputs are written short with them.
+        inbox: The messages sent while the run is busy: one that stops the invocation is
+            obeyed before each model step and wait (raised as a cancellation), and the
+            queue is carried when the run hands over.
     """
 
     def __init__(
@@ -273,9 +288,11 @@ class TemporalExecutor:
         notifier: _Notifier,
         ids: RunIds | None = None,
         details: Callable[[], None] = lambda: None,
+        inbox: Inbox | None = None,
     ) -> None:
         self._inp = inp
         self._ids = ids
+        self._inbox = inbox
         self._publish = publish
         self._notifier = notifier
         self._steps_this_run = 0
@@ -301,6 +318,7 @@ class TemporalExecutor:
         model when the step is on the wrong queue), and the answer is kept for the run. A
         step handed back by a worker of another app is scheduled again, uncounted.
         """
+        self._stop_point()
         agent = inp.ref.agent_name
         # A route to the app's queue, then one to a limit's queue: three tries at most.
         tries = pauses = 0
@@ -340,6 +358,8 @@ class TemporalExecutor:
         if isinstance(result, OverBudgetStep):
             return result  # no model was called: nothing to learn or count
         self._notifier.learn(result.tree)
+        if self._inbox is not None:
+            self._inbox.learn(result.tree)
         if self.queues.learn(result.tree):
             self._notifier.task_queue = self.queues.current
         if not isinstance(result, DelegateStep):
@@ -477,14 +497,59 @@ class TemporalExecutor:
         self, condition: Callable[[], bool], *, timeout: float | None = None
     ) -> bool:
         """``workflow.wait_condition``: durable however long the wait; a timeout is a
-        durable timer, so a deadline passes even while no worker runs. The flow waits only
-        for answers: the requests it waits on are notified first."""
+        durable timer, so a deadline passes even while no worker runs. A wait for answers
+        (requests are open) notifies them first, and is a safe point where a message that
+        interrupts the invocation stops it; other waits (a graph node's timeout or retry
+        delay) run out as they would."""
+        for_answers = self._notifier.waits()
+        if for_answers:
+            self._stop_point()
         await self._notifier.paused()
+        stops = for_answers and self._inbox is not None
         try:
-            await workflow.wait_condition(condition, timeout=timeout)
+            await workflow.wait_condition(
+                lambda: condition() or (stops and self._stopping()), timeout=timeout
+            )
         except TimeoutError:
             return False
+        if stops and not condition():
+            self._stop_point()
         return True
+
+    def _stopping(self) -> bool:
+        return self._inbox is not None and self._inbox.stopping() is not None
+
+    def _stop_point(self) -> None:
+        """A safe point: stop here when a message asks to (double texting's interrupt).
+
+        Inside a parallel branch or an agent tool (another task than the run's), the run's
+        own task is cancelled too, as Temporal's cancellation would: the branch alone
+        stopping would let the agent around it go on as if it had ended.
+
+        Raises:
+            asyncio.CancelledError: The invocation is to stop: the flow stores what it has
+                and its cancellation event, as for a cancellation.
+        """
+        if self._stopping():
+            assert self._inbox is not None
+            self._inbox.stop_elsewhere()
+            raise asyncio.CancelledError()
+
+    async def rewind(self, ref: InvocationRef) -> None:
+        """Run ``adk_rewind``: the session as it was before ``ref``'s invocation (a
+        rollback). A rewind that cannot be done (a version to restore was deleted) is
+        logged and skipped: the next message runs either way."""
+        try:
+            await workflow.execute_activity_method(
+                RewindActivity.run,
+                RewindSessionInput(ref=ref, event_id=f"rewind-{self.new_id()}"),
+                task_queue=self.queues.current,
+                start_to_close_timeout=_APPEND_TIMEOUT,
+                retry_policy=RetryPolicy(maximum_attempts=10),
+                summary=f"rewind before {ref.invocation_id}",
+            )
+        except ActivityError as err:
+            workflow.logger.warning("rollback of %s not rewound: %s", ref.invocation_id, err.cause)
 
     def _short(self, inp: StepInput) -> StepInput:
         """``inp`` as it crosses history: short, in baseline runs."""
@@ -511,7 +576,7 @@ class TemporalExecutor:
         """Temporal suggests continue-as-new, or the run passed its history bound."""
         # A run that has not made progress yet never hands over: with a tiny bound the new
         # run would otherwise continue as new again at once, forever.
-        if self._steps_this_run == 0:
+        if self._steps_this_run == 0 or self._stopping():
             return False
         info = workflow.info()
         limit = self._inp.continue_as_new_after_events
@@ -525,7 +590,10 @@ class TemporalExecutor:
         carried = carry()
         if self.queues.current is not None:
             carried = carried.model_copy(update={"app_queue": self.queues.current})
-        workflow.continue_as_new(self._inp.model_copy(update={"message": None, "carry": carried}))
+        update: dict[str, Any] = {"message": None, "carry": carried}
+        if self._inbox is not None:
+            update.update(self._inbox.carried())
+        workflow.continue_as_new(self._inp.model_copy(update=update))
 
 
 # Outside the sandbox: the sandbox re-creates its module world for every run (a quarter of
@@ -556,6 +624,11 @@ class InvocationWorkflow:
         self._queues: StepQueues | None = None
         self._held_at = 0
         """The history length of the task that holds the upserts (:meth:`_hold_publishing`)."""
+        self._inbox = Inbox(inp, lambda: _patched(inp.baseline, gates.DOUBLE_TEXTING))
+        self._inbox.stop_elsewhere = self._cancel_main
+        self._main: asyncio.Task[Any] | None = None
+        """The task running the invocation's flow, while it runs: a rollback cancels it."""
+        self._main_cancelled = False
 
     @workflow.run
     async def run(self, inp: InvocationInput) -> InvocationResult:
@@ -596,8 +669,11 @@ class InvocationWorkflow:
         status = present.get(ADK_STATUS)
         if status in ("running", "awaiting_confirmation", "awaiting_input"):
             self._published = cast(AdkStatus, status)
+        self._inbox.running = invocation_id
         notifier = _Notifier(inp, self._book, invocation_id)
-        executor = TemporalExecutor(inp, self._publish, notifier, ids, self._show_details)
+        executor = TemporalExecutor(
+            inp, self._publish, notifier, ids, self._show_details, self._inbox
+        )
         self._queues = executor.queues
         self._flow = InvocationFlow(
             executor,
@@ -607,15 +683,77 @@ class InvocationWorkflow:
             book=self._book,
         )
         try:
-            result = await self._flow.run(inp.message, carry)
+            result = await self._run_flow(inp, executor, ref)
         except StepFailedError as err:
             await notifier.ended("failed", err.message)
+            await self._hand_on(inp, self._flow.result_of("failed", err.message))
             raise ApplicationError(err.message, type=err.kind, non_retryable=True) from err
         finally:
             self._stop_holding()  # a run that ends or continues as new publishes its last
         if result.status in ("completed", "failed"):
             await notifier.ended(cast(NotifyEvent, result.status), result.error)
+        await self._hand_on(inp, result)
         return result
+
+    # ------------------------------------------------------- double texting
+
+    async def _run_flow(
+        self, inp: InvocationInput, executor: TemporalExecutor, ref: InvocationRef
+    ) -> InvocationResult:
+        """The flow's run; stopped for a message that interrupts or rolls it back, its
+        result says so (``cancelled``), and a rollback first rewinds the session."""
+        assert self._flow is not None
+        self._main = asyncio.current_task()
+        try:
+            return await self._flow.run(inp.message, inp.carry)
+        except asyncio.CancelledError:
+            stop = self._inbox.stopping()
+            if stop is None:
+                raise  # Temporal's cancellation: the whole workflow, queue and all
+            return await self._stopped(stop, executor, ref)
+        finally:
+            self._main = None
+
+    async def _stopped(
+        self, stop: StopRequest, executor: TemporalExecutor, ref: InvocationRef
+    ) -> InvocationResult:
+        assert self._flow is not None
+        if stop.policy == "rollback":
+            await executor.rewind(
+                ref.model_copy(update={"invocation_id": self._flow.invocation_id})
+            )
+        return self._flow.result_of("cancelled", stop.reason)
+
+    def _took(self) -> None:
+        """After a message was queued: tell the flow why it is to stop, if it is, and stop a
+        rolled-back invocation at once, as Temporal's cancellation would (once)."""
+        stop = self._inbox.stopping()
+        if stop is not None and self._main is not None and self._flow is not None:
+            self._flow.stop_reason = stop.reason
+            if stop.policy == "rollback":
+                self._cancel_main()
+        self._publish()
+
+    def _cancel_main(self) -> None:
+        """Cancel the task running the invocation (once), from another task."""
+        main = self._main
+        if main is not None and main is not asyncio.current_task() and not self._main_cancelled:
+            self._main_cancelled = True
+            main.cancel()
+
+    async def _hand_on(self, inp: InvocationInput, result: InvocationResult) -> None:
+        """Continue as new into the next queued message, if one waits (the ended
+        invocation's result goes with it, for its caller); return when none does."""
+        if not self._inbox.queue.items and workflow.all_handlers_finished():
+            return  # the common case asks nothing, so recorded runs replay unchanged
+        self._inbox.ended = True
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        if not self._inbox.queue.items:
+            return
+        self._stop_holding()
+        nxt = self._inbox.next_run(result)
+        assert nxt is not None
+        workflow.continue_as_new(nxt[0], **nxt[1])
 
     # ------------------------------------------------------ signals/updates
     #
@@ -650,6 +788,30 @@ class InvocationWorkflow:
     @resume_checked.validator
     def _validate_resume(self, answer: Any) -> None:
         self._check("input", answer)
+
+    @workflow.signal(name=MESSAGE_SIGNAL)
+    async def message(self, raw: Any) -> None:
+        """A message sent while the session is busy (double texting); a refusal is listed."""
+        if await self._inbox.take_signalled(raw):
+            self._took()
+
+    @workflow.update(name=MESSAGE_CHECKED_UPDATE)
+    async def message_checked(self, raw: Any) -> MessageAck:
+        """A message sent while the session is busy; its sender learns where it waits."""
+        ack = await self._inbox.take(raw, "update")
+        self._took()
+        return ack
+
+    @message_checked.validator
+    def _validate_message(self, raw: Any) -> None:
+        self._inbox.check(raw)
+
+    @workflow.update(name=WITHDRAW_UPDATE)
+    def withdraw(self, raw: Any) -> QueuedSummary:
+        """Take a queued message out before it runs."""
+        withdrawn = self._inbox.withdraw(raw)
+        self._publish()
+        return withdrawn
 
     def _check(self, kind: AnswerKind, raw: Any) -> None:
         """Raise the error a checked update reports; never changes state."""
@@ -693,7 +855,19 @@ class InvocationWorkflow:
     def status(self) -> InvocationStatus:
         """The invocation's status."""
         assert self._flow is not None, "queries are served after the run started"
-        return self._flow.snapshot(listed_only=True)
+        return self._with_refused(self._flow.snapshot(listed_only=True))
+
+    @workflow.query(name=QUEUE_QUERY)
+    def queued(self) -> list[QueuedSummary]:
+        """The messages waiting for the session, in the order they run."""
+        return self._inbox.queue.summaries()
+
+    def _with_refused(self, status: InvocationStatus) -> InvocationStatus:
+        """``status`` listing the refused messages too, when any was."""
+        if not self._inbox.refused:
+            return status
+        refused = [*status.ignored_signals, *self._inbox.refused]
+        return status.model_copy(update={"ignored_signals": refused})
 
     # ------------------------------------------------------------ publishing
 
@@ -726,7 +900,7 @@ class InvocationWorkflow:
         and memo when they changed, unless an answer holds them (:meth:`_hold_publishing`)."""
         # Before the run starts (an answer that came with the start) nothing is open yet.
         now = (
-            self._flow.snapshot()
+            self._with_refused(self._flow.snapshot())
             if self._flow is not None
             else InvocationStatus(status="running", invocation_id="", agent="", step=0)
         )
@@ -775,6 +949,7 @@ class InvocationWorkflow:
             ],
             REFUSED_MEMO: now.ignored_signals[-REFUSED_IN_MEMO:],
         }
+        memo = self._inbox.memo(memo, self._memo)
         # The memo is what Temporal serves with no worker running: what the run waits for.
         # Runs recorded before it was published must replay without the upsert.
         changed = memo if memo != self._memo else {}

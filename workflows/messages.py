@@ -11,17 +11,20 @@ from typing import Any
 
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field
-from temporalio.common import SearchAttributeKey
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 
 from adk_temporal.budgets import Budgets
+from adk_temporal.double_texting import QueuedMessage, QueuedSummary
 from adk_temporal.flow.graph_spec import GraphSpec
 from adk_temporal.flow.graph_state import NodeStatus
-from adk_temporal.flow.messages import InvocationCarry, RequestSummary
+from adk_temporal.flow.messages import InvocationCarry, InvocationResult, RequestSummary
+from adk_temporal.ids import SessionKey
 from adk_temporal.run_config import RunConfig
 
 __all__ = [
     "ADK_AGENT",
     "ADK_APP",
+    "ADK_SCHEDULE",
     "ADK_SESSION",
     "ADK_STATUS",
     "ADK_USER",
@@ -29,17 +32,24 @@ __all__ = [
     "CONFIRM_CHECKED_UPDATE",
     "CONFIRM_SIGNAL",
     "GRAPH_MEMO",
+    "MESSAGE_CHECKED_UPDATE",
+    "MESSAGE_SIGNAL",
     "NODE_MEMO_PREFIX",
     "PENDING_QUERY",
+    "QUEUED_MEMO",
+    "QUEUE_QUERY",
     "REFUSED_IN_MEMO",
     "REFUSED_MEMO",
     "REQUESTS_MEMO",
     "RESUME_CHECKED_UPDATE",
     "RESUME_SIGNAL",
+    "SCHEDULE_MEMO",
     "STATUS_QUERY",
+    "WITHDRAW_UPDATE",
     "InvocationInput",
     "Published",
     "graph_memo",
+    "start_attributes",
 ]
 
 CONFIRM_SIGNAL = "adk_confirm"
@@ -54,6 +64,15 @@ PENDING_QUERY = "adk_pending"
 """Query returning the open requests."""
 STATUS_QUERY = "adk_status"
 """Query returning the invocation's status."""
+MESSAGE_SIGNAL = "adk_message"
+"""Signal carrying a message sent while the session was busy (a schedule's firing sends it)."""
+MESSAGE_CHECKED_UPDATE = "adk_message_checked"
+"""Update carrying a message sent while the session was busy; its sender learns where the
+message waits, or why it was refused."""
+WITHDRAW_UPDATE = "adk_withdraw"
+"""Update taking a queued message out before it runs."""
+QUEUE_QUERY = "adk_queue"
+"""Query returning the queued messages."""
 
 REQUESTS_MEMO = "adk_requests"
 """Memo key: the open requests (:class:`~adk_temporal.flow.messages.RequestSummary` values),
@@ -68,6 +87,11 @@ NODE_MEMO_PREFIX = "adk_node:"
 """Memo key prefix: ``adk_node:<node>`` is where node ``<node>`` (its name below the root
 graph, ``inner/step`` in a nested one) stands; a node without a key is pending. One key per
 node, so a status change upserts only its own key and history per node stays flat."""
+QUEUED_MEMO = "adk_queued"
+"""Memo key: the queued messages (:class:`~adk_temporal.double_texting.QueuedSummary`
+values), present once a message was queued."""
+SCHEDULE_MEMO = "adk_schedule"
+"""Memo key: the id of the schedule whose firing started the invocation, if one did."""
 
 ADK_APP = SearchAttributeKey.for_keyword("AdkApp")
 """Search attribute: the app name."""
@@ -77,9 +101,29 @@ ADK_SESSION = SearchAttributeKey.for_keyword("AdkSession")
 """Search attribute: the session id."""
 ADK_AGENT = SearchAttributeKey.for_keyword("AdkAgent")
 """Search attribute: the agent the invocation was started with."""
+ADK_SCHEDULE = SearchAttributeKey.for_keyword("AdkSchedule")
+"""Search attribute: the schedule whose firing started the invocation (set only on such
+runs, so servers without schedules need not register it)."""
 ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
 """Search attribute: running / awaiting_confirmation / awaiting_input / completed / failed /
 cancelled."""
+
+
+def start_attributes(
+    key: SessionKey, agent: str, schedule_id: str | None = None
+) -> TypedSearchAttributes:
+    """The search attributes an invocation's first run starts with: the session, the agent,
+    ``running``, and the schedule that started it, if one did."""
+    pairs = [
+        SearchAttributePair(ADK_APP, key.app_name),
+        SearchAttributePair(ADK_USER, key.user_id),
+        SearchAttributePair(ADK_SESSION, key.session_id),
+        SearchAttributePair(ADK_AGENT, agent),
+        SearchAttributePair(ADK_STATUS, "running"),
+    ]
+    if schedule_id is not None:
+        pairs.append(SearchAttributePair(ADK_SCHEDULE, schedule_id))
+    return TypedSearchAttributes(pairs)
 
 
 BASELINE = 3
@@ -109,8 +153,44 @@ class InvocationInput(RunConfig):
     """What the run has from its start, set by the client that starts it: at 1, every
     behaviour change released until then without a patch marker, and ids drawn from the run
     id, which step inputs carry short (:mod:`adk_temporal.workflows.short_ids`); at 2, also
-    an answer's status and memo published after the steps it resumes. 0: a run started by
-    an earlier client, which asks ``workflow.patched`` and draws random ids."""
+    an answer's status and memo published after the steps it resumes; at 3, also double
+    texting (:mod:`adk_temporal.double_texting`). 0: a run started by an earlier client,
+    which asks ``workflow.patched`` and draws random ids."""
+    queued: list[QueuedMessage] = Field(default_factory=list)
+    """Messages sent while the session was busy, in the order they run: carried from run
+    to run until their turn."""
+    before: InvocationResult | None = None
+    """Set on the first run of a queued invocation: the result of the invocation that ended
+    where this run begins, which that invocation's caller reads here."""
+    schedule_id: str | None = None
+    """The schedule whose firing started the invocation, if one did."""
+
+    @classmethod
+    def of_message(
+        cls,
+        message: QueuedMessage,
+        key: SessionKey,
+        *,
+        budgets: Budgets,
+        answer_address: str | None,
+        **more: Any,
+    ) -> InvocationInput:
+        """The start input of the invocation of a message sent to ``key`` (a queued one,
+        or a schedule's firing): its agent, options, invocation id and baseline."""
+        return cls(
+            **message.config.model_dump(),
+            app_name=key.app_name,
+            user_id=key.user_id,
+            session_id=key.session_id,
+            agent_name=message.agent_name,
+            message=message.message,
+            invocation_id=message.invocation_id,
+            budgets=budgets,
+            answer_address=answer_address,
+            baseline=message.baseline,
+            schedule_id=message.schedule_id,
+            **more,
+        )
 
 
 class Published(BaseModel):
@@ -120,6 +200,10 @@ class Published(BaseModel):
     """The open requests, in the order they were opened."""
     refused: list[str] = Field(default_factory=list)
     """The latest refused answers (id, kind, size: reason)."""
+    queued: list[QueuedSummary] = Field(default_factory=list)
+    """The messages waiting for the session, in the order they run."""
+    schedule_id: str | None = None
+    """The schedule whose firing started the invocation, if one did."""
 
     graph: GraphSpec | None = None
     """A graph run's graph."""
@@ -139,6 +223,8 @@ class Published(BaseModel):
             refused=memo.get(REFUSED_MEMO) or [],
             graph=memo.get(GRAPH_MEMO),
             nodes=nodes,
+            queued=memo.get(QUEUED_MEMO) or [],
+            schedule_id=memo.get(SCHEDULE_MEMO),
         )
 
 

@@ -12,7 +12,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from ..answers import AnswerDesk, RefusalReason, Refused
 from ..client import AdkClient
-from ..flow.messages import ConfirmInput, ResumeInput
+from ..flow.messages import ConfirmInput, RequestSummary, ResumeInput
 from ..flow.requests import answer_id
 from ..queues import unpolled_waits
 from ..render import summary_lines
@@ -75,12 +75,14 @@ def pending(
             published = await published_or_fail(adk, workflow_id)
         if as_json:
             print_json(
-                [request_json(workflow_id, r, address, namespace) for r in published.requests]
+                [_row(workflow_id, r, published, address, namespace) for r in published.requests]
             )
             return 0
         for refusal in published.refused:
             # Every answer that changed nothing, with its reason: never lost silently.
             console.print(Text.assemble(("refused answer ", "bold red"), refusal))
+        if published.schedule_id:
+            console.print(f"started by schedule {published.schedule_id}")
         if not published.requests:
             console.print("no open requests")
         for request in published.requests:
@@ -107,7 +109,7 @@ async def _list_waiting(adk: AdkClient, paging: Paging, address: str, as_json: b
                 page_size=paging.page_size or MAX_PAGE_SIZE,
                 page_token=token,
             )
-            rows = [request_json(w, r, address, namespace) for w, p in runs for r in p.requests]
+            rows = [_row(w, r, p, address, namespace) for w, p in runs for r in p.requests]
             shown += len(rows)
             yield rows
             if token is None or paging.one_page:
@@ -125,7 +127,10 @@ async def _list_waiting(adk: AdkClient, paging: Paging, address: str, as_json: b
             # One line per request, ids whole: the console never wraps them.
             asks = row["hint"] if row["kind"] == "confirmation" else row["message"]
             kind = "approval" if row["kind"] == "confirmation" else "input"
-            console.print(f"{row['workflow_id']}  {row['id']}  {kind} of {row['call']}: {asks}")
+            scheduled = f"  (schedule {row['schedule_id']})" if "schedule_id" in row else ""
+            console.print(
+                f"{row['workflow_id']}  {row['id']}  {kind} of {row['call']}: {asks}{scheduled}"
+            )
             if row.get("payload_preview"):
                 # What is approved, on one line: the request's own listing has it indented.
                 console.print(f"    payload {_one_line(row['payload_preview'])}")
@@ -141,6 +146,20 @@ async def _list_waiting(adk: AdkClient, paging: Paging, address: str, as_json: b
         "`pending --workflow-id ID` prints the exact commands"
     )
     return 0
+
+
+def _row(
+    workflow_id: str,
+    request: RequestSummary,
+    published: Published,
+    address: str,
+    namespace: str,
+) -> dict[str, Any]:
+    """A request as ``pending --json`` prints it; with the schedule that started its run."""
+    row = request_json(workflow_id, request, address, namespace)
+    if published.schedule_id:
+        row["schedule_id"] = published.schedule_id
+    return row
 
 
 def _one_line(text: str, limit: int = 300) -> str:

@@ -604,10 +604,12 @@ _COMMANDS = {
     "rewind": "adk_temporal.cli.history:rewind",
     "rotate-key": "adk_temporal.cli.encryption:rotate_key",
     "run": "adk_temporal.cli.invocations:run",
+    "schedule": "adk_temporal.cli.schedules:schedule",
     "server": "adk_temporal.cli.serving:server",
     "session": "adk_temporal.cli.sessions:session",
     "show": "adk_temporal.cli.operate:show",
     "web": "adk_temporal.cli.web:web",
+    "withdraw": "adk_temporal.cli.invocations:withdraw",
     "worker": "adk_temporal.cli.serving:worker",
 }
 

@@ -1,4 +1,5 @@
-"""``run``, ``pending``, ``confirm``, ``resume``: starting invocations and answering them."""
+"""``run`` and ``withdraw``: starting invocations (or queuing them in a busy session), and
+taking a queued one back."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
 from ..app import App, Stores
 from ..client import AdkClient, InvocationHandle
+from ..double_texting import POLICIES, DoubleTexting
 from ..errors import SessionBusyError, SessionNotFoundError
 from ..events import Event
 from ..flow.messages import InvocationStatus
@@ -77,6 +79,13 @@ from .common import (
     help="Run exactly --agent: a root agent otherwise hands the message to the sub-agent "
     "the conversation is with.",
 )
+@click.option(
+    "--double-texting",
+    type=click.Choice(POLICIES),
+    help="When the session is busy: refuse (reject), queue the message (enqueue), stop the "
+    "running invocation at its next step (interrupt), or cancel and rewind it (rollback); "
+    "default: the app's policy.",
+)
 @click.option("--no-wait", is_flag=True, help="Print the workflow id and return at once.")
 @click.option(
     "--no-stream",
@@ -106,6 +115,7 @@ def run(
     priority: int | None,
     fairness_key: str | None,
     pin_agent: bool,
+    double_texting: DoubleTexting | None,
     no_wait: bool,
     no_stream: bool,
     local: bool,
@@ -124,6 +134,10 @@ def run(
 
     With --local the invocation runs in this process, on the sessions and artifacts of
     --data-dir, and every approval or input it asks for is asked on the terminal.
+
+    When an invocation of the session runs, --double-texting decides what MESSAGE does; a
+    queued one is followed from the queue to its own end (`adk-temporal withdraw` takes it
+    back meanwhile).
     """
     key = SessionKey(app_name, user_id, session_id)
     streamed = not (no_stream or no_wait or as_json)
@@ -154,7 +168,7 @@ def run(
         client = await connect(address, namespace)
         adk = AdkClient(client, task_queue=task_queue, session_service=sessions)
         try:
-            handle = await start_invocation(adk, key, agent, message, config)
+            handle = await start_invocation(adk, key, agent, message, config, double_texting)
             if no_wait:
                 return _print_started(handle, as_json)
             code, ran = await _follow(handle, address, namespace, task_queue, as_json, streamed)
@@ -171,7 +185,13 @@ def run(
 def _print_started(handle: InvocationHandle, as_json: bool) -> int:
     """``run --no-wait``: the started run's ids, and exit status 0."""
     if as_json:
-        print_json({"workflow_id": handle.workflow_id, "run_id": handle.run_id})
+        print_json(
+            {
+                "workflow_id": handle.workflow_id,
+                "run_id": handle.run_id,
+                "invocation_id": handle.invocation_id,
+            }
+        )
     else:
         console.print(handle.workflow_id)
     return 0
@@ -207,21 +227,35 @@ async def warn_if_stored_elsewhere(
 
 
 async def start_invocation(
-    adk: AdkClient, key: SessionKey, agent: str, message: str, config: RunConfig
+    adk: AdkClient,
+    key: SessionKey,
+    agent: str,
+    message: str,
+    config: RunConfig,
+    double_texting: DoubleTexting | None = None,
 ) -> InvocationHandle:
     """Start the invocation, saying so when no worker is there to run it.
 
     Raises:
-        CliError: No worker of the task queue serves the app, or the session is busy.
+        CliError: No worker of the task queue serves the app, or the session is busy (and
+            the message was refused, or no worker runs to take it).
     """
     workers = await _check_workers(adk, key.app_name)
     try:
-        handle = await adk.start(*key, agent, message, config=config)
+        handle = await adk.start(*key, agent, message, config=config, double_texting=double_texting)
     except SessionBusyError as err:
         raise CliError(
             str(err),
-            f"see what it waits for: `adk-temporal pending --workflow-id {workflow_id_for(key)}`",
+            f"see what it waits for: `adk-temporal pending --workflow-id {workflow_id_for(key)}`"
+            "; or queue the message: `--double-texting enqueue`",
         ) from err
+    queued = [q for q in await handle.queued() if q.invocation_id == handle.invocation_id]
+    for waiting in queued:
+        err_console.print(
+            f"[yellow]queued:[/] the session is busy; invocation {waiting.invocation_id} "
+            f"waits at position {waiting.position} ({waiting.policy}); take it back with "
+            f"`adk-temporal withdraw {handle.workflow_id} {waiting.invocation_id}`"
+        )
     if not workers:
         err_console.print(
             f"[yellow]warning:[/] no worker polls task queue {adk.task_queue!r}: the "
@@ -399,3 +433,31 @@ async def _follow(
     if waiting:
         return EXIT_PAUSED, status.invocation_id
     return EXIT_FAILED if status.status == "failed" else 0, status.invocation_id
+
+
+@click.command()
+@connection_options
+@click.argument("workflow_id")
+@click.argument("invocation_id")
+@json_option
+def withdraw(
+    address: str,
+    namespace: str,
+    task_queue: str,
+    workflow_id: str,
+    invocation_id: str,
+    as_json: bool,
+) -> None:
+    """Take the queued message of INVOCATION_ID out of WORKFLOW_ID's queue before it runs
+    (`adk-temporal show WORKFLOW_ID` lists the queue)."""
+
+    async def body() -> int:
+        client = await connect(address, namespace)
+        withdrawn = await AdkClient(client).withdraw(workflow_id, invocation_id)
+        if as_json:
+            print_json(withdrawn.model_dump(mode="json"))
+        else:
+            console.print(f"withdrew {invocation_id}: {withdrawn.preview!r}")
+        return 0
+
+    run_command(body())

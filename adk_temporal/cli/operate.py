@@ -104,6 +104,9 @@ def _filter(ctx: click.Context, param: click.Parameter, value: str | None) -> st
 @click.option("--user", "user_id", callback=_filter, help="Only this user's runs.")
 @click.option("--session", "session_id", callback=_filter, help="Only this session's runs.")
 @click.option(
+    "--schedule", "schedule_id", callback=_filter, help="Only the runs this schedule started."
+)
+@click.option(
     "--status",
     "statuses",
     multiple=True,
@@ -128,6 +131,7 @@ def list_runs(
     app_name: str | None,
     user_id: str | None,
     session_id: str | None,
+    schedule_id: str | None,
     statuses: tuple[str, ...],
     limit: int,
     page_size: int | None,
@@ -147,7 +151,11 @@ def list_runs(
     async def body() -> int:
         client = await connect(address, namespace)
         query = invocations_query(
-            app_name=app_name, user_id=user_id, session_id=session_id, statuses=statuses
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            statuses=statuses,
+            schedule_id=schedule_id,
         )
         token = paging.token
         size = paging.page_size or (MAX_PAGE_SIZE if paging.every else limit)
@@ -360,6 +368,8 @@ def _shown(
             {**r.model_dump(mode="json"), "held_answer": held.get(r.id)} for r in published.requests
         ],
         "refused_answers": refused,
+        "queued": [q.model_dump(mode="json") for q in published.queued],
+        "schedule_id": published.schedule_id,
         "last_error": last_error,
         "workflow_task": _workflow_task(description),
     }
@@ -435,6 +445,16 @@ def _print_shown(
         console.print(escape(f"  waits    {kind} of {request.call}: {asks}  [{request.id}]"))
     for refusal in shown["refused_answers"]:
         console.print(f"  refused  {refusal}")
+    for queued in published.queued:
+        # Escaped: "[id]" would otherwise be read as markup and vanish.
+        console.print(
+            escape(
+                f"  queued   {queued.position}. {queued.preview!r} ({queued.policy}, "
+                f"{queued.agent})  [{queued.invocation_id}]"
+            )
+        )
+    if published.schedule_id:
+        console.print(f"  schedule {published.schedule_id}")
     task = shown["workflow_task"]
     if task is not None:
         since = f"{datetime.fromisoformat(task['since']):%H:%M:%S} UTC"

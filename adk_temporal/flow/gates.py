@@ -20,6 +20,7 @@ __all__ = [
     "APP_QUEUES",
     "CARRY_POSITIONS",
     "COMPACTION",
+    "DOUBLE_TEXTING",
     "FOREIGN_CONFIRMATIONS",
     "GATES",
     "GRAPH_HAND_OVER",
@@ -186,5 +187,14 @@ GRAPH_STATUS_MEMO = _gate(
     "graph-status-memo",
     "a graph run publishes its graph and each node's status in the memo",
     date(2026, 12, 7),
+    open_before(date(2026, 12, 8)),
+)
+DOUBLE_TEXTING = _gate(
+    "double-texting",
+    "a run that holds messages sent while it was busy stops its invocation for an interrupt "
+    "(at the next step) or a rollback (at once, then rewinds the session), and continues as new "
+    "into the next message when its invocation ends",
+    date(2026, 12, 7),
+    # Baseline 3 has it from the start; runs of baselines 0 to 2 ask when a message came.
     open_before(date(2026, 12, 8)),
 )

@@ -283,6 +283,9 @@ class InvocationFlow:
         """The graph workflow the invocation runs, once it started it."""
         self.graph_nodes: dict[str, NodeStatus] = {}
         """Each node of ``graph`` that ran, by its name below the root, and where it stands."""
+        self.stop_reason: str | None = None
+        """Why the engine stops the invocation, when it does for a reason of its own (a new
+        message interrupts it): the cancellation event says this instead."""
 
     @property
     def invocation_id(self) -> str:
@@ -1206,7 +1209,7 @@ class InvocationFlow:
         self.book.close_all()
         event = self._event(frame, frame.agent, None)
         event.error_code = InvocationErrorCode.CANCELLED.value
-        event.error_message = "the invocation was cancelled"
+        event.error_message = self.stop_reason or "the invocation was cancelled"
         with contextlib.suppress(StepFailedError):
             await self._append(frame, [*self._kept, event])
         self.error = event.error_message
@@ -1446,6 +1449,18 @@ class InvocationFlow:
             timestamp=self._exec.now(),
         )
 
+    def result_of(self, status: AdkStatus, error: str | None) -> InvocationResult:
+        """The invocation's result as it stands, ended ``status`` for ``error``: for an
+        engine that ended it for a reason of its own (a failed step, a stop)."""
+        return InvocationResult(
+            invocation_id=self.invocation_id,
+            status=status,
+            final_text=self.final_text,
+            steps=self.step,
+            error=error,
+            usage=self.usage,
+        )
+
     def _finish(
         self, status: AdkStatus, *, text: str = "", error: str | None = None
     ) -> InvocationResult:
@@ -1453,14 +1468,7 @@ class InvocationFlow:
         self.error = error
         self._ended_as = status
         self._exec.status_changed()
-        return InvocationResult(
-            invocation_id=self.invocation_id,
-            status=status,
-            final_text=text,
-            steps=self.step,
-            error=error,
-            usage=self.usage,
-        )
+        return self.result_of(status, error)
 
 
 def _reply_part(taken: Taken, answers: _Answers, now: float) -> types.Part:

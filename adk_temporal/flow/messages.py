@@ -19,6 +19,7 @@ from pydantic import BaseModel, Discriminator, Field, StrictBool, Tag
 
 from adk_temporal.budgets import Budgets, check_budget, json_size
 from adk_temporal.compaction import EventsCompactionConfig
+from adk_temporal.double_texting.policy import DoubleTexting
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
 from adk_temporal.ids import session_key_of
 from adk_temporal.run_config import RunConfig
@@ -232,6 +233,9 @@ class AgentSpec(BaseModel):
     """On a tree's root: when the serving app compacts sessions (``None``: never)."""
     graph: GraphSpec | None = None
     """A graph workflow's graph (:mod:`adk_temporal.workflow`)."""
+    double_texting: DoubleTexting = "reject"
+    """On a tree's root: what a message sent to a busy session of the serving app does when
+    its sender named no policy (``App.double_texting``)."""
 
     def find(self, name: str) -> AgentSpec | None:
         """The agent called ``name`` in this tree, or ``None``."""

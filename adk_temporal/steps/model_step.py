@@ -265,6 +265,8 @@ def _tree(services: StepServices, ref: SessionRef) -> AgentSpec:
     compaction = services.app.events_compaction_config
     if compaction is not None:
         tree = tree.model_copy(update={"compaction": compaction})
+    if services.app.double_texting != "reject":
+        tree = tree.model_copy(update={"double_texting": services.app.double_texting})
     return tree.model_copy(update={"own_queue": True}) if services.app_name else tree
 
 

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..audit import AuditList, audit_entries
+from ..double_texting import QueuedSummary
 from ..flow.messages import AdkStatus
 from ..ids import SessionKey, id_problem, workflow_id_for
 from ..keys import ForgetEntry, Target
@@ -40,6 +41,7 @@ from .models import (
     StartRunBody,
     WaitingList,
     WaitingRun,
+    WithdrawBody,
 )
 from .openapi import Operation
 from .sse import sse_response
@@ -97,9 +99,15 @@ async def start_run(request: Request) -> Response:
     app = _authorized(request)
     body = await read_model(request, StartRunBody)
     created = await gateway(request).start(
-        app, body.user_id, body.session_id, body.agent, body.message, pin_agent=body.pin_agent
+        app,
+        body.user_id,
+        body.session_id,
+        body.agent,
+        body.message,
+        pin_agent=body.pin_agent,
+        double_texting=body.double_texting,
     )
-    return _json(created, 201)
+    return _json(created, 201 if created.status == "running" else 202)
 
 
 def _filter(request: Request, field: str) -> str | None:
@@ -170,6 +178,7 @@ async def list_waiting(request: Request) -> Response:
             session_id=ids.session_id,
             requests=[r.model_dump(mode="json") for r in published.requests],
             links=served.links(ids, workflow_id_for(ids), None),
+            schedule_id=published.schedule_id,
         )
         for ids, published in found
     ]
@@ -273,6 +282,14 @@ async def resume(request: Request) -> Response:
 async def cancel(request: Request) -> Response:
     """``POST {session}/cancel``."""
     return _json(await gateway(request).cancel(_session(request)), 202)
+
+
+async def withdraw(request: Request) -> Response:
+    """``POST {session}/withdraw``."""
+    ids = _session(request)
+    body = await read_model(request, WithdrawBody)
+    withdrawn = await gateway(request).withdraw(ids, body.invocation_id)
+    return JSONResponse(withdrawn.model_dump(mode="json"))
 
 
 async def rewind(request: Request) -> Response:
@@ -465,6 +482,15 @@ OPERATIONS = [
         reply=CancelOutcome,
         replies=(202,),
         errors=(404, 409),
+    ),
+    Operation(
+        "POST",
+        f"{SESSION}/withdraw",
+        withdraw,
+        "Take a queued message (double texting) out of the session's queue before it runs",
+        body=WithdrawBody,
+        reply=QueuedSummary,
+        errors=(404, 422),
     ),
     Operation(
         "POST",

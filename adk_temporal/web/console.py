@@ -17,12 +17,15 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
+from temporalio.client import WorkflowExecution
 
 from ..events import Event
 from ..flow.messages import PREVIEW_BYTES, call_summary
 from ..history import USER_AUTHOR
 from ..ids import SessionKey
-from ..workflows.messages import Published
+from ..schedules import ScheduleView
+from ..visibility import run_status
+from ..workflows.messages import ADK_SESSION, Published
 from .api import event_stream, gateway
 from .auth import ALL_APPS, Scope, TokenBook, allows
 from .body import read_form
@@ -34,6 +37,7 @@ from .gateway import Gateway, session_path
 from .humantime import ago, waiting_for
 from .pages import html_page
 from .paging import page_links, page_token
+from .schedules import schedules_of
 from .stored import file_response, version_param
 
 __all__ = ["console_routes"]
@@ -287,6 +291,7 @@ async def app_page(request: Request) -> Response:
         waiting=waiting,
         waiting_pages=page_links(request, _app_url(app), next_token),
         runs=runs,
+        schedules_url=f"{_app_url(app)}/schedules",
     )
 
 
@@ -408,6 +413,7 @@ async def session_page(request: Request) -> Response:
         cards=cards,
         refused=[] if run is None else run.refused_answers,
         graph=None if run is None else run.graph,
+        queued=[] if run is None else run.queued,
         can_send=status not in ("running", *_WAITING),
         agents=served.agents(ids.app_name),
         state=json.dumps(stored.state, indent=2, ensure_ascii=False) if stored else "{}",
@@ -500,6 +506,82 @@ async def rewind(request: Request) -> Response:
     return _see_other(_session_url(ids))
 
 
+# -------------------------------------------------------------- schedules
+
+
+@dataclass(frozen=True)
+class _ScheduleRow:
+    """A schedule as its page shows it, with its latest invocations and its forms."""
+
+    id: str
+    what: str
+    when: str
+    sessions: str
+    state: str
+    next_run: str
+    fired: int
+    runs: list[_Link]
+    action_url: str
+
+
+def _schedule_row(app: str, view: ScheduleView, runs: list[_Link]) -> _ScheduleRow:
+    s = view.schedule
+    when = [*(f"cron {c}" for c in s.cron), *([f"every {s.every}"] if s.every else [])]
+    return _ScheduleRow(
+        id=s.schedule_id,
+        what=f"{s.agent} for {s.user_id}: {s.message}",
+        when=", ".join(when),
+        sessions=f"shared session {s.shared_session}" if s.sessions == "shared" else "per firing",
+        state=f"paused: {view.note}" if view.paused else "active",
+        next_run=view.next_runs[0].isoformat() if view.next_runs and not view.paused else "",
+        fired=view.fired,
+        runs=runs,
+        action_url=f"{_app_url(app)}/schedules/{quote(s.schedule_id, safe='')}",
+    )
+
+
+def _scheduled_run(app: str, user_id: str, wf: WorkflowExecution) -> _Link:
+    """A scheduled invocation: its session and status, linking to the session's page."""
+    session = wf.typed_search_attributes.get(ADK_SESSION) or ""
+    url = _session_url(SessionKey(app, user_id, session)) if session else ""
+    return _Link(f"{session} · {run_status(wf)}", url)
+
+
+async def schedules_page(request: Request) -> Response:
+    """The app's schedules: what each runs and when, its state, its latest invocations, and
+    forms to pause, unpause and fire it."""
+    app = request.path_params["app"]
+    session_id, _ = _signed_in(request, app)
+    schedules = schedules_of(request)
+    rows = []
+    for view in await schedules.list(app_name=app):
+        page = await schedules.invocations(view.schedule.schedule_id, page_size=5)
+        runs = [_scheduled_run(app, view.schedule.user_id, wf) for wf in page.executions]
+        rows.append(_schedule_row(app, view, runs))
+    return _page(request, "schedules.html", session_id, app=app, schedules=rows)
+
+
+async def schedule_action(request: Request) -> Response:
+    """Pause (with the form's note), unpause or fire one of the app's schedules."""
+    app, schedule_id = request.path_params["app"], request.path_params["schedule_id"]
+    form = await _posted(request, app)
+    schedules = schedules_of(request)
+    view = await schedules.describe(schedule_id)
+    if view.schedule.app_name != app:
+        raise ApiError(404, "schedule_not_found", f"app {app!r} has no schedule {schedule_id!r}")
+    action = request.path_params["action"]
+    note = form.get("note") or None
+    if action == "pause":
+        await schedules.pause(schedule_id, note)
+    elif action == "unpause":
+        await schedules.unpause(schedule_id, note)
+    elif action == "trigger":
+        await schedules.trigger(schedule_id)
+    else:
+        raise ApiError(404, "not_found", f"no schedule action {action!r}")
+    return _see_other(f"{_app_url(app)}/schedules")
+
+
 def _artifact_url(ids: SessionKey, name: str, version: int, *, file: bool = False) -> str:
     """The page of an artifact version, or (``file``) its bytes."""
     tail = "/file" if file else ""
@@ -562,6 +644,12 @@ def console_routes() -> list[BaseRoute]:
         Route("/console/sign-out", sign_out, methods=["POST"]),
         Route("/console/apps/{app}", _redirecting(app_page), methods=["GET"]),
         Route("/console/apps/{app}/runs", start_chat, methods=["POST"]),
+        Route("/console/apps/{app}/schedules", _redirecting(schedules_page), methods=["GET"]),
+        Route(
+            "/console/apps/{app}/schedules/{schedule_id}/{action}",
+            schedule_action,
+            methods=["POST"],
+        ),
         Route(session, _redirecting(session_page), methods=["GET"]),
         Route(f"{session}/events", session_events, methods=["GET"]),
         Route(f"{session}/messages", send_message, methods=["POST"]),

@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from temporalio.service import RPCError, RPCStatusCode
 
 from ..answers import Refused
+from ..double_texting import InvalidQueuedMessageError, QueuedMessageNotFoundError
 from ..errors import (
     AdkRequestError,
     BudgetExceededError,
@@ -24,6 +25,7 @@ from ..errors import (
     UnknownRequestIdError,
 )
 from ..keys import CannotForgetError
+from ..schedules import InvalidScheduleError, ScheduleExistsError, ScheduleNotFoundError
 from ..signing import LinkError
 
 __all__ = ["ApiError", "ErrorBody", "ErrorDocument", "api_error"]
@@ -86,6 +88,11 @@ _REQUEST_ERRORS: list[tuple[type[Exception], int, str]] = [
     (InvalidIdError, 422, "invalid_id"),
     (UnknownAgentError, 422, "unknown_agent"),
     (SessionBusyError, 409, "session_busy"),
+    (QueuedMessageNotFoundError, 404, "queued_message_not_found"),
+    (InvalidQueuedMessageError, 422, "invalid_message"),
+    (ScheduleNotFoundError, 404, "schedule_not_found"),
+    (ScheduleExistsError, 409, "schedule_exists"),
+    (InvalidScheduleError, 422, "invalid_schedule"),
     (SessionNotFoundError, 404, "session_not_found"),
     (LinkError, 400, "invalid_link"),
     (ForgottenError, 410, "forgotten"),

@@ -36,6 +36,7 @@ from ..artifacts import (
     VersionsRequest,
 )
 from ..client import AdkClient, InvocationHandle
+from ..double_texting import DoubleTexting, QueuedSummary
 from ..errors import (
     ArtifactNotFoundError,
     ArtifactServiceNotConfiguredError,
@@ -181,13 +182,17 @@ class Gateway:
         message: str,
         *,
         pin_agent: bool = False,
+        double_texting: DoubleTexting | None = None,
     ) -> RunCreated:
         """Start an invocation; a new session id when none is given (``pin_agent`` as for
-        :class:`~adk_temporal.run_config.RunConfig`).
+        :class:`~adk_temporal.run_config.RunConfig`); a busy session takes the message by
+        ``double_texting`` (the app's policy when ``None``), and a queued one is created
+        ``queued``.
 
         Raises:
             ApiError: 422 for an agent the served app does not have.
-            SessionBusyError: An invocation already runs in the session.
+            SessionBusyError: An invocation already runs in the session and the message
+                was refused.
         """
         offered = self.agents(app_name)
         if offered is not None and agent not in offered:
@@ -197,16 +202,27 @@ class Gateway:
                 f"app {app_name!r} has no agent {agent!r}; it has: {', '.join(offered)}",
             )
         ids = SessionKey(app_name, user_id, session_id or f"s-{uuid.uuid4().hex[:12]}")
-        handle = await self.adk.start(*ids, agent, message, stream=True, pin_agent=pin_agent)
+        handle = await self.adk.start(
+            *ids, agent, message, stream=True, pin_agent=pin_agent, double_texting=double_texting
+        )
         return RunCreated(
             workflow_id=handle.workflow_id,
             run_id=handle.run_id,
             app=ids.app_name,
             user_id=ids.user_id,
             session_id=ids.session_id,
-            status="running",
+            status="queued" if handle.is_queued else "running",
             links=self.links(ids, handle.workflow_id, handle.run_id),
+            invocation_id=handle.invocation_id,
         )
+
+    async def withdraw(self, ids: SessionKey, invocation_id: str) -> QueuedSummary:
+        """Take a queued message out of the session's queue before it runs.
+
+        Raises:
+            QueuedMessageNotFoundError: No such message waits.
+        """
+        return await self.adk.withdraw(workflow_id_for(ids), invocation_id)
 
     async def list_runs(
         self,
@@ -319,6 +335,8 @@ class Gateway:
             unpolled_waits=await unpolled_waits(self.adk.client, description),
             links=self.links(ids, description.id, description.run_id),
             graph=graph_view(published.graph, published.nodes) if published.graph else None,
+            queued=[q.model_dump(mode="json") for q in published.queued],
+            schedule_id=published.schedule_id,
         )
 
     async def pending(self, ids: SessionKey) -> PendingView:

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..answers import AnswerDelivery
+from ..double_texting import DoubleTexting
 from ..flow.messages import ConfirmInput
 from ..keys.forgetting import MAX_REASON_CHARS
 from ..queues import QueueWait
+from ..schedules import Overlap, ScheduleView
 from ..workflow._render import GraphView
 
 __all__ = [
     "AnswerOutcome",
+    "BackfillBody",
     "CancelOutcome",
     "ConfirmBody",
     "ForgetBody",
     "ForkBody",
+    "NoteBody",
     "PendingView",
     "ResumeBody",
     "RewindBody",
@@ -26,7 +31,13 @@ __all__ = [
     "RunList",
     "RunSummary",
     "RunView",
+    "ScheduleDone",
+    "ScheduleList",
+    "ScheduledRun",
+    "ScheduledRuns",
     "StartRunBody",
+    "TriggerBody",
+    "WithdrawBody",
 ]
 
 
@@ -45,6 +56,15 @@ class StartRunBody(_Body):
     message: str
     pin_agent: bool = False
     """Run exactly ``agent``, even at a root whose conversation a sub-agent holds."""
+    double_texting: DoubleTexting | None = None
+    """When the session is busy: ``reject``, ``enqueue``, ``interrupt`` or ``rollback``
+    (``None``: the app's policy)."""
+
+
+class WithdrawBody(_Body):
+    """Take a queued message out of the session's queue before it runs."""
+
+    invocation_id: str
 
 
 class ConfirmBody(ConfirmInput, _Body):
@@ -126,7 +146,7 @@ class RunList(BaseModel):
 
 
 class RunCreated(BaseModel):
-    """A started invocation."""
+    """A started invocation, or a queued one (``status`` ``queued``: the session was busy)."""
 
     workflow_id: str
     run_id: str | None
@@ -135,6 +155,7 @@ class RunCreated(BaseModel):
     session_id: str
     status: str
     links: RunLinks
+    invocation_id: str | None = None
 
 
 class RunView(RunSummary):
@@ -146,6 +167,10 @@ class RunView(RunSummary):
     """Its steps that wait on a task queue no worker polls, with what to start."""
     graph: GraphView | None = None
     """For a graph workflow run: each node's status and the drawing (from the memo)."""
+    queued: list[dict[str, Any]] = Field(default_factory=list)
+    """Messages waiting for the session, in the order they run."""
+    schedule_id: str | None = None
+    """The schedule whose firing started the invocation, if one did."""
 
 
 class PendingView(BaseModel):
@@ -169,6 +194,8 @@ class WaitingRun(BaseModel):
     session_id: str
     requests: list[dict[str, Any]]
     links: RunLinks
+    schedule_id: str | None = None
+    """The schedule whose firing started the run, if one did."""
 
 
 class WaitingList(BaseModel):
@@ -197,3 +224,52 @@ class CancelOutcome(BaseModel):
 
     workflow_id: str
     cancel_requested: bool
+
+
+class ScheduleList(BaseModel):
+    """The app's schedules, by id."""
+
+    schedules: list[ScheduleView]
+
+
+class ScheduleDone(BaseModel):
+    """What was done to a schedule."""
+
+    schedule_id: str
+    done: str
+
+
+class NoteBody(_Body):
+    """Why a schedule is paused or unpaused; shown with it."""
+
+    note: str | None = Field(default=None, max_length=1000)
+
+
+class TriggerBody(_Body):
+    """Fire once now, under ``overlap`` instead of the schedule's policy when given."""
+
+    overlap: Overlap | None = None
+
+
+class BackfillBody(TriggerBody):
+    """Fire for each time the schedule was due from ``start_at`` to ``end_at``."""
+
+    start_at: datetime
+    end_at: datetime
+
+
+class ScheduledRun(BaseModel):
+    """An invocation a schedule started."""
+
+    workflow_id: str
+    run_id: str
+    session_id: str
+    status: str
+    start_time: str | None
+
+
+class ScheduledRuns(BaseModel):
+    """One page of a schedule's invocations, newest first."""
+
+    runs: list[ScheduledRun]
+    next_page_token: str | None

@@ -30,6 +30,7 @@ from .gateway import Gateway
 from .links import RedactLinks
 from .openapi import openapi_document, routes
 from .pages import error_page
+from .schedules import SCHEDULE_OPERATIONS
 from .sse import StreamLimits, StreamSlots
 
 __all__ = ["create_app"]
@@ -130,13 +131,14 @@ def create_app(
         MissingExtraError: ``a2a`` without the ``a2a`` extra installed.
         ValueError: ``a2a`` for a gateway without a served app or session store.
     """
-    document = openapi_document(OPERATIONS, "adk-temporal gateway", _version())
+    operations = [*OPERATIONS, *SCHEDULE_OPERATIONS]
+    document = openapi_document(operations, "adk-temporal gateway", _version())
 
     async def openapi(request: Request) -> Response:
         return JSONResponse(document)
 
     served: list[BaseRoute] = [
-        *routes(OPERATIONS),
+        *routes(operations),
         Route("/openapi.json", openapi, methods=["GET"]),
         Mount("/static", StaticFiles(packages=[(__package__, "static")]), name="static"),
     ]

@@ -23,10 +23,13 @@ from adk_temporal.app import App, Stores
 from adk_temporal.artifacts import FileArtifactService
 from adk_temporal.client import AdkClient
 from adk_temporal.devserver import DevServer
+from adk_temporal.examples.weather import build_weather_agent
 from adk_temporal.models import GeminiModel, ModelRegistry
 from adk_temporal.plugin import AdkPlugin, adk_data_converter
 from adk_temporal.sessions import SqliteSessionService
 from adk_temporal.testing.fake_gemini import FakeGeminiServer
+
+from .. import texting_app
 
 # Without this the dev server polls its transfer queue at 20/s and every step waits on a
 # 50 ms tick; tests run several hundred steps.
@@ -121,3 +124,21 @@ def gemini_models(server: FakeGeminiServer) -> ModelRegistry:
         "gemini-*", lambda name: GeminiModel(name, api_key="test-key", base_url=server.base_url)
     )
     return models
+
+
+@pytest.fixture
+def gates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The directory the texting app's tool gates and call log live in
+    (:mod:`tests.texting_app`)."""
+    directory = tmp_path / "gates"
+    directory.mkdir()
+    monkeypatch.setenv(texting_app.DIR_ENV, str(directory))
+    return directory
+
+
+@pytest.fixture
+async def texting_rt(run_worker: WorkerFactory, gates: Path) -> AsyncIterator[Runtime]:
+    """A worker of the texting agent (whose tools wait on ``gates``) and the weather agent."""
+    agents = [texting_app.agent(), build_weather_agent("scripted:weather")]
+    async with run_worker(agents, models=texting_app.models()) as runtime:
+        yield runtime

@@ -42,6 +42,7 @@ from adk_temporal.background_http import BackgroundServer
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.context import ToolContext
 from adk_temporal.devserver import DevServer
+from adk_temporal.double_texting import DoubleTexting
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.examples.webhook_receiver import receiver
 from adk_temporal.ids import any_app_task_queue, app_task_queue
@@ -53,6 +54,7 @@ from adk_temporal.sessions import InMemorySessionService
 from adk_temporal.tools import tool
 from adk_temporal.usage import TokenBudgets
 from adk_temporal.worker import build_worker, worker_identity
+from adk_temporal.workflows.messages import BASELINE
 
 from .. import a2a_apps
 from ..a2a_apps import NEAR_APP
@@ -73,6 +75,9 @@ from ..integration.workers import Deployment, died_by_sigkill, worker_process
 from ..mcp_servers import stdio_toolset
 from ..multi_agents import multi_agent_app
 from ..priced import priced_agent
+from ..texting_app import DIR_ENV, calls, open_gate
+from ..texting_app import agent as texting_agent
+from ..texting_app import models as texting_models
 
 HISTORIES = Path(__file__).parent / "histories"
 RECORD = os.environ.get("ADK_RECORD_HISTORIES") == "1"
@@ -424,6 +429,16 @@ MCP_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     # A tool of an MCP server (stdio) that needs approval, approved by signal.
     "mcp_approval": _mcp_approve,
 }
+TEXTING_SCENARIOS = (
+    "texting_enqueue",
+    "texting_interrupt",
+    "texting_rollback",
+    "baseline2_texting_enqueue",
+)
+"""A second message sent while the first invocation is in a slow tool, under each policy
+that lets it in: the session's runs continue as new into it. The baseline-2 run was started
+by the release before and takes the message through ``workflow.patched``."""
+
 NOTIFY_SCENARIOS: dict[str, Scenario] = {
     # An app with notifications: the pause and the completion start adk_notify children.
     "notified_pause": _approve,
@@ -448,6 +463,7 @@ ALL_SCENARIOS = {
     "unnamed_any_app_queue",
     "a2a_remote_input",
     "a2a_remote_confirmation",
+    *TEXTING_SCENARIOS,
 }
 
 
@@ -521,6 +537,8 @@ async def test_record_missing_histories(
         await _record_token_budget(run_worker, temporal_client)
     if _missing(["compaction"]):
         await _record_compaction(run_worker, temporal_client)
+    for name in _missing(TEXTING_SCENARIOS):
+        await _record_texting(run_worker, temporal_client, tmp_path / name, name)
     if _missing(["app_queue_approve"]):
         await _record_app_queue(temporal_client, "app_queue_approve", own_queues=False)
     if _missing(["own_queue_approve"]):
@@ -595,6 +613,40 @@ async def _record_compaction(run_worker: WorkerFactory, client: Client) -> None:
         await _answer_confirmation(handle, True)
         await handle.result()
     await _save_runs(client, "compaction", handle.workflow_id)
+
+
+_TEXTING_POLICIES: dict[str, DoubleTexting] = {
+    "texting_enqueue": "enqueue",
+    "texting_interrupt": "interrupt",
+    "texting_rollback": "rollback",
+    "baseline2_texting_enqueue": "enqueue",
+}
+
+
+async def _record_texting(
+    run_worker: WorkerFactory, client: Client, gates: Path, name: str
+) -> None:
+    """``task one`` waits in its slow tool; ``task two`` is sent with the scenario's policy
+    (double texting), then both tools are let go; the first run continues as new into it."""
+    gates.mkdir(parents=True)
+    policy = _TEXTING_POLICIES[name]
+    sid = f"replay-{name}-{uuid.uuid4().hex[:6]}"
+    with mock.patch.dict(os.environ, {DIR_ENV: str(gates)}):
+        async with run_worker([texting_agent()], models=texting_models()) as rt:
+            baseline = 2 if name.startswith("baseline2") else BASELINE
+            with mock.patch.object(client_module, "BASELINE", baseline):
+                first = await rt.adk.start("texting", USER, sid, "tasker", "task one")
+            async with asyncio.timeout(30):
+                while ("slow_step", "one") not in calls(gates):
+                    await asyncio.sleep(0.05)
+            second = await rt.adk.start(
+                "texting", USER, sid, "tasker", "task two", double_texting=policy
+            )
+            open_gate(gates, "two")
+            open_gate(gates, "one")
+            await first.result()
+            await second.result()
+    await _save_runs(client, name, second.workflow_id)
 
 
 async def _record_app_queue(client: Client, name: str, own_queues: bool) -> None:

@@ -57,6 +57,7 @@ CORE = [
     "adk_temporal.keys.retention",
     "adk_temporal.keys.artifacts",
     "adk_temporal.evaluation",
+    "adk_temporal.double_texting",
 ]
 
 
@@ -151,6 +152,7 @@ LAYERS: list[set[str]] = [
     },
     {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp", "summarizers"},
     {"sessions", "artifacts", "memory"},
+    {"double_texting"},
     # Data keys seal what the stores hold and erase it; the codec seals payloads with them.
     {
         "context",
@@ -173,6 +175,7 @@ LAYERS: list[set[str]] = [
         "plugin",
         "client",
         "answers",
+        "schedules",
         "start_queues",
         "visibility",
         "render",

@@ -151,12 +151,21 @@ class AdkRuns:
 
     async def _start(self, ids: SessionKey, agent: str, body: RunBody) -> InvocationHandle:
         """Start an invocation of ``agent`` with the body's message (its state delta stored
-        first, as ADK stores it with the message)."""
+        first, as ADK stores it with the message); a busy session takes the message by the
+        body's ``double_texting`` (ours, not ADK's), and the reply follows its invocation
+        from the queue. A state delta is refused while the session is busy: it would
+        change the running invocation's state."""
         if body.state_delta:
             if await self.gateway.adk.session_busy(ids):
                 raise ApiError(409, "session_busy", f"session {ids} has an invocation running")
             await apply_state_delta(self.gateway, ids, body.state_delta)
-        return await self.gateway.adk.start(*ids, agent, body.new_message, stream=body.streaming)
+        return await self.gateway.adk.start(
+            *ids,
+            agent,
+            body.new_message,
+            stream=body.streaming,
+            double_texting=body.double_texting,
+        )
 
 
 async def apply_state_delta(gateway: Gateway, ids: SessionKey, delta: dict[str, Any]) -> None:

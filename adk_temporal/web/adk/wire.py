@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from ...artifacts.requests import ArtifactVersion
+from ...double_texting import DoubleTexting
 from ...events import Event, EventActions, EventCompaction
 from ...sessions import Session
 
@@ -52,6 +53,9 @@ class RunBody(_AdkBody):
     """ADK resumes an invocation by id; a durable run is answered in place instead."""
     custom_metadata: dict[str, Any] | None = None
     service_tier: str | None = None
+    double_texting: DoubleTexting | None = None
+    """Ours, not ADK's: what the message does when the session is busy (``reject``,
+    ``enqueue``, ``interrupt``, ``rollback``; the app's policy when left out)."""
 
 
 class CreateSessionBody(_AdkBody):
