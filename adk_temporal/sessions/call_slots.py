@@ -3,11 +3,13 @@
 A model limit's rate (:mod:`adk_temporal.model_limits`) is first Temporal's: the matching
 service dispatches the limit's steps at that rate across every worker. Its token bucket
 starts full, though, so a backlog saw five calls in its first second at a limit of two
-(two workers, one queue). Before it calls the model, a limited step therefore takes the
-limit's next start slot here: slots are ``1 / rate`` seconds apart, kept in the session
-store every worker shares and timed by one clock (the database's, for SQLite and
-PostgreSQL), so starts keep to the rate however many workers there are. A step is told how
-long to wait for its slot; one that dies before its slot only leaves the slot unused.
+(two workers, one queue). Right before it calls the model, a limited step therefore asks
+here to start: it may when the limit's last start is ``1 / rate`` seconds past, and its own
+start is then recorded, in one transaction of the session store every worker shares and by
+one clock (the database's, for SQLite and PostgreSQL), so starts keep to the rate however
+many workers there are. Otherwise it is told how long to wait and asks again. A start is
+taken at the moment of the call, never booked ahead: a worker that stalls between a booked
+slot and its call (a loaded machine) would send several calls at once when it wakes.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ __all__ = ["CALL_SLOT_COLUMNS", "CallSlots", "SqlCallSlots", "check_slot_request
 _T = TypeVar("_T")
 
 CALL_SLOT_COLUMNS = "limit_name TEXT PRIMARY KEY, next_at DOUBLE PRECISION NOT NULL"
-"""The slots table's columns: one row per limit, when its next call may start."""
+"""The slots table's columns: one row per limit, the earliest its next call may start."""
 
 
 def check_slot_request(name: str, per_second: float) -> None:
@@ -42,11 +44,12 @@ class CallSlots(Protocol):
     """Start slots of rate-limited model calls, shared by every worker of a deployment."""
 
     async def take_call_slot(self, name: str, per_second: float) -> float:
-        """Take the next start slot of limit ``name`` at ``per_second``: now, or ``1 /
-        per_second`` after the slot taken before.
+        """Start a call of limit ``name`` at ``per_second`` now, if the limit's last start
+        was ``1 / per_second`` ago or more (recording this one), else start nothing.
 
         Returns:
-            The seconds to wait before the call starts (``0.0``: at once).
+            ``0.0`` when the call may start at once (its start is recorded); else the
+            seconds until it may, when the caller asks again.
 
         Raises:
             InvalidSessionRequestError: The name is empty or the rate not above 0.
@@ -69,7 +72,7 @@ class SqlCallSlots(CallSlots):
         return await self._drive(self._slot_steps(name, 1 / per_second), write=True)
 
     def _slot_steps(self, name: str, interval: float) -> Steps[float]:
-        mark, table, now, later = _DIALECTS[self._dialect]
+        mark, table, now = _DIALECTS[self._dialect]
         if self._dialect == "postgres":
             # Serialises the limit's takers; SQLite's write transaction does that already.
             yield "SELECT pg_advisory_xact_lock(hashtext(%s))", (f"adk-call-slots/{name}",)
@@ -78,29 +81,23 @@ class SqlCallSlots(CallSlots):
             "ON CONFLICT (limit_name) DO NOTHING",
             (name,),
         )
-        [(start, at)] = yield (
-            f"SELECT {later}(next_at, {now}), {now} FROM {table} WHERE limit_name = {mark}",
+        [(next_at, at)] = yield (
+            f"SELECT next_at, {now} FROM {table} WHERE limit_name = {mark}",
             (name,),
         )
+        if float(next_at) > float(at):
+            return float(next_at) - float(at)
         yield (
             f"UPDATE {table} SET next_at = {mark} WHERE limit_name = {mark}",
-            (
-                float(start) + interval,
-                name,
-            ),
+            (float(at) + interval, name),
         )
-        return max(0.0, float(start) - float(at))
+        return 0.0
 
 
 _DIALECTS = {
     # julianday('now') keeps milliseconds; every process on the machine reads one clock.
-    "sqlite": ("?", "call_slots", "((julianday('now') - 2440587.5) * 86400.0)", "MAX"),
+    "sqlite": ("?", "call_slots", "((julianday('now') - 2440587.5) * 86400.0)"),
     # The server's clock: workers on other machines may disagree about the time.
-    "postgres": (
-        "%s",
-        "adk_call_slots",
-        "EXTRACT(EPOCH FROM clock_timestamp())::float8",
-        "GREATEST",
-    ),
+    "postgres": ("%s", "adk_call_slots", "EXTRACT(EPOCH FROM clock_timestamp())::float8"),
 }
-"""Per dialect: the placeholder, the table, the time now, and the larger of two values."""
+"""Per dialect: the placeholder, the table and the time now."""

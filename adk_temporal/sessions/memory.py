@@ -171,9 +171,11 @@ class InMemorySessionService(CheckedLedger, SessionService):
         check_slot_request(name, per_second)
         now = time.monotonic()
         with self._lock:
-            start = max(now, self._slots.get(name, now))
-            self._slots[name] = start + 1 / per_second
-        return start - now
+            next_at = self._slots.get(name, now)
+            if next_at > now:
+                return next_at - now
+            self._slots[name] = now + 1 / per_second
+        return 0.0
 
     async def get(
         self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None

@@ -184,6 +184,13 @@ async def test_a_run_encrypted_with_a_key_the_gateway_lacks_does_not_hide_the_ot
         listed = await call(gateway, "GET", f"{RUNS}?status=awaiting_confirmation")
         await until(lambda: _unreadable(gateway, path))
     plain = await start(gateway, "What's the weather in Bern?")
+
+    async def both_listed() -> bool:
+        listed = {r["links"]["self"] for r in (await call(gateway, "GET", RUNS)).json["runs"]}
+        return {path, plain} <= listed
+
+    # Visibility lists a run a moment after its start: on a loaded machine, seconds.
+    await until(both_listed)
     runs = (await call(gateway, "GET", RUNS)).json["runs"]
     [workflow_id] = [r["workflow_id"] for r in runs if r["links"]["self"] == path]
     listed_by_cli = await run_cli(deployment.address, "list", "--app", "weather", "--json")
