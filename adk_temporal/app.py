@@ -13,11 +13,12 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from .agents import BaseAgent
+from .approvals import ApprovalPolicy
 from .artifacts import ArtifactService
 from .compaction import EventsCompactionConfig
 from .errors import AdkRequestError
@@ -66,6 +67,10 @@ class App:
             would start over one pauses the invocation to ask for more.
         events_compaction_config: When the app's sessions are compacted, summarising older
             events for the model (``None``: never; see ``docs/guides/compaction.md``).
+        approval_policies: Approval policies by tool name, replacing the tools' own
+            (``approval=`` on the tool): who approves its calls, how many, for how long,
+            reminders and reassignment (see ``docs/guides/approvals.md``). A tool named
+            here requires confirmation of every call.
     """
 
     agents: Sequence[BaseAgent]
@@ -78,6 +83,7 @@ class App:
     max_retry_after: timedelta = timedelta(minutes=5)
     token_budgets: TokenBudgets = field(default_factory=TokenBudgets)
     events_compaction_config: EventsCompactionConfig | None = None
+    approval_policies: Mapping[str, ApprovalPolicy] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

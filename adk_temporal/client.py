@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any, Unpack
 
 from google.genai import types
+from pydantic import BaseModel
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -30,6 +31,7 @@ from temporalio.converter import PayloadCodec
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from .approvals import GrantTerms, InboxAction
 from .artifacts import ArtifactService
 from .budgets import Budgets
 from .converter import adk_data_converter
@@ -65,6 +67,8 @@ from .workflows.messages import (
     BASELINE,
     CONFIRM_CHECKED_UPDATE,
     CONFIRM_SIGNAL,
+    INBOX_CHECKED_UPDATE,
+    INBOX_SIGNAL,
     PENDING_QUERY,
     RESUME_CHECKED_UPDATE,
     RESUME_SIGNAL,
@@ -92,6 +96,15 @@ def _waiting_query(
     if task_queue is not None:
         query += f" AND {task_queue_clause(task_queue)}"
     return query
+
+
+def _rebuilt(err: WorkflowUpdateFailedError) -> Exception | None:
+    """A worker's refusal of a checked update as its typed error; ``None`` when it names
+    none of ours."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError) and cause.type:
+        return refusal(cause.type, cause.message)
+    return None
 
 
 class InvocationHandle:
@@ -172,6 +185,8 @@ class InvocationHandle:
         answered_by: str | None = None,
         channel: str | None = None,
         edited_args: dict[str, Any] | None = None,
+        groups: Sequence[str] | None = None,
+        grant: GrantTerms | None = None,
     ) -> None:
         """Approve or reject one confirmation request.
 
@@ -187,6 +202,10 @@ class InvocationHandle:
                 ``update`` or ``signal``.
             edited_args: An approval's edited arguments: the call runs with them (its tool
                 must be declared ``editable=True``; they must satisfy its parameter schema).
+            groups: The groups the caller authenticated ``answered_by`` in (a policy's
+                approvers may be groups).
+            grant: With an approval, a standing grant: later calls of the tool it covers
+                run unasked (:class:`~adk_temporal.approvals.GrantTerms`).
 
         Raises:
             InvalidAnswerError: ``payload`` is over the ``answer_bytes`` budget (nothing is
@@ -197,6 +216,8 @@ class InvocationHandle:
                 a rejection (checked only).
             InvalidEditError: ``edited_args`` break the tool's parameter schema (checked
                 only).
+            PolicyRefusalError: The request's approval policy or a claim refuses the
+                answer (checked only): a second vote, a requester's own approval…
         """
         answer = ConfirmInput(
             confirmation_id=confirmation_id,
@@ -206,6 +227,8 @@ class InvocationHandle:
             answered_by=answered_by,
             channel=channel,
             edited_args=edited_args,
+            groups=list(groups) if groups is not None else None,
+            grant=grant,
         )
         await self.answer(answer, checked=checked)
 
@@ -217,9 +240,10 @@ class InvocationHandle:
         checked: bool = True,
         answered_by: str | None = None,
         channel: str | None = None,
+        groups: Sequence[str] | None = None,
     ) -> None:
-        """Answer one input request; ``None`` is a valid answer (``answered_by`` and
-        ``channel`` as in :meth:`confirm`).
+        """Answer one input request; ``None`` is a valid answer (``answered_by``,
+        ``channel`` and ``groups`` as in :meth:`confirm`).
 
         Raises:
             InvalidAnswerError: ``input`` is over the ``answer_bytes`` budget (nothing is sent).
@@ -227,7 +251,11 @@ class InvocationHandle:
             InvalidResumeInputError: ``input`` violates the request's schema (checked only).
         """
         answer = ResumeInput(
-            interrupt_id=interrupt_id, input=input, answered_by=answered_by, channel=channel
+            interrupt_id=interrupt_id,
+            input=input,
+            answered_by=answered_by,
+            channel=channel,
+            groups=list(groups) if groups is not None else None,
         )
         await self.answer(answer, checked=checked)
 
@@ -252,21 +280,35 @@ class InvocationHandle:
         if isinstance(parsed, Refusal):
             raise refused(parsed)
         if not checked:
-            await self._current.signal(CONFIRM_SIGNAL if confirming else RESUME_SIGNAL, answer)
+            await self._send(CONFIRM_SIGNAL if confirming else RESUME_SIGNAL, answer, checked=False)
             return
         name = CONFIRM_CHECKED_UPDATE if confirming else RESUME_CHECKED_UPDATE
+        await self._send(name, answer, checked=True)
+
+    async def inbox(self, action: InboxAction, *, checked: bool = True) -> None:
+        """Claim, release or assign one open request (the checked update, whose refusal is
+        raised here, or the signal).
+
+        Raises:
+            UnknownRequestIdError: No open, unanswered request has the id (checked only).
+            PolicyRefusalError: Another principal holds a claim, or the claimant may not
+                answer the request (checked only).
+        """
+        await self._send(INBOX_CHECKED_UPDATE if checked else INBOX_SIGNAL, action, checked=checked)
+
+    async def _send(self, name: str, arg: BaseModel, *, checked: bool) -> None:
+        """Send ``arg`` as signal ``name``, or as the checked update ``name``, a worker's
+        refusal raised as its typed error."""
+        if not checked:
+            await self._current.signal(name, arg)
+            return
         try:
-            await self._current.execute_update(name, answer)
+            await self._current.execute_update(name, arg)
         except WorkflowUpdateFailedError as err:
-            cause = err.cause
-            known = (
-                refusal(cause.type, cause.message)
-                if isinstance(cause, ApplicationError) and cause.type
-                else None
-            )
-            if known is not None:
-                raise known from err
-            raise
+            known = _rebuilt(err)
+            if known is None:
+                raise
+            raise known from err
 
     async def cancel(self) -> None:
         """Cancel the invocation (Temporal's workflow cancellation).

@@ -44,7 +44,9 @@ class ToolConfirmation(BaseModel):
     """A confirmation request for one tool call, or the user's answer to it.
 
     ``timeout_seconds`` (on a request) bounds the wait; ``expired`` (on an answer) says
-    nobody answered in time, which counts as a rejection.
+    nobody answered in time, which counts as a rejection; ``stale`` (on a request) says it
+    asks again because the approval the call re-entered with was older than its policy's
+    ``max_age``.
     """
 
     hint: str = ""
@@ -52,6 +54,7 @@ class ToolConfirmation(BaseModel):
     payload: Any = None
     timeout_seconds: float | None = None
     expired: bool = False
+    stale: bool = False
 
 
 class InputRequest(BaseModel):
@@ -166,6 +169,10 @@ class Event(BaseModel):
     """A graph node's output (ADK 2's ``Event.output``); ``None``: the event carries none."""
     node_info: NodeInfo | None = None
     """The graph node run that produced the event (``None`` outside graph workflows)."""
+    custom_metadata: dict[str, Any] | None = None
+    """What the runtime notes beside an event's content, never shown to a model (ADK's
+    field of the same name): who answered the requests a user event answers, the standing
+    grants a response event's calls ran under."""
 
     @field_validator("actions", mode="before")
     @classmethod

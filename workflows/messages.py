@@ -26,6 +26,8 @@ __all__ = [
     "BASELINE",
     "CONFIRM_CHECKED_UPDATE",
     "CONFIRM_SIGNAL",
+    "INBOX_CHECKED_UPDATE",
+    "INBOX_SIGNAL",
     "PENDING_QUERY",
     "REFUSED_IN_MEMO",
     "REFUSED_MEMO",
@@ -45,6 +47,10 @@ RESUME_SIGNAL = "adk_resume"
 """Signal answering an input request."""
 RESUME_CHECKED_UPDATE = "adk_resume_checked"
 """Update answering an input request, rejecting unknown ids and schema violations."""
+INBOX_SIGNAL = "adk_inbox"
+"""Signal claiming, releasing or assigning an open request."""
+INBOX_CHECKED_UPDATE = "adk_inbox_checked"
+"""Update claiming, releasing or assigning an open request, rejecting what cannot be taken."""
 PENDING_QUERY = "adk_pending"
 """Query returning the open requests."""
 STATUS_QUERY = "adk_status"
@@ -71,7 +77,7 @@ ADK_STATUS = SearchAttributeKey.for_keyword("AdkStatus")
 cancelled."""
 
 
-BASELINE = 2
+BASELINE = 3
 """The baseline the runs this release starts are on (``InvocationInput.baseline``)."""
 
 
@@ -98,8 +104,9 @@ class InvocationInput(RunConfig):
     """What the run has from its start, set by the client that starts it: at 1, every
     behaviour change released until then without a patch marker, and ids drawn from the run
     id, which step inputs carry short (:mod:`adk_temporal.workflows.short_ids`); at 2, also
-    an answer's status and memo published after the steps it resumes. 0: a run started by
-    an earlier client, which asks ``workflow.patched`` and draws random ids."""
+    an answer's status and memo published after the steps it resumes; at 3, also the
+    reminders and reassignments of approval policies. 0: a run started by an earlier
+    client, which asks ``workflow.patched`` and draws random ids."""
 
 
 class Published(BaseModel):

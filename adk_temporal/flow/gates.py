@@ -17,6 +17,7 @@ from datetime import date
 
 __all__ = [
     "ADK_ESCALATION",
+    "APPROVAL_ESCALATION",
     "APP_QUEUES",
     "CARRY_POSITIONS",
     "COMPACTION",
@@ -160,4 +161,10 @@ PUBLISH_AFTER_RESUMING = _gate(
     date(2026, 12, 2),
     # Baseline 2 (2026-12-02 22:51 UTC) has it from the start; baseline-1 runs ask.
     open_before(date(2026, 12, 3)),
+)
+APPROVAL_ESCALATION = _gate(
+    "approval-escalation",
+    "a request whose approval policy reminds or reassigns waits on a timer until the next of "
+    "them is due, takes it (a trail entry, a notification) and waits again",
+    date(2026, 12, 7),
 )

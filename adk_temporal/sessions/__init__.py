@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..ids import SessionKey
 from .conversations import ConversationStore
+from .grants import GrantStore
 from .initial import create_session
 from .ledger import TokenLedger, TokenTotals
 from .memory import InMemorySessionService
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REMOVED_STATE_VALUE",
     "ConversationStore",
+    "GrantStore",
     "InMemorySessionService",
     "PartialChannel",
     "PostgresSessionService",

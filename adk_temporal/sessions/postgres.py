@@ -49,7 +49,7 @@ import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ..extras import needs_extra
 
@@ -62,6 +62,7 @@ with needs_extra("postgres", "PostgresSessionService"):
 
 from ..events import Event
 from ..ids import SessionKey
+from .grants import SqlGrants, Steps, drive_async, grant_tables
 from .ledger import LEDGER_COLUMNS, LedgerRow, SqlLedger, insert_sql, totals_sql
 from .partials import PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
@@ -89,6 +90,7 @@ _Connection = psycopg.AsyncConnection[TupleRow]
 # "statement": one autocommitted statement (a read that must see one snapshot is written as
 # one statement); "write": a read-committed transaction ordered by row locks.
 _Mode = Literal["statement", "write"]
+_T = TypeVar("_T")
 
 # Any fixed key works; it only has to be the same in every process creating the schema.
 _SCHEMA_LOCK_KEY = 0x61646B5F73657373
@@ -146,6 +148,9 @@ _INITIAL_TABLE = """CREATE TABLE IF NOT EXISTS adk_initial_states (
 # The ledger outlives sessions (a deleted session's tokens still count for its user and app),
 # so it keys rows by name, not by the session's primary key.
 _LEDGER_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_ledger ({LEDGER_COLUMNS})"
+
+# Created on open like the staged table: standing grants outlive sessions, as the ledger.
+_GRANT_TABLES = grant_tables("adk_", "DOUBLE PRECISION")
 
 # Created on open like the staged table. The advisory lock in publish_partial serialises a
 # session's publishers, so its pieces commit in sequence order and a follower reading "after
@@ -210,7 +215,7 @@ _LOCK_USER_STATE = (
 )
 
 
-class PostgresSessionService(SqlLedger, SessionService):
+class PostgresSessionService(SqlLedger, SqlGrants, SessionService):
     """Stores sessions in PostgreSQL; safe for many worker processes on many machines.
 
     The schema is created on first use, which also checks that the database is reachable.
@@ -233,6 +238,8 @@ class PostgresSessionService(SqlLedger, SessionService):
 
     _ledger_insert = insert_sql("adk_token_ledger", "%s", "postgres")
     _ledger_totals = totals_sql("adk_token_ledger", "%s")
+    # A use locks the grants it counts, so two calls never take a grant's last use twice.
+    _grant_sql = SqlGrants.grant_statements("%s", "adk_", " FOR UPDATE OF g")
 
     def __init__(
         self,
@@ -366,6 +373,16 @@ class PostgresSessionService(SqlLedger, SessionService):
     async def _insert_row(self, statement: str, row: LedgerRow) -> None:
         async with self._connection("statement") as conn:
             await conn.execute(statement, row)
+
+    async def _grant_steps(self, steps: Steps[_T], *, write: bool) -> _T:
+        async with self._connection("write" if write else "statement") as conn:
+
+            async def execute(sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+                cursor = await conn.execute(sql, params)
+                # Writes produce no rows, and fetching from them would raise.
+                return list(await cursor.fetchall()) if cursor.description else []
+
+            return await drive_async(steps, execute)
 
     async def _query_totals(self, statement: str, params: tuple[str, ...]) -> tuple[int, ...]:
         async with self._connection("statement") as conn:
@@ -574,7 +591,8 @@ class PostgresSessionService(SqlLedger, SessionService):
 
 async def _create_open_tables(conn: _Connection) -> None:
     """The tables added after schema version 1, created on every open."""
-    for statement in (_STAGED_TABLE, _INITIAL_TABLE, _LEDGER_TABLE, *_PARTIAL_TABLES):
+    tables = (_STAGED_TABLE, _INITIAL_TABLE, _LEDGER_TABLE, *_PARTIAL_TABLES, *_GRANT_TABLES)
+    for statement in tables:
         await conn.execute(statement)
 
 

@@ -1,10 +1,11 @@
-"""``SessionService``: what a worker needs of its session store — four jobs, one backend.
+"""``SessionService``: what a worker needs of its session store — five jobs, one backend.
 
 A backend implements the conversation (:class:`.ConversationStore`), the staging area of
 tool responses (:class:`.StagingArea`), the side channel of streamed pieces
-(:class:`.PartialChannel`) and the token ledger of cumulative budgets
-(:class:`.TokenLedger`) together, over one storage, because an append takes its staged
-responses and supersedes its pieces in the same transaction. Code that needs one job takes
+(:class:`.PartialChannel`), the token ledger of cumulative budgets (:class:`.TokenLedger`)
+and the standing grants of approvals (:class:`.GrantStore`) together, over one storage,
+because an append takes its staged responses and supersedes its pieces in the same
+transaction. Code that needs one job takes
 the narrow interface; workers and runners take this one.
 """
 
@@ -14,6 +15,7 @@ from types import TracebackType
 from typing import Protocol, Self
 
 from .conversations import ConversationStore
+from .grants import GrantStore
 from .ledger import TokenLedger
 from .partials import PartialChannel
 from .staging import StagingArea
@@ -21,9 +23,11 @@ from .staging import StagingArea
 __all__ = ["SessionService"]
 
 
-class SessionService(ConversationStore, StagingArea, PartialChannel, TokenLedger, Protocol):
-    """A session store: conversations, staged responses, partial pieces and the token
-    ledger, closable."""
+class SessionService(
+    ConversationStore, StagingArea, PartialChannel, TokenLedger, GrantStore, Protocol
+):
+    """A session store: conversations, staged responses, partial pieces, the token ledger
+    and standing grants, closable."""
 
     async def close(self) -> None:
         """Release connections and threads; the service is unusable afterwards.

@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 
 from ..events import Event
 from ..ids import SessionKey
+from .grants import SqlGrants, Steps, drive, grant_tables
 from .ledger import LEDGER_COLUMNS, LedgerRow, SqlLedger, insert_sql, totals_sql
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
@@ -121,6 +122,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS partial_events_session "
     "ON partial_events (app_name, user_id, session_id, sequence)",
     f"CREATE TABLE IF NOT EXISTS token_ledger ({LEDGER_COLUMNS})",
+    *grant_tables("", "REAL"),
 )
 
 _PARTIALS_OF_SESSION = "app_name = ? AND user_id = ? AND session_id = ?"
@@ -131,7 +133,7 @@ _SESSION_ROW = (
 )
 
 
-class SqliteSessionService(SqlLedger, SessionService):
+class SqliteSessionService(SqlLedger, SqlGrants, SessionService):
     """Stores sessions in one SQLite file; safe for several processes on one machine.
 
     The file and its schema are created on first use. Use ``async with`` or call
@@ -148,6 +150,7 @@ class SqliteSessionService(SqlLedger, SessionService):
 
     _ledger_insert = insert_sql("token_ledger", "?", "sqlite")
     _ledger_totals = totals_sql("token_ledger", "?")
+    _grant_sql = SqlGrants.grant_statements("?", "", "")
 
     def __init__(
         self,
@@ -308,6 +311,13 @@ class SqliteSessionService(SqlLedger, SessionService):
             return row
 
         return await self._run(read)
+
+    async def _grant_steps(self, steps: Steps[_T], *, write: bool) -> _T:
+        def run(conn: sqlite3.Connection) -> _T:
+            with _transaction(conn, write=write):
+                return drive(steps, lambda sql, params: conn.execute(sql, params).fetchall())
+
+        return await self._run(run)
 
     async def stage_events(self, key: SessionKey, events: Sequence[Event]) -> None:
         """Keep events aside (see :meth:`StagingArea.stage_events`)."""

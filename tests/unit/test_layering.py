@@ -48,6 +48,9 @@ CORE = [
     "adk_temporal.rewind",
     "adk_temporal.compaction",
     "adk_temporal.audit",
+    "adk_temporal.approvals",
+    "adk_temporal.flow.approving",
+    "adk_temporal.flow.replies",
 ]
 
 
@@ -140,7 +143,17 @@ LAYERS: list[set[str]] = [
         "extras",
         "model_limits",
     },
-    {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp", "summarizers"},
+    {
+        "resume",
+        "history",
+        "confirmation",
+        "tracing",
+        "models",
+        "tools",
+        "mcp",
+        "summarizers",
+        "approvals",
+    },
     {"sessions", "artifacts", "memory"},
     {"context", "flow", "notifications", "instructions", "rewind", "audit", "compaction"},
     {"agents", "output", "app", "following", "continuation", "workflow"},
