@@ -9,6 +9,7 @@ checked updates by default, so a wrong id is an error the caller sees.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any, Unpack
 
@@ -31,7 +32,7 @@ from temporalio.converter import PayloadCodec
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from .approvals import GrantTerms, InboxAction
+from .approvals import GrantTerms, InboxAction, InboxFilter
 from .artifacts import ArtifactService
 from .budgets import Budgets
 from .converter import adk_data_converter
@@ -46,6 +47,7 @@ from .flow.messages import (
     InvocationStatus,
     PendingRequest,
     Refusal,
+    RequestSummary,
     ResumeInput,
     as_content,
 )
@@ -88,11 +90,14 @@ def _waiting_query(
     task_queue: str | None,
     statuses: Sequence[AdkStatus] = ("awaiting_confirmation", "awaiting_input"),
     app_name: str | None = None,
+    user_id: str | None = None,
 ) -> str:
     values = ", ".join(quoted(s, "status") for s in statuses)
     query = f"AdkStatus IN ({values}) AND ExecutionStatus = 'Running'"
     if app_name is not None:
         query += f" AND AdkApp = {quoted(app_name, 'app_name')}"
+    if user_id is not None:
+        query += f" AND AdkUser = {quoted(user_id, 'user_id')}"
     if task_queue is not None:
         query += f" AND {task_queue_clause(task_queue)}"
     return query
@@ -653,6 +658,7 @@ class AdkClient:
         app_name: str | None = None,
         page_size: int = 100,
         page_token: str | None = None,
+        user_id: str | None = None,
     ) -> tuple[list[tuple[str, Published]], str | None]:
         """One page of the running invocations waiting for an answer, newest first, with
         what each published, and the token of the next page (``None``: the last).
@@ -664,18 +670,51 @@ class AdkClient:
             app_name: Only this app's runs; ``None`` lists every app's.
             page_size: At most this many runs (1 to 1000).
             page_token: The token the previous page returned; ``None`` for the first.
+            user_id: Only this user's (a tenant's) runs; ``None`` lists every user's.
 
         Raises:
             InvalidPageTokenError: The token was not handed out by a listing.
+            UnquotableValueError: A filter cannot stand in a visibility query.
         """
         page = await list_page(
             self.client,
-            _waiting_query(task_queue, app_name=app_name),
+            _waiting_query(task_queue, app_name=app_name, user_id=user_id),
             page_size=page_size,
             page_token=page_token,
         )
         runs = [(wf.id, Published.from_memo(await wf.memo())) for wf in page.executions]
         return runs, page.next_page_token
+
+    async def inbox_page(
+        self,
+        view: InboxFilter,
+        *,
+        app_name: str | None = None,
+        user_id: str | None = None,
+        page_size: int = 100,
+        page_token: str | None = None,
+        now: float | None = None,
+    ) -> tuple[list[tuple[str, RequestSummary]], str | None]:
+        """One page of waiting runs (as :meth:`waiting_page`, on this client's task queue),
+        their open requests that ``view`` shows (assignee, claimed, overdue, who looks), and
+        the next page's token. A page may hold fewer requests than runs: the inbox filters
+        read what each run published, after the visibility query.
+        """
+        runs, token = await self.waiting_page(
+            task_queue=self.task_queue,
+            app_name=app_name,
+            user_id=user_id,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        moment = time.time() if now is None else now
+        rows = [
+            (workflow_id, request)
+            for workflow_id, published in runs
+            for request in published.requests
+            if request.in_view(view, moment)
+        ]
+        return rows, token
 
     async def session_busy(self, key: SessionKey) -> bool:
         """Whether an invocation of the session runs or waits for an answer.

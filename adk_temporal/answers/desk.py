@@ -110,6 +110,37 @@ class AnswerDesk:
         )
         return await self.submit(workflow_id, answer, **delivery)
 
+    async def confirm_batch(
+        self,
+        workflow_id: str,
+        confirmed: bool,
+        request_ids: Sequence[str] | None = None,
+        **answer: Any,
+    ) -> list[tuple[str, Outcome]]:
+        """Approve or reject several confirmation requests of one run in one action, each
+        admitted as its own answer (its own vote under a policy).
+
+        Args:
+            workflow_id: The run.
+            confirmed: Approve or reject them all.
+            request_ids: The requests; ``None``: every confirmation the run published as open.
+            answer: What :meth:`confirm` takes besides the ids (who answers, the channel,
+                the delivery).
+
+        Returns:
+            Each request id with its outcome, in order; one refusal never stops the rest.
+
+        Raises:
+            RPCError: ``request_ids`` is ``None`` and the run cannot be described (no run).
+        """
+        if request_ids is None:
+            published = await self._adk.handle(workflow_id).published()
+            request_ids = [r.id for r in published.requests if r.kind == "confirmation"]
+        return [
+            (request_id, await self.confirm(workflow_id, request_id, confirmed, **answer))
+            for request_id in request_ids
+        ]
+
     async def resume(
         self,
         workflow_id: str,

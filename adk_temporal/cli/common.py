@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ..app import App
     from ..events import Event
     from ..flow.messages import PendingRequest, RequestSummary
+    from ..sessions import SessionService
     from ..tracing import Telemetry
 
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "session_options",
     "stop_on_signals",
     "telemetry_option",
+    "workers_store",
 ]
 
 EXIT_ERROR = 1
@@ -529,6 +531,20 @@ def print_event(event: Event) -> None:
         console.print(line)
 
 
+def workers_store(data_dir: Path, postgres_dsn: str | None) -> SessionService:
+    """The workers' session store of ``--data-dir`` (which must hold one) or
+    ``--postgres-dsn``.
+
+    Raises:
+        CliError: The data directory holds no session store.
+    """
+    from ..worker import session_store
+
+    if not postgres_dsn:
+        require_path(data_dir / "sessions.db", "session store")
+    return session_store(data_dir, postgres_dsn)
+
+
 def require_path(path: Path, what: str) -> None:
     if not path.exists():
         raise CliError(
@@ -563,17 +579,22 @@ class _LazyGroup(click.Group):
 
 _COMMANDS = {
     "artifacts": "adk_temporal.cli.stores:artifacts",
+    "assign": "adk_temporal.cli.inbox:assign",
     "audit": "adk_temporal.cli.audit:audit",
     "cancel": "adk_temporal.cli.operate:cancel",
     "chat": "adk_temporal.cli.chat:chat",
+    "claim": "adk_temporal.cli.inbox:claim",
     "codec-server": "adk_temporal.cli.encryption:codec_server",
     "confirm": "adk_temporal.cli.answers:confirm",
     "demo": "adk_temporal.cli.serving:demo",
     "dev": "adk_temporal.cli.serving:dev",
     "events": "adk_temporal.cli.stores:events",
     "fork": "adk_temporal.cli.history:fork",
+    "grants": "adk_temporal.cli.grants:grants",
+    "inbox": "adk_temporal.cli.inbox:inbox",
     "list": "adk_temporal.cli.operate:list_runs",
     "pending": "adk_temporal.cli.answers:pending",
+    "release": "adk_temporal.cli.inbox:release",
     "resume": "adk_temporal.cli.answers:resume",
     "rewind": "adk_temporal.cli.history:rewind",
     "rotate-key": "adk_temporal.cli.encryption:rotate_key",

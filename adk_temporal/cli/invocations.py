@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 from pathlib import Path
 
 import click
@@ -75,6 +76,13 @@ from .common import (
     help="Run exactly --agent: a root agent otherwise hands the message to the sub-agent "
     "the conversation is with.",
 )
+@click.option(
+    "--as",
+    "as_name",
+    metavar="NAME",
+    help="Who starts the invocation (and, with --local, answers its requests), as approval "
+    "policies and the audit see them [default: your login name].",
+)
 @click.option("--no-wait", is_flag=True, help="Print the workflow id and return at once.")
 @click.option(
     "--no-stream",
@@ -104,6 +112,7 @@ def run(
     priority: int | None,
     fairness_key: str | None,
     pin_agent: bool,
+    as_name: str | None,
     no_wait: bool,
     no_stream: bool,
     local: bool,
@@ -128,27 +137,22 @@ def run(
     config = RunConfig(
         max_steps=max_steps,
         token_budget=token_budget,
-        stream=streamed,
         priority=priority,
+        stream=streamed,
         fairness_key=fairness_key,
         pin_agent=pin_agent,
+        started_by=as_name or getpass.getuser(),
     )
     if local or local_app:
         if no_wait:
             raise click.UsageError("--local runs in this process; it cannot --no-wait")
-        served = local_agents(local_app)
-        run_command(
-            _run_local(served, data_dir, postgres_dsn, key, agent, message, config, as_json)
+        local_run = _run_local(
+            local_agents(local_app), data_dir, postgres_dsn, key, agent, message, config, as_json
         )
+        run_command(local_run)
 
     async def body() -> int:
-        sessions = None
-        if not no_wait:
-            if not postgres_dsn:
-                # The worker creates sessions.db on first use; its directory is there from
-                # the worker's start, so a first `run` against a fresh worker finds it.
-                require_path(data_dir, "data directory")
-            sessions = session_store(data_dir, postgres_dsn)
+        sessions = None if no_wait else _follower_store(data_dir, postgres_dsn)
         client = await connect(address, namespace)
         adk = AdkClient(client, task_queue=task_queue, session_service=sessions)
         try:
@@ -164,6 +168,15 @@ def run(
                 await sessions.close()
 
     run_command(body())
+
+
+def _follower_store(data_dir: Path, postgres_dsn: str | None) -> SessionService:
+    """The workers' session store, which ``run`` follows the events in."""
+    if not postgres_dsn:
+        # The worker creates sessions.db on first use; its directory is there from the
+        # worker's start, so a first `run` against a fresh worker finds it.
+        require_path(data_dir, "data directory")
+    return session_store(data_dir, postgres_dsn)
 
 
 def _print_started(handle: InvocationHandle, as_json: bool) -> int:
@@ -264,7 +277,10 @@ async def _run_local(
         invocation = await runner.start(*key, agent, message, config=config)
         try:
             status = await answer_on_terminal(
-                invocation, events.append if as_json else printer.feed, err_console
+                invocation,
+                events.append if as_json else printer.feed,
+                err_console,
+                config.started_by,
             )
             printer.close()
         except NoAnswerError:

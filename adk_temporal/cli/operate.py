@@ -26,7 +26,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from ..answers import TASK_STARTED, read_answers
+from ..answers import TASK_STARTED, RunAnswers, read_answers
 from ..client import AdkClient, InvocationHandle
 from ..flow.messages import InvocationStatus
 from ..ids import id_problem
@@ -219,7 +219,8 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
         last_error = await _last_error(client, workflow_id, description)
         status = await _status(handle, description, published)
         refused = status.ignored_signals if status else published.refused
-        held = await _held(adk, workflow_id, description, published)
+        answered = await read_answers(client, workflow_id)
+        held = _held(answered, description, published)
         shown: dict[str, Any] = {
             "workflow_id": workflow_id,
             "run_id": description.run_id,
@@ -235,6 +236,7 @@ def show(address: str, namespace: str, task_queue: str, workflow_id: str, as_jso
                 for r in published.requests
             ],
             "refused_answers": refused,
+            "answers": [{"request_id": rid, **a.as_json()} for rid, a in answered.every],
             "last_error": last_error,
             "workflow_task": _workflow_task(description),
         }
@@ -316,18 +318,14 @@ def _workflow_task(description: WorkflowExecutionDescription) -> dict[str, Any] 
     }
 
 
-async def _held(
-    adk: AdkClient,
-    workflow_id: str,
-    description: WorkflowExecutionDescription,
-    published: Published,
+def _held(
+    answered: RunAnswers, description: WorkflowExecutionDescription, published: Published
 ) -> dict[str, str]:
     """The open requests Temporal already holds an answer for, by id: ``approved``,
     ``rejected`` or ``answered``; the run applies them once a worker picks it up."""
     if not published.requests or description.status != WorkflowExecutionStatus.RUNNING:
         return {}
-    held = (await read_answers(adk.client, workflow_id)).held
-    return {request_id: earlier.decision for request_id, earlier in held.items()}
+    return {request_id: earlier.decision for request_id, earlier in answered.held.items()}
 
 
 def _print_shown(
@@ -367,6 +365,15 @@ def _print_shown(
         console.print(escape(f"  waits    {kind} of {request.call}: {asks}  [{request.id}]"))
     for refusal in shown["refused_answers"]:
         console.print(f"  refused  {refusal}")
+    for answer in shown["answers"]:
+        who = answer["answered_by"] or "(not recorded)"
+        when = f"{datetime.fromisoformat(answer['at']):%Y-%m-%d %H:%M:%S} UTC"
+        console.print(
+            escape(
+                f"  answer   {answer['decision']} by {who} via {answer['channel']} at {when}"
+                f"  [{answer['request_id']}]"
+            )
+        )
     task = shown["workflow_task"]
     if task is not None:
         since = f"{datetime.fromisoformat(task['since']):%H:%M:%S} UTC"

@@ -22,8 +22,10 @@ from adk_temporal.approvals import (
     Claim,
     GrantGiven,
     GrantTerms,
+    InboxFilter,
     TrailEntry,
     Vote,
+    inbox_matches,
 )
 from adk_temporal.budgets import Budgets, check_budget, json_size
 from adk_temporal.compaction import EventsCompactionConfig
@@ -711,6 +713,17 @@ class RequestSummary(BaseModel):
     """Who may not approve it (the invocation's requesters, under such a policy)."""
     reopened_from: str | None = None
     """The request this one re-opens."""
+
+    def in_view(self, view: InboxFilter, now: float) -> bool:
+        """Whether an inbox listing ``view`` shows this request at ``now``."""
+        return inbox_matches(
+            view,
+            assignee=self.assignee,
+            claimed_by=self.claimed_by,
+            claimed_until=self.claimed_until,
+            due_at=self.due_at,
+            now=now,
+        )
 
 
 class Refusal(BaseModel):

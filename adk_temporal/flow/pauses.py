@@ -20,6 +20,7 @@ from ..events import REQUEST_INPUT_FUNCTION_NAME, Event, InputRequest
 from .executor import Executor
 from .graph_messages import NodeRequest
 from .messages import InvocationRef, PendingInput, ResumeInput
+from .replies import answered_metadata
 from .requests import RequestBook
 
 __all__ = ["open_pause", "take_answers", "unwrap_answer"]
@@ -77,7 +78,8 @@ def take_answers(
     node receives, by interrupt id."""
     parts: list[types.Part] = []
     values: dict[str, Any] = {}
-    for taken in book.take([i for i in ids if book.answered([i])]):
+    closed = book.take([i for i in ids if book.answered([i])])
+    for taken in closed:
         assert isinstance(taken.answer, ResumeInput)  # the requests are input requests
         response = _as_response(taken.answer.input)
         values[taken.pending.id] = unwrap_answer(response)
@@ -92,5 +94,6 @@ def take_answers(
         branch=ref.branch,
         content=types.Content(role="user", parts=parts),
         timestamp=executor.now(),
+        custom_metadata=answered_metadata(closed),
     )
     return event, values

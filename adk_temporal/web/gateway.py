@@ -25,6 +25,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from ..answers import AnswerDesk, Outcome, RefusalReason, Refused
 from ..app import App
+from ..approvals import Grant, GrantTerms
 from ..artifacts import (
     ArtifactService,
     GetArtifactVersionRequest,
@@ -164,8 +165,10 @@ class Gateway:
         message: str,
         *,
         pin_agent: bool = False,
+        started_by: str | None = None,
     ) -> RunCreated:
-        """Start an invocation; a new session id when none is given (``pin_agent`` as for
+        """Start an invocation; a new session id when none is given (``pin_agent`` and
+        ``started_by``, the authenticated principal, as for
         :class:`~adk_temporal.run_config.RunConfig`).
 
         Raises:
@@ -180,7 +183,9 @@ class Gateway:
                 f"app {app_name!r} has no agent {agent!r}; it has: {', '.join(offered)}",
             )
         ids = SessionKey(app_name, user_id, session_id or f"s-{uuid.uuid4().hex[:12]}")
-        handle = await self.adk.start(*ids, agent, message, stream=True, pin_agent=pin_agent)
+        handle = await self.adk.start(
+            *ids, agent, message, stream=True, pin_agent=pin_agent, started_by=started_by
+        )
         return RunCreated(
             workflow_id=handle.workflow_id,
             run_id=handle.run_id,
@@ -363,10 +368,13 @@ class Gateway:
         answered_by: str | None = None,
         channel: str = "gateway",
         edited_args: dict[str, Any] | None = None,
+        groups: Sequence[str] | None = None,
+        grant: GrantTerms | None = None,
     ) -> AnswerOutcome:
         """Approve or reject a confirmation request through the answer desk (update first),
-        recorded as answered by ``answered_by`` (authenticated) through ``channel``; an
-        approval with ``edited_args`` runs the call with them.
+        recorded as answered by ``answered_by`` (authenticated, in ``groups``) through
+        ``channel``; an approval with ``edited_args`` runs the call with them, one with
+        ``grant`` lets later calls of the tool run unasked.
 
         Raises:
             ApiError: The desk refused the answer (:func:`refusal_error`).
@@ -381,6 +389,8 @@ class Gateway:
             answered_by=answered_by,
             channel=channel,
             edited_args=edited_args,
+            groups=groups,
+            grant=grant,
             policy="update_first",
             wait=self.answer_wait,
         )
@@ -394,6 +404,7 @@ class Gateway:
         *,
         answered_by: str | None = None,
         channel: str = "gateway",
+        groups: Sequence[str] | None = None,
     ) -> AnswerOutcome:
         """Answer an input request through the answer desk, recorded as :meth:`confirm`
         records it."""
@@ -404,6 +415,7 @@ class Gateway:
             value,
             answered_by=answered_by,
             channel=channel,
+            groups=groups,
             policy="update_first",
             wait=self.answer_wait,
         )
@@ -444,6 +456,8 @@ class Gateway:
             link.request_id,
             link.decision == "approve",
             call_digest=link.call_digest or None,
+            answered_by=link.recipient,
+            groups=link.groups,
             channel="link",
             policy="check_first",
             wait=self.answer_wait,
@@ -501,6 +515,13 @@ class Gateway:
             )
 
     # ---------------------------------------------------------------- stores
+
+    async def grants(self, app_name: str, user_id: str, session_id: str | None) -> list[Grant]:
+        """The standing grants of the user (those ``session_id``'s calls may use); none
+        without a session store."""
+        if self.sessions is None:
+            return []
+        return await self.sessions.list_grants(app_name, user_id, session_id)
 
     async def session(self, ids: SessionKey) -> Session | None:
         """The session as stored (events, state); ``None`` before its first step."""
@@ -569,6 +590,12 @@ _REFUSALS: dict[RefusalReason, tuple[int, str]] = {
     "run_closed": (409, "run_closed"),
     "no_run": (404, "no_invocation"),
     "wrong_run": (409, "wrong_run"),
+    "anonymous": (403, "anonymous"),
+    "not_an_approver": (403, "not_an_approver"),
+    "self_approval": (403, "self_approval"),
+    "duplicate_vote": (409, "duplicate_vote"),
+    "claimed": (409, "claimed"),
+    "stale": (409, "stale"),
 }
 """The HTTP status and error type of each reason the desk refuses an answer for; an
 ``invalid`` answer takes its typed error's (``invalid_input``, ``confirmation_mismatch``…)."""
