@@ -41,6 +41,7 @@ from ..errors import (
     UnencodableValueError,
 )
 from ..events import Event, EventActions, ToolConfirmation
+from ..faults import fault_point
 from ..flow.messages import StagedResult, ToolCallInput, ToolOptions, stage_id
 from ..state import TEMP_PREFIX
 from ..tools import FunctionTool
@@ -192,6 +193,7 @@ async def _gate(call: _Call, args: dict[str, Any]) -> dict[str, Any] | None:
             call.inp.grant, key=call.ref.key, tool=name, invocation_id=call.ref.invocation_id
         )
         await call.services.sessions.record_grant(grant)
+        fault_point("grant.after_record")
     return None
 
 
