@@ -54,7 +54,7 @@ GrantStatus: TypeAlias = Literal["active", "used_up", "expired", "revoked"]
 class GrantTerms(Checked):
     """What an approver grants with an approval.
 
-    Args:
+    Attributes:
         scope: ``session`` (later calls in this session) or ``user`` (in any session of
             the user, the app's).
         max_calls: How many later calls it covers at most.

@@ -44,7 +44,7 @@ def _positive(value: timedelta | None, name: str) -> timedelta | None:
 class ApprovalPolicy(Checked):
     """How a tool's calls are approved.
 
-    Args:
+    Attributes:
         approvals: How many distinct principals must approve (M of the approvers).
         approvers: The principals or groups that may answer (a name matches an answerer's
             principal or one of the groups their channel authenticated); empty: anyone.

@@ -39,6 +39,8 @@ def _line(entry: AuditEntry) -> str:
         who = "the runtime (its policy)"
     elif entry.decision == "granted":
         who = f"grant {entry.grant_id}"
+    elif entry.decision == "revoked":
+        who = entry.answered_by or "(not recorded)"
     else:
         who = f"{entry.answered_by or '(not recorded)'} via {entry.channel or '(not recorded)'}"
     digest = f" · call {entry.call_digest[:12]}" if entry.call_digest else ""

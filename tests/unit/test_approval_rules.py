@@ -21,8 +21,15 @@ from adk_temporal.approvals import (
     SelfApprovalError,
 )
 from adk_temporal.errors import EditNotAllowedError, InvalidAnswerError
-from adk_temporal.flow.messages import ConfirmInput, InvocationCarry, PendingConfirmation
+from adk_temporal.flow.messages import (
+    ConfirmInput,
+    InvocationCarry,
+    InvocationStatus,
+    PendingConfirmation,
+)
 from adk_temporal.flow.requests import RequestBook
+from adk_temporal.render import summary_lines
+from adk_temporal.workflows.details import render_details
 
 POLICY = ApprovalPolicy(approvals=2, approvers=("finance",), requester_may_approve=False)
 
@@ -208,3 +215,23 @@ def test_votes_and_inbox_state_cross_continue_as_new() -> None:
     assert [v.by for v in pending.votes] == ["alice"] and pending.assignee == "finance-eu"
     assert isinstance(restored.problem(_vote("alice")), DuplicateVoteError)
     assert restored.accept(_vote("bob")) == "accepted"
+
+
+def test_the_ui_details_and_pending_listing_show_votes_approvers_and_claims() -> None:
+    """A quorum request's details (Temporal UI) and its published summary (``pending``)
+    say how many votes it has of how many, who voted, who may answer and who claimed it."""
+    book = _book()
+    book.accept(_vote("alice"))
+    claim = InboxAction(
+        request_id="adk-1", action="claim", answered_by="bob", groups=["finance"], seconds=60
+    )
+    book.take_inbox(claim, 120.0)
+    [pending] = book.unanswered()
+    status = InvocationStatus(
+        status="awaiting_confirmation", invocation_id="e-1", agent="a", step=1
+    )
+    details = render_details("adk/a/u/s", status, [pending])
+    assert "votes: 1 of 2 (alice approved)" in details
+    assert "approvers: finance" in details and "claimed by bob until" in details
+    text = "\n".join(str(line) for line in summary_lines("adk/a/u/s", pending.summary(), "x:1"))
+    assert "votes    1 of 2 alice approved" in text and "claimed  by bob" in text
