@@ -527,6 +527,7 @@ class AdkClient:
         *,
         invocation_id: str | None = None,
         config: RunConfig | None = None,
+        started_by: str | None = None,
         **options: Unpack[RunOptions],
     ) -> InvocationHandle:
         """Start an invocation of ``agent`` with ``message`` in the session.
@@ -540,6 +541,9 @@ class AdkClient:
             invocation_id: Keep an id chosen by the caller (``e-<uuid>`` otherwise).
             config: The run's limits and switches (:class:`~adk_temporal.run_config.RunConfig`);
                 the defaults when ``None``.
+            started_by: Who starts it, as the caller authenticated them: recorded with the
+                run, and kept from approving its calls by a policy with
+                ``requester_may_approve=False``.
             options: Fields of :class:`~adk_temporal.run_config.RunConfig` that replace
                 ``config``'s (``max_steps=3``, ``stream=True``, …).
 
@@ -562,6 +566,7 @@ class AdkClient:
             budgets=self.budgets,
             answer_address=self.client.service_client.config.target_host,
             invocation_id=invocation_id,
+            started_by=started_by,
             baseline=BASELINE,
             **run.model_dump(),
         )

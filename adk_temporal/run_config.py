@@ -62,12 +62,6 @@ class RunConfig(BaseModel):
     a busy queue, so one tenant's burst cannot starve the others. Temporal only; a
     self-hosted server needs ``matching.enableFairness``."""
 
-    started_by: str | None = Field(default=None, min_length=1, max_length=200)
-    """Who started the invocation, as the starting surface authenticated them (the gateway's
-    token, the CLI's ``--as`` or login name); an approval policy with
-    ``requester_may_approve=False`` keeps them — and the session's user — from approving
-    its calls."""
-
     def options(self) -> RunConfig:
         """These options alone: a subclass (a workflow's start input) drops its own fields."""
         return RunConfig.model_validate(self.model_dump(include=set(RunConfig.model_fields)))
@@ -94,7 +88,6 @@ class RunOptions(TypedDict, total=False):
     fairness_key: str | None
     pin_agent: bool
     escalation: Escalation
-    started_by: str | None
 
 
 def with_options(config: RunConfig | None, options: RunOptions) -> RunConfig:

@@ -493,6 +493,7 @@ class Runner:
         *,
         invocation_id: str | None = None,
         config: RunConfig | None = None,
+        started_by: str | None = None,
         **options: Unpack[RunOptions],
     ) -> LocalInvocation:
         """Start an invocation of ``agent`` with ``message``; it runs as a task.
@@ -537,7 +538,7 @@ class Runner:
             ref,
             config=run,
             budgets=self.budgets,
-            book=RequestBook(self.budgets, requesters=requesters_of(run.started_by, user_id)),
+            book=RequestBook(self.budgets, requesters=requesters_of(started_by, user_id)),
         )
         invocation = LocalInvocation(self, flow, executor, key)
         self._running.add(workflow_id)

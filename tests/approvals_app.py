@@ -51,7 +51,7 @@ _FAILED_ONCE: set[str] = set()
 
 
 def _effect(name: str, ctx: ToolContext, **fields: Any) -> None:
-    line = {"tool": name, "call": ctx.function_call_id, **fields}
+    line = {"tool": name, "session": ctx.session_id, "call": ctx.function_call_id, **fields}
     path = os.environ.get(EFFECTS_ENV)
     if path is None:
         EFFECTS.append(line)
@@ -101,8 +101,9 @@ def wire(amount: int, ctx: ToolContext) -> dict[str, Any]:
 
 
 def _first_attempt_fails(ctx: ToolContext) -> None:
-    if ctx.function_call_id not in _FAILED_ONCE:
-        _FAILED_ONCE.add(ctx.function_call_id)
+    # Keyed by the call's idempotency key: scripted call ids repeat across sessions.
+    if ctx.idempotency_key not in _FAILED_ONCE:
+        _FAILED_ONCE.add(ctx.idempotency_key)
         raise ConnectionError("the warehouse did not answer")
 
 
@@ -217,7 +218,7 @@ async def stale_then_shipped(run: Any) -> PendingConfirmation:
     [second] = await run.pending()
     assert isinstance(second, PendingConfirmation)
     assert second.reopened_from == first.id and "max_age" in second.hint
-    assert not [e for e in tool_effects("ship") if e["call"] == first.function_call_id]
+    assert not shipped(run, first)
     with pytest.raises(StaleRequestError, match=second.id):
         await run.confirm(first.id, True, answered_by="bob")
     while (await run.status()).status == "awaiting_confirmation":
@@ -225,6 +226,17 @@ async def stale_then_shipped(run: Any) -> PendingConfirmation:
         await run.confirm(again.id, True, answered_by="bob")
         await until(functools.partial(_moved_on, run, again.id))
     return first
+
+
+def shipped(run: Any, request: PendingConfirmation) -> list[dict[str, Any]]:
+    """The ``ship`` effects of ``request``'s call in ``run``'s session (call ids repeat
+    across sessions)."""
+    session = run.workflow_id.rsplit("/", 1)[-1]
+    return [
+        e
+        for e in tool_effects("ship")
+        if (e["session"], e["call"]) == (session, request.function_call_id)
+    ]
 
 
 async def _moved_on(run: Any, request_id: str) -> bool:

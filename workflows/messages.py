@@ -100,6 +100,11 @@ class InvocationInput(RunConfig):
     answer_address: str | None = None
     """The Temporal address the starting client used: the UI's answer commands name it."""
     carry: InvocationCarry | None = None
+    started_by: str | None = None
+    """Who started the invocation, as the starting surface authenticated them (the gateway's
+    token, the CLI's ``--as`` or login name); an approval policy with
+    ``requester_may_approve=False`` keeps them — and the session's user — from approving
+    its calls. Kept out of the options steps see, so step inputs do not grow with it."""
     baseline: int = 0
     """What the run has from its start, set by the client that starts it: at 1, every
     behaviour change released until then without a patch marker, and ids drawn from the run

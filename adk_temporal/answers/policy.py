@@ -52,7 +52,6 @@ def _problem(
         answer.confirmed,
         request_id=request.id,
         requesters=request.requesters,
-        assignee=request.assignee,
     )
 
 

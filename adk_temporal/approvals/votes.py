@@ -67,14 +67,15 @@ class Answerer(NamedTuple):
 
 
 def approver_problem(
-    policy: ApprovalPolicy, who: Answerer, request_id: str, assignee: str | None = None
+    policy: ApprovalPolicy, who: Answerer, request_id: str, reassigned: bool = False
 ) -> NotAnApproverError | None:
     """Why ``who`` is none of the approvers, or ``None``: they are (by principal or group),
-    the policy names none, or the request's assignee is them (an operator or the escalation
-    moved it there)."""
+    or the policy names none. Once the policy's escalation ``reassigned`` the request, its
+    ``reassign_to`` approves too; an operator's assignment only routes the inbox."""
     if not policy.approvers:
         return None
-    allowed = {*policy.approvers, *([assignee] if assignee else [])}
+    extra = [policy.reassign_to] if reassigned and policy.reassign_to else []
+    allowed = {*policy.approvers, *extra}
     if who.principal in allowed or any(g in allowed for g in who.groups):
         return None
     return NotAnApproverError(
@@ -91,7 +92,7 @@ def vote_problem(
     *,
     request_id: str,
     requesters: Collection[str],
-    assignee: str | None = None,
+    reassigned: bool = False,
 ) -> PolicyRefusalError | None:
     """Why the policy does not take this vote, or ``None``.
 
@@ -102,7 +103,8 @@ def vote_problem(
         approve: The vote.
         request_id: Names the request in the refusal.
         requesters: The principals that count as the invocation's requester.
-        assignee: The request's assignee now.
+        reassigned: The policy's escalation reassigned the request (its ``reassign_to``
+            may answer too).
     """
     if who.principal is None:
         if not policy.counts_principals():
@@ -117,7 +119,7 @@ def vote_problem(
             f"{who.principal} voted on request {request_id!r} already: {earlier.describe()}; "
             "one vote per principal"
         )
-    outsider = approver_problem(policy, who, request_id, assignee)
+    outsider = approver_problem(policy, who, request_id, reassigned)
     if outsider is not None:
         return outsider
     if approve and not policy.requester_may_approve and who.principal in requesters:

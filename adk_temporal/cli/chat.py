@@ -109,7 +109,9 @@ def _local_turn(runner: Runner, key: SessionKey, agent: str) -> Turn:
 
     async def turn(message: str) -> bool:
         shown = _Shown()
-        invocation = await runner.start(*key, agent, message, config=_config())
+        invocation = await runner.start(
+            *key, agent, message, config=_CONFIG, started_by=getpass.getuser()
+        )
         try:
             status = await answer_on_terminal(invocation, shown.feed, err_console)
         except NoAnswerError:
@@ -195,7 +197,7 @@ def _worker_turn(
     ``seen`` then warns if this client's store had none of its events."""
 
     async def turn(message: str) -> bool:
-        handle = await start_invocation(adk, key, agent, message, _config())
+        handle = await start_invocation(adk, key, agent, message, _CONFIG, getpass.getuser())
         status = await _follow(handle, _DeskAnswers(adk, handle.workflow_id))
         if status is None:
             return False
@@ -231,9 +233,7 @@ async def _chat_worker(
     return await _converse(_worker_turn(adk, key, agent, seen))
 
 
-def _config() -> RunConfig:
-    """A chat turn's options: streamed, started by the person at this terminal."""
-    return RunConfig(stream=True, started_by=getpass.getuser())
+_CONFIG = RunConfig(stream=True)
 
 
 """Every chat turn streams: the text prints as the model writes it."""

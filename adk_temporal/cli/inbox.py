@@ -308,7 +308,8 @@ def assign(
     groups: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Assign a waiting request to a group or principal (who may then answer it)."""
+    """Assign a waiting request to a group or principal: it moves to their inbox (the
+    request's approval policy still says who may answer it)."""
     done = f"assigned to {assignee}:"
     who = (as_name, groups)
     _act(

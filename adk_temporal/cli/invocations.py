@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -141,22 +142,22 @@ def run(
         stream=streamed,
         fairness_key=fairness_key,
         pin_agent=pin_agent,
-        started_by=as_name or getpass.getuser(),
     )
+    starter = as_name or getpass.getuser()
     if local or local_app:
         if no_wait:
             raise click.UsageError("--local runs in this process; it cannot --no-wait")
-        local_run = _run_local(
-            local_agents(local_app), data_dir, postgres_dsn, key, agent, message, config, as_json
+        ask = _Ask(key, agent, message, starter)
+        run_command(
+            _run_local(local_agents(local_app), data_dir, postgres_dsn, ask, config, as_json)
         )
-        run_command(local_run)
 
     async def body() -> int:
         sessions = None if no_wait else _follower_store(data_dir, postgres_dsn)
         client = await connect(address, namespace)
         adk = AdkClient(client, task_queue=task_queue, session_service=sessions)
         try:
-            handle = await start_invocation(adk, key, agent, message, config)
+            handle = await start_invocation(adk, key, agent, message, config, starter)
             if no_wait:
                 return _print_started(handle, as_json)
             code, ran = await _follow(handle, address, namespace, task_queue, as_json, streamed)
@@ -216,16 +217,21 @@ async def warn_if_stored_elsewhere(
 
 
 async def start_invocation(
-    adk: AdkClient, key: SessionKey, agent: str, message: str, config: RunConfig
+    adk: AdkClient,
+    key: SessionKey,
+    agent: str,
+    message: str,
+    config: RunConfig,
+    started_by: str | None = None,
 ) -> InvocationHandle:
-    """Start the invocation, saying so when no worker is there to run it.
+    """Start the invocation as ``started_by``, saying so when no worker is there to run it.
 
     Raises:
         CliError: No worker of the task queue serves the app, or the session is busy.
     """
     workers = await _check_workers(adk, key.app_name)
     try:
-        handle = await adk.start(*key, agent, message, config=config)
+        handle = await adk.start(*key, agent, message, config=config, started_by=started_by)
     except SessionBusyError as err:
         raise CliError(
             str(err),
@@ -258,29 +264,39 @@ async def _check_workers(adk: AdkClient, app_name: str) -> list[str]:
     return identities
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """What ``run`` starts: the session, the agent, the message, and who starts it."""
+
+    key: SessionKey
+    agent: str
+    message: str
+    starter: str
+
+
 async def _run_local(
     app: App,
     data_dir: Path,
     postgres_dsn: str | None,
-    key: SessionKey,
-    agent: str,
-    message: str,
+    ask: _Ask,
     config: RunConfig,
     as_json: bool,
 ) -> int:
-    """``run --local``: the invocation in this process, its requests answered here."""
+    """``run --local``: the invocation in this process, started (and its requests answered
+    here) as ``ask.starter``."""
+    key, agent, message, starter = ask.key, ask.agent, ask.message, ask.starter
     sessions = session_store(data_dir, postgres_dsn)
     runner = Runner(app, stores=Stores(sessions, artifact_store(data_dir)))
     events: list[Event] = []
     printer = StreamPrinter(console)
     try:
-        invocation = await runner.start(*key, agent, message, config=config)
+        invocation = await runner.start(*key, agent, message, config=config, started_by=starter)
         try:
             status = await answer_on_terminal(
                 invocation,
                 events.append if as_json else printer.feed,
                 err_console,
-                config.started_by,
+                starter,
             )
             printer.close()
         except NoAnswerError:

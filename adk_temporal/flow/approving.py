@@ -78,7 +78,7 @@ def answer_problem(
         answer.confirmed,
         request_id=pending.id,
         requesters=requesters,
-        assignee=pending.assignee,
+        reassigned=_reassigned(pending),
     )
     if problem is not None:
         return problem
@@ -92,6 +92,11 @@ def answer_problem(
             "approve the call as it was asked, without edited arguments"
         )
     return _grant_problem(pending, answer)
+
+
+def _reassigned(pending: PendingRequest) -> bool:
+    """Whether the runtime's escalation reassigned ``pending`` (not an operator)."""
+    return any(e.action == "reassigned" and e.by is None for e in pending.trail)
 
 
 def _grant_problem(pending: PendingConfirmation, answer: ConfirmInput) -> AdkRequestError | None:
@@ -138,9 +143,11 @@ def inbox_problem(
     claimed = claim_problem(pending.claim, action.answered_by, now, pending.id)
     if claimed is not None:
         return claimed
+    if action.action == "release" and (pending.claim is None or not pending.claim.holds(now)):
+        return InvalidAnswerError(f"request {pending.id!r} is not claimed: nothing to release")
     if action.action == "claim" and isinstance(pending, PendingConfirmation):
         policy = pending.policy or DEFAULT_POLICY
-        outsider = approver_problem(policy, action.answerer, pending.id, pending.assignee)
+        outsider = approver_problem(policy, action.answerer, pending.id, _reassigned(pending))
         if outsider is not None:
             return outsider
     return _trail_full(pending)

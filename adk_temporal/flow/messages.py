@@ -592,6 +592,15 @@ class PendingConfirmation(_OpenRequest):
     """Under a policy that keeps requesters from approving: who they are (who started the
     invocation, the session's user), published so a client refuses their approval early."""
 
+    def _approvers(self) -> list[str]:
+        """Who may answer now: the policy's approvers, and its ``reassign_to`` once its
+        escalation reassigned the request."""
+        if self.policy is None:
+            return []
+        moved = any(e.action == "reassigned" and e.by is None for e in self.trail)
+        extra = [self.policy.reassign_to] if moved and self.policy.reassign_to else []
+        return [*self.policy.approvers, *extra]
+
     def summary(self) -> RequestSummary:
         """What is published about this request where Temporal serves it without a worker."""
         return self._summary(
@@ -601,7 +610,7 @@ class PendingConfirmation(_OpenRequest):
             payload_preview=_preview(self.payload),
             votes=[VoteSummary.of(v) for v in self.votes],
             approvals=self.policy.approvals if self.policy is not None else 1,
-            approvers=list(self.policy.approvers) if self.policy is not None else [],
+            approvers=self._approvers(),
             requesters=self.requesters,
             reopened_from=self.reopened_from,
         )

@@ -39,15 +39,18 @@ Steps = Generator[tuple[str, tuple[Any, ...]], list[tuple[Any, ...]], _T]
 """A transaction's statements: each step yields ``(sql, params)`` and is sent the rows."""
 
 
-def grant_tables(prefix: str, real: str) -> tuple[str, str]:
-    """The grants table and the uses table (``prefix`` before their names; ``real`` the
-    backend's floating-point type)."""
+def grant_tables(prefix: str, real: str) -> tuple[str, str, str]:
+    """The grants table, its index by user and tool (what a call looks grants up by), and
+    the uses table (``prefix`` before their names; ``real`` the backend's floating-point
+    type)."""
     return (
         f"""CREATE TABLE IF NOT EXISTS {prefix}approval_grants (
             app_name TEXT NOT NULL, grant_id TEXT NOT NULL, user_id TEXT NOT NULL,
             session_id TEXT, tool TEXT NOT NULL, granted_at {real} NOT NULL,
             expires_at {real} NOT NULL, revoked_at {real}, revoked_by TEXT,
             grant_json TEXT NOT NULL, PRIMARY KEY (app_name, grant_id))""",
+        f"CREATE INDEX IF NOT EXISTS {prefix}approval_grants_by_tool "
+        f"ON {prefix}approval_grants (app_name, user_id, tool)",
         f"""CREATE TABLE IF NOT EXISTS {prefix}approval_grant_uses (
             app_name TEXT NOT NULL, use_id TEXT NOT NULL, grant_id TEXT NOT NULL,
             used_at {real} NOT NULL, PRIMARY KEY (app_name, use_id))""",

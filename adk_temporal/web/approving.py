@@ -253,7 +253,8 @@ APPROVAL_OPERATIONS = [
         "POST",
         f"{_REQUEST}/assign",
         assign,
-        "Assign a waiting request to a group or principal (who may then answer it)",
+        "Assign a waiting request to a group or principal (its inbox; the policy still says "
+        "who may answer)",
         body=AssignBody,
         reply=AnswerOutcome,
         replies=(200, 202),

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.integration
 
 WORKER_APP = "tests.approvals_app:app"
 # A step whose worker died is retried once its start-to-close timeout passes; keep it short.
-TIMEOUTS = RunConfig(model_timeout_seconds=4.0, tool_timeout_seconds=4.0, started_by="carol")
+TIMEOUTS = RunConfig(model_timeout_seconds=4.0, tool_timeout_seconds=4.0)
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ async def _start(
     client: Client, deployment: Deployment, message: str, session: str
 ) -> InvocationHandle:
     adk = AdkClient(client, task_queue=deployment.task_queue)
-    return await adk.start(APP, USER, session, AGENT, message, config=TIMEOUTS)
+    return await adk.start(APP, USER, session, AGENT, message, config=TIMEOUTS, started_by="carol")
 
 
 async def test_a_worker_killed_between_two_votes_loses_neither(

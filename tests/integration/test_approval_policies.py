@@ -102,7 +102,7 @@ async def test_max_age_reopens_an_approval_that_waited_too_long(
         handle, _ = await start(rt, "ship lamp")
         first = await approvals_app.stale_then_shipped(handle)
         assert (await handle.result()).status == "completed"
-    assert len([e for e in tool_effects("ship") if e["call"] == first.function_call_id]) == 1
+    assert len(approvals_app.shipped(handle, first)) == 1
 
 
 async def test_reminder_reassignment_and_default_action_fire_on_durable_timers(

@@ -235,3 +235,16 @@ def test_the_ui_details_and_pending_listing_show_votes_approvers_and_claims() ->
     assert "approvers: finance" in details and "claimed by bob until" in details
     text = "\n".join(str(line) for line in summary_lines("adk/a/u/s", pending.summary(), "x:1"))
     assert "votes    1 of 2 alice approved" in text and "claimed  by bob" in text
+
+
+def test_an_assignment_routes_the_inbox_but_grants_no_right_to_approve() -> None:
+    """bob (in sales) assigns the refund to himself: it is in his inbox, his approval is
+    still refused; releasing a claim nobody holds is refused."""
+    book = _book()
+    assign = InboxAction(request_id="adk-1", action="assign", answered_by="bob", assignee="bob")
+    assert book.take_inbox(assign, 101.0) == "accepted"
+    [pending] = book.unanswered()
+    assert pending.assignee == "bob"
+    assert isinstance(book.problem(_vote("bob", groups=["sales"])), NotAnApproverError)
+    release = InboxAction(request_id="adk-1", action="release", answered_by="bob")
+    assert isinstance(book.inbox_problem(release, 102.0), InvalidAnswerError)
