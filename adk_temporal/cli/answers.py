@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -121,7 +122,10 @@ async def _list_waiting(adk: AdkClient, paging: Paging, address: str, as_json: b
             # One line per request, ids whole: the console never wraps them.
             asks = row["hint"] if row["kind"] == "confirmation" else row["message"]
             kind = "approval" if row["kind"] == "confirmation" else "input"
-            console.print(f"{row['workflow_id']}  {row['id']}  {kind} of {row['call']}: {asks}")
+            policy = _policy_note(row)
+            console.print(
+                f"{row['workflow_id']}  {row['id']}  {kind} of {row['call']}: {asks}{policy}"
+            )
             if row.get("payload_preview"):
                 # What is approved, on one line: the request's own listing has it indented.
                 console.print(f"    payload {_one_line(row['payload_preview'])}")
@@ -135,6 +139,16 @@ async def _list_waiting(adk: AdkClient, paging: Paging, address: str, as_json: b
         "`pending --workflow-id ID` prints the exact commands"
     )
     return 0
+
+
+def _policy_note(row: dict[str, Any]) -> str:
+    """`` · 1 of 2 votes · claimed by alice`` for a request under a policy, else ``""``."""
+    notes = []
+    if row.get("approvals", 1) > 1:
+        notes.append(f"{len(row.get('votes') or [])} of {row['approvals']} votes")
+    if row.get("claimed_by") and (row.get("claimed_until") or 0) > time.time():
+        notes.append(f"claimed by {row['claimed_by']}")
+    return "".join(f" · {note}" for note in notes)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
