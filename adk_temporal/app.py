@@ -13,11 +13,12 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from .agents import BaseAgent
+from .approvals import ApprovalPolicy
 from .artifacts import ArtifactService
 from .compaction import EventsCompactionConfig
 from .double_texting import DoubleTexting
@@ -80,6 +81,10 @@ class App:
             ``interrupt`` or ``rollback`` (see ``docs/guides/double-texting.md``). The run
             learns it from its first model step; Temporal only (in-process, a busy session
             refuses).
+        approval_policies: Approval policies by tool name, replacing the tools' own
+            (``approval=`` on the tool): who approves its calls, how many, for how long,
+            reminders and reassignment (see ``docs/guides/approvals.md``). A tool named
+            here requires confirmation of every call.
     """
 
     agents: Sequence[BaseAgent]
@@ -95,6 +100,7 @@ class App:
     on_event: Sequence[EventCallback] = ()
     retention: timedelta | None = None
     double_texting: DoubleTexting = "reject"
+    approval_policies: Mapping[str, ApprovalPolicy] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,14 @@
 Read from the session's events, where the runtime records each answer in the reply event
 of its request (``adk_request_confirmation`` / ``adk_request_input`` function responses):
 the decision, the call digest, and — for answers taken since answers were stamped — who
-answered, how, and the run's time of taking it. Nothing here trusts a caller's clock or a
-principal named in a request body: the channel that authenticated the answerer wrote it.
+answered, how, and the run's time of taking it. A request under an approval policy lists
+every vote, and the claims, assignments, reminders and reassignments it went through; an
+approval may carry a standing grant, and each call a grant let through cites it in its
+response event. Answers stored as plain function responses (a long-running tool's, a graph
+node's input) name who answered in the event's ``custom_metadata``. A grant's revocation
+lives with the grant in the session store (:func:`revocation_entries`). Nothing here
+trusts a caller's clock or a principal named in a request body: the channel that
+authenticated the answerer wrote it.
 """
 
 from __future__ import annotations
@@ -12,28 +18,52 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from .approvals import GRANT_KEY, Grant, TrailEntry
 from .confirmation import EDITED_ARGS_KEY, EDITED_DIGEST_KEY
 from .events import REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME, Event
+from .flow.replies import GRANT_REPLY_KEY, TRAIL_KEY, VOTES_KEY
 from .flow.requests import ANSWERED_KEY
 
-__all__ = ["AuditEntry", "AuditList", "Decision", "audit_entries"]
+__all__ = ["AuditEntry", "AuditList", "Decision", "audit_entries", "revocation_entries"]
 
-Decision = Literal["approved", "rejected", "expired", "answered"]
-"""What an answer decided; ``answered`` is an input request's value."""
+Decision = Literal[
+    "approved",
+    "rejected",
+    "expired",
+    "answered",
+    "claimed",
+    "released",
+    "assigned",
+    "reminded",
+    "reassigned",
+    "granted",
+    "revoked",
+]
+"""What an entry records: a decision (``answered`` is an input request's value), a vote
+(``approved``/``rejected`` with ``vote`` set), something that happened to a waiting request
+(``claimed``, ``released``, ``assigned``, ``reminded``, ``reassigned``), a call a standing
+grant let through unasked (``granted``) or a grant's revocation (``revoked``)."""
+
+_KINDS: dict[str, Literal["confirmation", "input"]] = {
+    REQUEST_CONFIRMATION_FUNCTION_NAME: "confirmation",
+    REQUEST_INPUT_FUNCTION_NAME: "input",
+}
 
 
 class AuditEntry(BaseModel):
-    """One answered request, as the audit listing shows it."""
+    """One entry of the audit listing."""
 
     request_id: str
+    """The request (or, for ``granted``, the call; for ``revoked``, the grant's request)."""
     kind: Literal["confirmation", "input"]
     tool: str
     """The tool whose call the request is about (``""`` when the request was not found)."""
     decision: Decision
     answered_by: str | None = None
-    """Who answered, as their channel authenticated them; ``None``: not recorded."""
+    """Who answered (or acted), as their channel authenticated them; ``None``: not recorded
+    (or the runtime itself: a reminder, a reassignment)."""
     channel: str | None = None
     """How the answer came (``gateway``, ``link``, ``cli``, ``signal``…)."""
     answered_at: float | None = None
@@ -44,13 +74,19 @@ class AuditEntry(BaseModel):
     """The arguments the approver edited, which the call ran with (``None``: not edited)."""
     edited_call_digest: str = ""
     """The digest of the edited call, which the call was re-bound to."""
+    vote: bool = False
+    """An approval or rejection counted by a policy (one of several, or the deciding one)."""
+    assignee: str | None = None
+    """The new assignee of an ``assigned`` or ``reassigned`` entry."""
+    grant_id: str | None = None
+    """The standing grant an approval gave, a ``granted`` call ran under, or was revoked."""
     invocation_id: str = ""
     event_id: str = ""
-    """The reply event that records the answer."""
+    """The event that records the entry."""
 
 
 class AuditList(BaseModel):
-    """A session's answered requests, oldest first."""
+    """A session's audit entries, oldest first."""
 
     entries: list[AuditEntry]
 
@@ -60,10 +96,7 @@ def _tools(events: Iterable[Event]) -> dict[str, str]:
     tools: dict[str, str] = {}
     for event in events:
         for call in event.function_calls():
-            if call.id and call.name in (
-                REQUEST_CONFIRMATION_FUNCTION_NAME,
-                REQUEST_INPUT_FUNCTION_NAME,
-            ):
+            if call.id and call.name in _KINDS:
                 original = (call.args or {}).get("originalFunctionCall")
                 name = original.get("name") if isinstance(original, Mapping) else None
                 tools[call.id] = name if isinstance(name, str) else ""
@@ -85,39 +118,155 @@ def _beside(event: Event, request_id: str | None) -> Any:
     return answered.get(request_id or "") if isinstance(answered, Mapping) else None
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _trail(recorded: Any) -> list[TrailEntry]:
+    """A reply's trail, each entry that reads as one (a hand-written reply may hold junk)."""
+    steps: list[TrailEntry] = []
+    for item in recorded if isinstance(recorded, list) else []:
+        try:
+            steps.append(TrailEntry.model_validate(item))
+        except ValidationError:
+            continue
+    return steps
+
+
+def _reply_entries(
+    event: Event,
+    request_id: str,
+    kind: Literal["confirmation", "input"],
+    tool: str,
+    response: Mapping[str, Any],
+) -> list[AuditEntry]:
+    """The entries of one reply: its trail, then its votes or its one decision."""
+    base: dict[str, Any] = {
+        "request_id": request_id,
+        "kind": kind,
+        "tool": tool,
+        "invocation_id": event.invocation_id,
+        "event_id": event.id,
+    }
+    digest = _text(response.get("callDigest")) or ""
+    entries = [
+        AuditEntry(
+            decision=step.action,
+            answered_by=step.by,
+            channel=step.channel,
+            answered_at=step.at,
+            assignee=step.assignee,
+            call_digest=digest,
+            **base,
+        )
+        for step in _trail(response.get(TRAIL_KEY))
+    ]
+    # A graph's pause keeps the response as sent, and its answerer beside it.
+    record = response.get(ANSWERED_KEY, _beside(event, request_id))
+    who = record if isinstance(record, Mapping) else {}
+    edited = response.get(EDITED_ARGS_KEY)
+    grant = response.get(GRANT_REPLY_KEY)
+    decided = AuditEntry(
+        decision=_decision(kind, response),
+        answered_by=who.get("by"),
+        channel=who.get("channel"),
+        answered_at=who.get("at"),
+        call_digest=digest,
+        edited_args=dict(edited) if isinstance(edited, Mapping) else None,
+        edited_call_digest=_text(response.get(EDITED_DIGEST_KEY)) or "",
+        grant_id=_text(grant.get("id")) if isinstance(grant, Mapping) else None,
+        **base,
+    )
+    votes = [v for v in response.get(VOTES_KEY) or [] if isinstance(v, Mapping)]
+    for index, vote in enumerate(votes):
+        deciding = index == len(votes) - 1 and decided.decision != "expired"
+        entries.append(
+            AuditEntry(
+                decision="approved" if vote.get("decision") == "approved" else "rejected",
+                answered_by=vote.get("by"),
+                channel=vote.get("channel"),
+                answered_at=vote.get("at"),
+                call_digest=digest,
+                vote=True,
+                grant_id=decided.grant_id if deciding else None,
+                **base,
+            )
+        )
+    if not votes or decided.decision == "expired":
+        entries.append(decided)
+    return entries
+
+
+def _metadata_entries(event: Event, tools: Mapping[str, str]) -> list[AuditEntry]:
+    """The entries an event's ``custom_metadata`` holds: calls run under a grant, answers
+    stored as plain function responses."""
+    metadata = event.custom_metadata or {}
+    base: dict[str, Any] = {"invocation_id": event.invocation_id, "event_id": event.id}
+    entries: list[AuditEntry] = []
+    granted = metadata.get(GRANT_KEY)
+    for call_id, grant_id in granted.items() if isinstance(granted, Mapping) else []:
+        tool = next((r.name or "" for r in event.function_responses() if r.id == call_id), "")
+        entries.append(
+            AuditEntry(
+                request_id=call_id,
+                kind="confirmation",
+                tool=tool,
+                decision="granted",
+                channel="grant",
+                grant_id=_text(grant_id),
+                **base,
+            )
+        )
+    answered = metadata.get(ANSWERED_KEY)
+    # A reply of its own lists an answer (its answerer kept here, beside it): not twice.
+    replied = {r.id for r in event.function_responses() if (r.name or "") in _KINDS}
+    for request_id, who in answered.items() if isinstance(answered, Mapping) else []:
+        if isinstance(who, Mapping) and request_id not in replied:
+            entries.append(
+                AuditEntry(
+                    request_id=request_id,
+                    kind="input",
+                    tool=_text(who.get("tool")) or tools.get(request_id, ""),
+                    decision="answered",
+                    answered_by=who.get("by"),
+                    channel=who.get("channel"),
+                    answered_at=who.get("at"),
+                    **base,
+                )
+            )
+    return entries
+
+
 def audit_entries(events: Iterable[Event]) -> list[AuditEntry]:
-    """Every answered request of ``events`` (a session's), in the order answered."""
+    """Every audit entry of ``events`` (a session's), in the order they were recorded."""
     listed = list(events)
     tools = _tools(listed)
     entries: list[AuditEntry] = []
     for event in listed:
         for reply in event.function_responses():
-            if reply.name == REQUEST_CONFIRMATION_FUNCTION_NAME:
-                kind: Literal["confirmation", "input"] = "confirmation"
-            elif reply.name == REQUEST_INPUT_FUNCTION_NAME:
-                kind = "input"
-            else:
-                continue
-            response = reply.response or {}
-            record = response.get(ANSWERED_KEY, _beside(event, reply.id))
-            who = record if isinstance(record, Mapping) else {}
-            digest = response.get("callDigest")
-            edited = response.get(EDITED_ARGS_KEY)
-            edited_digest = response.get(EDITED_DIGEST_KEY)
-            entries.append(
-                AuditEntry(
-                    request_id=reply.id or "",
-                    kind=kind,
-                    tool=tools.get(reply.id or "", ""),
-                    decision=_decision(kind, response),
-                    answered_by=who.get("by"),
-                    channel=who.get("channel"),
-                    answered_at=who.get("at"),
-                    call_digest=digest if isinstance(digest, str) else "",
-                    edited_args=dict(edited) if isinstance(edited, Mapping) else None,
-                    edited_call_digest=edited_digest if isinstance(edited_digest, str) else "",
-                    invocation_id=event.invocation_id,
-                    event_id=event.id,
+            kind = _KINDS.get(reply.name or "")
+            if kind is not None:
+                request_id = reply.id or ""
+                entries += _reply_entries(
+                    event, request_id, kind, tools.get(request_id, ""), reply.response or {}
                 )
-            )
+        entries += _metadata_entries(event, tools)
     return entries
+
+
+def revocation_entries(grants: Iterable[Grant]) -> list[AuditEntry]:
+    """A ``revoked`` entry per revoked grant among ``grants`` (from the session store)."""
+    return [
+        AuditEntry(
+            request_id=g.request_id,
+            kind="confirmation",
+            tool=g.tool,
+            decision="revoked",
+            answered_by=g.revoked_by,
+            answered_at=g.revoked_at,
+            grant_id=g.id,
+            invocation_id=g.invocation_id,
+        )
+        for g in grants
+        if g.revoked_at is not None
+    ]

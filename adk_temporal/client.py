@@ -20,6 +20,7 @@ from datetime import timedelta
 from typing import Any, Unpack
 
 from google.genai import types
+from pydantic import BaseModel
 from temporalio.client import (
     Client,
     Schedule,
@@ -45,6 +46,7 @@ from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from .activities.short_ids import run_invocation_id
+from .approvals import GrantTerms, InboxAction, InboxFilter
 from .artifacts import ArtifactService
 from .budgets import Budgets
 from .converter import adk_data_converter
@@ -73,6 +75,7 @@ from .flow.messages import (
     InvocationStatus,
     PendingRequest,
     Refusal,
+    RequestSummary,
     ResumeInput,
     as_content,
 )
@@ -107,6 +110,8 @@ from .workflows.messages import (
     BASELINE,
     CONFIRM_CHECKED_UPDATE,
     CONFIRM_SIGNAL,
+    INBOX_CHECKED_UPDATE,
+    INBOX_SIGNAL,
     MESSAGE_CHECKED_UPDATE,
     PENDING_QUERY,
     RESUME_CHECKED_UPDATE,
@@ -134,14 +139,26 @@ def _waiting_query(
     task_queue: str | None,
     statuses: Sequence[AdkStatus] = ("awaiting_confirmation", "awaiting_input"),
     app_name: str | None = None,
+    user_id: str | None = None,
 ) -> str:
     values = ", ".join(quoted(s, "status") for s in statuses)
     query = f"AdkStatus IN ({values}) AND ExecutionStatus = 'Running'"
     if app_name is not None:
         query += f" AND AdkApp = {quoted(app_name, 'app_name')}"
+    if user_id is not None:
+        query += f" AND AdkUser = {quoted(user_id, 'user_id')}"
     if task_queue is not None:
         query += f" AND {task_queue_clause(task_queue)}"
     return query
+
+
+def _rebuilt(err: WorkflowUpdateFailedError) -> Exception | None:
+    """A worker's refusal of a checked update as its typed error; ``None`` when it names
+    none of ours."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError) and cause.type:
+        return refusal(cause.type, cause.message)
+    return None
 
 
 class InvocationHandle:
@@ -269,6 +286,8 @@ class InvocationHandle:
         answered_by: str | None = None,
         channel: str | None = None,
         edited_args: dict[str, Any] | None = None,
+        groups: Sequence[str] | None = None,
+        grant: GrantTerms | None = None,
     ) -> None:
         """Approve or reject one confirmation request.
 
@@ -284,6 +303,10 @@ class InvocationHandle:
                 ``update`` or ``signal``.
             edited_args: An approval's edited arguments: the call runs with them (its tool
                 must be declared ``editable=True``; they must satisfy its parameter schema).
+            groups: The groups the caller authenticated ``answered_by`` in (a policy's
+                approvers may be groups).
+            grant: With an approval, a standing grant: later calls of the tool it covers
+                run unasked (:class:`~adk_temporal.approvals.GrantTerms`).
 
         Raises:
             InvalidAnswerError: ``payload`` is over the ``answer_bytes`` budget (nothing is
@@ -294,6 +317,8 @@ class InvocationHandle:
                 a rejection (checked only).
             InvalidEditError: ``edited_args`` break the tool's parameter schema (checked
                 only).
+            PolicyRefusalError: The request's approval policy or a claim refuses the
+                answer (checked only): a second vote, a requester's own approval…
         """
         answer = ConfirmInput(
             confirmation_id=confirmation_id,
@@ -303,6 +328,8 @@ class InvocationHandle:
             answered_by=answered_by,
             channel=channel,
             edited_args=edited_args,
+            groups=list(groups) if groups is not None else None,
+            grant=grant,
         )
         await self.answer(answer, checked=checked)
 
@@ -314,9 +341,10 @@ class InvocationHandle:
         checked: bool = True,
         answered_by: str | None = None,
         channel: str | None = None,
+        groups: Sequence[str] | None = None,
     ) -> None:
-        """Answer one input request; ``None`` is a valid answer (``answered_by`` and
-        ``channel`` as in :meth:`confirm`).
+        """Answer one input request; ``None`` is a valid answer (``answered_by``,
+        ``channel`` and ``groups`` as in :meth:`confirm`).
 
         Raises:
             InvalidAnswerError: ``input`` is over the ``answer_bytes`` budget (nothing is sent).
@@ -324,7 +352,11 @@ class InvocationHandle:
             InvalidResumeInputError: ``input`` violates the request's schema (checked only).
         """
         answer = ResumeInput(
-            interrupt_id=interrupt_id, input=input, answered_by=answered_by, channel=channel
+            interrupt_id=interrupt_id,
+            input=input,
+            answered_by=answered_by,
+            channel=channel,
+            groups=list(groups) if groups is not None else None,
         )
         await self.answer(answer, checked=checked)
 
@@ -349,21 +381,35 @@ class InvocationHandle:
         if isinstance(parsed, Refusal):
             raise refused(parsed)
         if not checked:
-            await self._current.signal(CONFIRM_SIGNAL if confirming else RESUME_SIGNAL, answer)
+            await self._send(CONFIRM_SIGNAL if confirming else RESUME_SIGNAL, answer, checked=False)
             return
         name = CONFIRM_CHECKED_UPDATE if confirming else RESUME_CHECKED_UPDATE
+        await self._send(name, answer, checked=True)
+
+    async def inbox(self, action: InboxAction, *, checked: bool = True) -> None:
+        """Claim, release or assign one open request (the checked update, whose refusal is
+        raised here, or the signal).
+
+        Raises:
+            UnknownRequestIdError: No open, unanswered request has the id (checked only).
+            PolicyRefusalError: Another principal holds a claim, or the claimant may not
+                answer the request (checked only).
+        """
+        await self._send(INBOX_CHECKED_UPDATE if checked else INBOX_SIGNAL, action, checked=checked)
+
+    async def _send(self, name: str, arg: BaseModel, *, checked: bool) -> None:
+        """Send ``arg`` as signal ``name``, or as the checked update ``name``, a worker's
+        refusal raised as its typed error."""
+        if not checked:
+            await self._current.signal(name, arg)
+            return
         try:
-            await self._current.execute_update(name, answer)
+            await self._current.execute_update(name, arg)
         except WorkflowUpdateFailedError as err:
-            cause = err.cause
-            known = (
-                refusal(cause.type, cause.message)
-                if isinstance(cause, ApplicationError) and cause.type
-                else None
-            )
-            if known is not None:
-                raise known from err
-            raise
+            known = _rebuilt(err)
+            if known is None:
+                raise
+            raise known from err
 
     async def cancel(self) -> None:
         """Cancel the invocation (Temporal's workflow cancellation).
@@ -707,6 +753,7 @@ class AdkClient:
         invocation_id: str | None = None,
         config: RunConfig | None = None,
         double_texting: DoubleTexting | None = None,
+        started_by: str | None = None,
         **options: Unpack[RunOptions],
     ) -> InvocationHandle:
         """Start an invocation of ``agent`` with ``message`` in the session.
@@ -728,6 +775,9 @@ class AdkClient:
             config: The run's limits and switches (:class:`~adk_temporal.run_config.RunConfig`);
                 the defaults when ``None``.
             double_texting: What the message does when the session is busy.
+            started_by: Who starts it, as the caller authenticated them: recorded with the
+                run, and kept from approving its calls by a policy with
+                ``requester_may_approve=False``.
             options: Fields of :class:`~adk_temporal.run_config.RunConfig` that replace
                 ``config``'s (``max_steps=3``, ``stream=True``, …).
 
@@ -751,6 +801,7 @@ class AdkClient:
             budgets=self.budgets,
             answer_address=self.client.service_client.config.target_host,
             invocation_id=invocation_id,
+            started_by=started_by,
             baseline=BASELINE,
             **run.model_dump(),
         )
@@ -762,6 +813,7 @@ class AdkClient:
             config=run,
             baseline=BASELINE,
             channel="client",
+            started_by=started_by,
         )
         for _ in range(_SEND_ATTEMPTS):
             try:
@@ -913,6 +965,7 @@ class AdkClient:
         page_size: int = 100,
         page_token: str | None = None,
         page_key: bytes | None = None,
+        user_id: str | None = None,
     ) -> tuple[list[tuple[str, Published]], str | None]:
         """One page of the running invocations waiting for an answer, newest first, with
         what each published, and the token of the next page (``None``: the last).
@@ -925,19 +978,52 @@ class AdkClient:
             page_size: At most this many runs (1 to 1000).
             page_token: The token the previous page returned; ``None`` for the first.
             page_key: Signs and checks the tokens (``visibility.list_page``'s ``key``).
+            user_id: Only this user's (a tenant's) runs; ``None`` lists every user's.
 
         Raises:
             InvalidPageTokenError: The token was not handed out by a listing.
+            UnquotableValueError: A filter cannot stand in a visibility query.
         """
         page = await list_page(
             self.client,
-            _waiting_query(task_queue, app_name=app_name),
+            _waiting_query(task_queue, app_name=app_name, user_id=user_id),
             page_size=page_size,
             page_token=page_token,
             key=page_key,
         )
         runs = [(wf.id, Published.from_memo(await wf.memo())) for wf in page.executions]
         return runs, page.next_page_token
+
+    async def inbox_page(
+        self,
+        view: InboxFilter,
+        *,
+        app_name: str | None = None,
+        user_id: str | None = None,
+        page_size: int = 100,
+        page_token: str | None = None,
+        now: float | None = None,
+    ) -> tuple[list[tuple[str, RequestSummary]], str | None]:
+        """One page of waiting runs (as :meth:`waiting_page`, on this client's task queue),
+        their open requests that ``view`` shows (assignee, claimed, overdue, who looks), and
+        the next page's token. A page may hold fewer requests than runs: the inbox filters
+        read what each run published, after the visibility query.
+        """
+        runs, token = await self.waiting_page(
+            task_queue=self.task_queue,
+            app_name=app_name,
+            user_id=user_id,
+            page_size=page_size,
+            page_token=page_token,
+        )
+        moment = time.time() if now is None else now
+        rows = [
+            (workflow_id, request)
+            for workflow_id, published in runs
+            for request in published.requests
+            if request.in_view(view, moment)
+        ]
+        return rows, token
 
     async def session_busy(self, key: SessionKey) -> bool:
         """Whether an invocation of the session runs or waits for an answer.

@@ -55,6 +55,7 @@ __all__ = [
     "confirmation_required_response",
     "edited_reply",
     "rejected_response",
+    "stale_hint",
 ]
 
 
@@ -68,6 +69,20 @@ def confirmation_hint(tool_name: str) -> str:
         ``Please approve or reject the tool call <name>().``
     """
     return f"Please approve or reject the tool call {tool_name}()."
+
+
+def stale_hint(tool_name: str, age: float, max_age: float) -> str:
+    """The hint of a request re-opened because its approval waited too long to act on.
+
+    Args:
+        tool_name: The tool's name.
+        age: Seconds since the approval was decided.
+        max_age: The policy's ``max_age``, in seconds.
+    """
+    return (
+        f"The approval of {tool_name}() was decided {age:.0f} s before the call could run, "
+        f"over its max_age of {max_age:g} s: approve or reject the call again."
+    )
 
 
 def confirmation_required_response(tool_name: str) -> dict[str, str]:

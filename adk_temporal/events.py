@@ -48,7 +48,9 @@ class ToolConfirmation(BaseModel):
     """A confirmation request for one tool call, or the user's answer to it.
 
     ``timeout_seconds`` (on a request) bounds the wait; ``expired`` (on an answer) says
-    nobody answered in time, which counts as a rejection.
+    nobody answered in time, which counts as a rejection; ``stale`` (on a request) says it
+    asks again because the approval the call re-entered with was older than its policy's
+    ``max_age``.
     """
 
     hint: str = ""
@@ -56,6 +58,7 @@ class ToolConfirmation(BaseModel):
     payload: Any = None
     timeout_seconds: float | None = None
     expired: bool = False
+    stale: bool = False
 
 
 class InputRequest(BaseModel):
@@ -211,9 +214,10 @@ class Event(BaseModel):
     node_info: NodeInfo | None = None
     """The graph node run that produced the event (``None`` outside graph workflows)."""
     custom_metadata: dict[str, Any] | None = None
-    """What the runtime records beside the content (ADK's ``custom_metadata``): on the
-    answer to a graph's pause, who answered each request, through which channel and when,
-    keyed ``answered`` then by request id (the stored response stays the payload as sent)."""
+    """What the runtime notes beside an event's content, never shown to a model (ADK's
+    field of the same name): who answered the requests a user event answers (a graph's
+    pause keeps the response as sent and its answerer here, keyed ``answered`` then by
+    request id), the standing grants a response event's calls ran under."""
 
     @field_validator("actions", mode="before")
     @classmethod

@@ -24,6 +24,7 @@ FAULT_POINTS = frozenset(
         "session.after_append",
         "model.during_call",
         "compaction.during_summary",
+        "grant.after_record",
     }
 )
 """Every point the code base can be killed at."""

@@ -71,8 +71,8 @@ def merge_function_response_events(events: Sequence[Event]) -> Event:
     """Merge a step's function-response events, given in call order, into one event.
 
     The merged event keeps the first event's id and metadata, concatenates the parts in
-    call order, merges the actions with :func:`merge_actions` and unions
-    ``long_running_tool_ids`` (first occurrence order).
+    call order, merges the actions with :func:`merge_actions`, unions
+    ``long_running_tool_ids`` (first occurrence order) and deep-merges ``custom_metadata``.
 
     Args:
         events: One function-response event per call, in the model's call order.
@@ -89,11 +89,15 @@ def merge_function_response_events(events: Sequence[Event]) -> Event:
     parts = [p.model_copy(deep=True) for event in events for p in event.parts()]
     role = first.content.role if first.content is not None else None
     long_running = list(dict.fromkeys(i for event in events for i in event.long_running_tool_ids))
+    metadata: dict[str, Any] = {}
+    for event in events:
+        _deep_merge(metadata, event.custom_metadata or {})
     return first.model_copy(
         deep=True,
         update={
             "content": types.Content(role=role or "user", parts=parts),
             "actions": merge_actions([event.actions for event in events]),
             "long_running_tool_ids": long_running,
+            "custom_metadata": metadata or None,
         },
     )

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, cast, get_args
+from typing import Any, Literal, cast, get_args
 from urllib.parse import quote, urlsplit
 
 from pydantic import BaseModel, Field
@@ -221,9 +221,12 @@ class Notice(BaseModel):
     created_at: float
     """When the workflow decided it (POSIX seconds): answer links count their TTL from it."""
     requests: list[PendingRequest] = Field(default_factory=list)
-    """A pause's newly opened requests."""
+    """A pause's newly opened requests (or the one a reminder is about)."""
     error: str | None = None
     """Why a failed invocation failed."""
+    reason: Literal["reminded", "reassigned"] | None = None
+    """Set on a pause notified again: the request was left unanswered, and its approval
+    policy reminds of it (``reminded``) or moved it to another assignee (``reassigned``)."""
 
 
 class NoticeDelivery(BaseModel):
@@ -235,10 +238,17 @@ class NoticeDelivery(BaseModel):
 
 
 def notice_id(
-    workflow_id: str, invocation_id: str, event: NotifyEvent, request_ids: list[str]
+    workflow_id: str,
+    invocation_id: str,
+    event: NotifyEvent,
+    request_ids: list[str],
+    reason: str | None = None,
 ) -> str:
-    """The notification's id, and its idempotency key: the same on every replay and retry."""
-    key = "\n".join([workflow_id, invocation_id, event, *request_ids])
+    """The notification's id, and its idempotency key: the same on every replay and retry
+    (a reminder's or a reassignment's differs from its pause's by ``reason``)."""
+    key = "\n".join(
+        [workflow_id, invocation_id, event, *request_ids, *([reason] if reason else [])]
+    )
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
@@ -262,6 +272,7 @@ def _request(config: Notifications, notice: Notice, request: PendingRequest) -> 
         "input_schema": None,
         "expires_at": request.expires_at,
         "call_digest": "",
+        "assignee": request.assignee,
     }
     if isinstance(request, PendingConfirmation):
         doc.update(hint=request.hint, payload=request.payload, call_digest=request.call_digest)
@@ -324,6 +335,8 @@ def notification_document(config: Notifications, notice: Notice) -> dict[str, An
     }
     if notice.event == "paused":
         doc["requests"] = [_request(config, notice, r) for r in notice.requests]
+    if notice.reason is not None:
+        doc["reason"] = notice.reason
     if notice.error is not None:
         doc["error"] = notice.error
     return doc

@@ -196,6 +196,26 @@ def _preview_lines(request: RequestSummary) -> list[Text]:
     return lines
 
 
+def _inbox_lines(request: RequestSummary) -> list[Text]:
+    """A published request's votes, approvers, assignee and claim, as far as it has them."""
+    lines: list[Text] = []
+    if request.kind == "confirmation" and (request.approvals > 1 or request.votes):
+        voted = ", ".join(f"{v.by} {v.decision}" for v in request.votes)
+        lines.append(
+            Text(f"  votes    {len(request.votes)} of {request.approvals} {voted}".rstrip())
+        )
+    if request.approvers:
+        lines.append(Text(f"  approve  {', '.join(request.approvers)} (--as NAME --group GROUP)"))
+    if request.assignee:
+        lines.append(Text(f"  assigned {request.assignee}"))
+    if request.claimed_by and request.claimed_until:
+        until = datetime.fromtimestamp(request.claimed_until, UTC)
+        lines.append(
+            Text(f"  claimed  by {request.claimed_by} until {until:%Y-%m-%d %H:%M:%S} UTC")
+        )
+    return lines
+
+
 def summary_lines(
     workflow_id: str, request: RequestSummary, address: str, namespace: str = "default"
 ) -> list[Text]:
@@ -216,6 +236,7 @@ def summary_lines(
     if request.expires_at is not None:
         when = datetime.fromtimestamp(request.expires_at, UTC)
         lines.append(Text(f"  expires  {when:%Y-%m-%d %H:%M:%S} UTC"))
+    lines.extend(_inbox_lines(request))
     for label, command in zip(
         labels, answer_commands(workflow_id, request, address, namespace), strict=True
     ):

@@ -30,6 +30,7 @@ from typing import Any, TypeVar, Unpack
 from google.genai import types
 
 from .app import App, Stores
+from .approvals import GrantTerms, InboxAction
 from .budgets import Budgets
 from .errors import (
     AdkRequestError,
@@ -61,7 +62,7 @@ from .flow.messages import (
     as_content,
 )
 from .flow.remote import RemoteStepInput, RemoteStepResult
-from .flow.requests import Answer, AnswerKind, stamped
+from .flow.requests import Answer, AnswerKind, RequestBook, requesters_of, stamped
 from .following import StoreReads, follow_events, with_partials
 from .ids import SessionKey, workflow_id_for
 from .rewind import ForkResult, RewindResult, fork_session, rewind_session
@@ -226,6 +227,10 @@ class _LocalExecutor:
             return False
         return True
 
+    async def escalated(self, request: PendingRequest, step: str) -> None:
+        """Nothing to send: in-process runs send no notifications (the trail records it)."""
+        self.changes.poke()
+
     def new_id(self) -> str:
         """A random UUID."""
         return str(uuid.uuid4())
@@ -340,16 +345,20 @@ class LocalInvocation:
         *,
         call_digest: str | None = None,
         answered_by: str | None = None,
+        groups: Sequence[str] | None = None,
         edited_args: dict[str, Any] | None = None,
+        grant: GrantTerms | None = None,
     ) -> None:
         """Approve or reject one confirmation request, checked like ``adk_confirm_checked``;
-        recorded as answered by ``answered_by`` through channel ``in-process``; an approval
-        with ``edited_args`` runs the call with them (``AdkClient``'s ``confirm``).
+        recorded as answered by ``answered_by`` (in ``groups``) through channel
+        ``in-process``; an approval with ``edited_args`` runs the call with them, one with
+        ``grant`` lets later calls of the tool run unasked (``AdkClient``'s ``confirm``).
 
         Raises:
             UnknownRequestIdError: No open request has this id, or it was answered.
             InvalidAnswerError: The payload is over its budget.
             ConfirmationMismatchError: ``call_digest`` does not match the call.
+            PolicyRefusalError: The request's approval policy or a claim refuses it.
         """
         await self._answer(
             "confirmation",
@@ -359,24 +368,50 @@ class LocalInvocation:
                 payload=payload,
                 call_digest=call_digest,
                 answered_by=answered_by,
+                groups=list(groups) if groups is not None else None,
                 edited_args=edited_args,
+                grant=grant,
             ),
         )
 
-    async def resume(self, interrupt_id: str, input: Any) -> None:
-        """Answer one input request (``None`` is an answer), checked like ``adk_resume_checked``.
+    async def resume(
+        self, interrupt_id: str, input: Any, *, answered_by: str | None = None
+    ) -> None:
+        """Answer one input request (``None`` is an answer), checked like ``adk_resume_checked``,
+        recorded as answered by ``answered_by``.
 
         Raises:
             UnknownRequestIdError: No open input request has this id.
             InvalidResumeInputError: ``input`` violates the request's schema.
             InvalidAnswerError: ``input`` is over its budget.
+            RequestClaimedError: Another principal holds a claim on the request.
         """
-        await self._answer("input", ResumeInput(interrupt_id=interrupt_id, input=input))
+        answer = ResumeInput(interrupt_id=interrupt_id, input=input, answered_by=answered_by)
+        await self._answer("input", answer)
 
     async def _answer(self, kind: AnswerKind, answer: Answer) -> None:
         book = self._flow.book
-        checked = book.check(kind, answer.model_dump())
-        book.accept(stamped(checked, now=self._executor.now(), channel="in-process"))
+        now = self._executor.now()
+        checked = book.check(kind, answer.model_dump(), now=now)
+        book.accept(stamped(checked, now=now, channel="in-process"))
+        self._executor.changes.poke()
+
+    async def inbox(self, action: InboxAction) -> None:
+        """Claim, release or assign one open request, checked like ``adk_inbox_checked``.
+
+        Raises:
+            UnknownRequestIdError: No open, unanswered request has this id.
+            PolicyRefusalError: Another principal holds a claim, or the claimant may not
+                answer the request.
+        """
+        now = self._executor.now()
+        stamped_action = action.model_copy(
+            update={"at": now, "channel": action.channel or "in-process"}
+        )
+        problem = self._flow.book.inbox_problem(stamped_action, now)
+        if problem is not None:
+            raise problem
+        self._flow.book.take_inbox(stamped_action, now)
         self._executor.changes.poke()
 
     async def cancel(self) -> None:
@@ -468,6 +503,7 @@ class Runner:
         *,
         invocation_id: str | None = None,
         config: RunConfig | None = None,
+        started_by: str | None = None,
         **options: Unpack[RunOptions],
     ) -> LocalInvocation:
         """Start an invocation of ``agent`` with ``message``; it runs as a task.
@@ -512,6 +548,7 @@ class Runner:
             ref,
             config=run,
             budgets=self.budgets,
+            book=RequestBook(self.budgets, requesters=requesters_of(started_by, user_id)),
         )
         invocation = LocalInvocation(self, flow, executor, key)
         self._running.add(workflow_id)

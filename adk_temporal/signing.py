@@ -23,7 +23,7 @@ import hmac
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from .errors import AdkRequestError
 
@@ -182,6 +182,11 @@ class AnswerLink(BaseModel):
     call_digest: str = ""
     expires_at: int
     """POSIX seconds after which the link is refused."""
+    recipient: str | None = None
+    """Who the link was made for: its answer is recorded as theirs (an approval policy
+    counting principals refuses a link that names nobody)."""
+    groups: list[str] = Field(default_factory=list)
+    """The recipient's groups, as a policy's approvers name them."""
 
 
 def _b64(data: bytes) -> str:
@@ -194,7 +199,9 @@ def _unb64(text: str) -> bytes:
 
 def sign_link(secret: bytes, link: AnswerLink) -> str:
     """The URL-safe token for ``link``: its fields and their signature."""
-    body = _b64(json.dumps(link.model_dump(mode="json"), sort_keys=True).encode())
+    # A link naming no recipient is signed as links were before recipients existed.
+    unnamed = {"recipient", "groups"} if not link.recipient and not link.groups else set()
+    body = _b64(json.dumps(link.model_dump(mode="json", exclude=unnamed), sort_keys=True).encode())
     return f"{body}.{_mac(secret, body.encode())}"
 
 

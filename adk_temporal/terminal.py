@@ -9,6 +9,7 @@ so the invocation's other branches keep working while the terminal waits.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -95,8 +96,28 @@ async def answer_request(target: Answerable, request: PendingRequest, console: C
         console.print(f"[yellow]not taken:[/] {escape(str(err))}")
 
 
+class _AsUser:
+    """An in-process invocation answered as the person at this terminal (their login name),
+    so the audit names them as it does for the CLI and ``chat`` on Temporal."""
+
+    def __init__(self, invocation: LocalInvocation, who: str) -> None:
+        self._invocation = invocation
+        self._who = who
+
+    async def confirm(self, confirmation_id: str, confirmed: bool) -> None:
+        """Approve or reject one confirmation request, as :attr:`_who`."""
+        await self._invocation.confirm(confirmation_id, confirmed, answered_by=self._who)
+
+    async def resume(self, interrupt_id: str, input: Any) -> None:
+        """Answer one input request, as :attr:`_who`."""
+        await self._invocation.resume(interrupt_id, input, answered_by=self._who)
+
+
 async def answer_on_terminal(
-    invocation: LocalInvocation, show: Callable[[Event], None], console: Console
+    invocation: LocalInvocation,
+    show: Callable[[Event], None],
+    console: Console,
+    who: str | None = None,
 ) -> InvocationStatus:
     """Show the invocation's events and answer its requests until it ends.
 
@@ -104,6 +125,7 @@ async def answer_on_terminal(
         invocation: The in-process invocation.
         show: Prints one event; pieces of a streamed reply (``partial``) come too.
         console: Where the questions go (stderr, so stdout keeps the events).
+        who: Who answers, as the audit records it; the operating-system user by default.
 
     Returns:
         The final status (completed or failed).
@@ -111,6 +133,7 @@ async def answer_on_terminal(
     Raises:
         NoAnswerError: The terminal's input ended while a request was open.
     """
+    answerer = _AsUser(invocation, who or getpass.getuser())
     shown: set[str] = set()
     while True:
         async for event in invocation.stream():
@@ -123,4 +146,4 @@ async def answer_on_terminal(
             await invocation.result()
             return await invocation.status()
         for request in await invocation.pending():
-            await answer_request(invocation, request, console)
+            await answer_request(answerer, request, console)

@@ -19,7 +19,7 @@ import inspect
 import re
 import types as pytypes
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Literal, Protocol, TypeAlias, overload
 
@@ -28,6 +28,7 @@ import pydantic_core
 from google.genai import types
 from pydantic.json_schema import GenerateJsonSchema
 
+from adk_temporal.approvals import ApprovalPolicy
 from adk_temporal.errors import InvalidToolArgumentsError
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "FunctionTool",
     "LongRunningFunctionTool",
     "OnFailure",
+    "Precheck",
     "RetryPolicyLike",
     "as_tool",
     "tool",
@@ -53,6 +55,21 @@ LONG_RUNNING_NOTE = (
 
 OnFailure: TypeAlias = Literal["tell_model", "fail_invocation"]
 """What a call that failed on every attempt does: the model sees the error, or the run fails."""
+
+Precheck: TypeAlias = Callable[[dict[str, Any], Any], "str | Awaitable[str | None] | None"]
+"""Run just before a tool's side effect with the call's arguments (as its parameters read
+them) and its ``ToolContext``: a reason (text) refuses the call, ``None`` lets it run. May
+be async."""
+
+
+def _policy(approval: ApprovalPolicy | None, **shorthand: Any) -> ApprovalPolicy | None:
+    """The policy ``approval`` names, with the shorthand arguments given (not ``None``)
+    replacing its fields; ``None`` when neither says anything."""
+    given = {k: v for k, v in shorthand.items() if v is not None}
+    if not given:
+        return approval
+    base = approval.model_dump() if approval is not None else {}
+    return ApprovalPolicy(**{**base, **given})
 
 
 class RetryPolicyLike(Protocol):
@@ -133,16 +150,31 @@ class FunctionTool:
         editable: An approver may answer a confirmation of its calls with edited arguments
             (checked against its parameter schema); the call then runs with them. Other
             tools refuse edits (``EditNotAllowedError``).
+        approval: The approval policy of its calls
+            (:class:`~adk_temporal.approvals.ApprovalPolicy`); a tool with one requires
+            confirmation (of every call, unless ``require_confirmation`` is a predicate).
+        approvals: Shorthand for the policy's ``approvals`` (distinct approvers needed).
+        approvers: Shorthand for its ``approvers`` (principals or groups).
+        requester_may_approve: Shorthand for its ``requester_may_approve``.
+        reject_ends: Shorthand for its ``reject_ends``.
+        max_age: Shorthand for its ``max_age``.
+        precheck: Run just before the side effect (:data:`Precheck`): a reason it returns
+            refuses the call (the model sees ``{"error": ...}``).
 
     Raises:
         ValueError: The name is not a valid function name for the model API.
         TypeError: The function's parameters cannot be declared to a model.
+        InvalidPolicyError: The approval arguments do not make a policy.
     """
 
     is_long_running: bool = False
     """ADK's flag: the call's real result comes later, as a function response."""
     editable: bool = False
     """Approvers may answer its confirmations with edited arguments."""
+    approval: ApprovalPolicy | None = None
+    """The approval policy of its calls (``None``: one answer by anyone decides)."""
+    precheck: Precheck | None = None
+    """Checks a call just before its side effect (``None``: none)."""
 
     def __init__(
         self,
@@ -157,9 +189,25 @@ class FunctionTool:
         on_failure: OnFailure = "tell_model",
         long_running: bool = False,
         editable: bool = False,
+        approval: ApprovalPolicy | None = None,
+        approvals: int | None = None,
+        approvers: Sequence[str] | None = None,
+        requester_may_approve: bool | None = None,
+        reject_ends: bool | None = None,
+        max_age: timedelta | None = None,
+        precheck: Precheck | None = None,
     ) -> None:
         self.func = func
         self.editable = editable
+        self.precheck = precheck
+        self.approval = _policy(
+            approval,
+            approvals=approvals,
+            approvers=approvers,
+            requester_may_approve=requester_may_approve,
+            reject_ends=reject_ends,
+            max_age=max_age,
+        )
         self.is_long_running = long_running
         self.name = name if name is not None else getattr(func, "__name__", "")
         if not _TOOL_NAME.fullmatch(self.name):
@@ -242,10 +290,11 @@ class FunctionTool:
             args: The call's arguments as the model sent them.
 
         Returns:
-            ``require_confirmation`` itself when it is a bool, else the predicate's answer.
+            ``require_confirmation`` itself when it is a bool (``True`` too for a tool with
+            an approval policy), else the predicate's answer.
         """
         if isinstance(self.require_confirmation, bool):
-            return self.require_confirmation
+            return self.require_confirmation or self.approval is not None
         return bool(self.require_confirmation(dict(args or {})))
 
     async def run(self, args: Mapping[str, Any] | None, ctx: Any) -> dict[str, Any]:
@@ -328,6 +377,13 @@ def tool(
     on_failure: OnFailure = "tell_model",
     long_running: bool = False,
     editable: bool = False,
+    approval: ApprovalPolicy | None = None,
+    approvals: int | None = None,
+    approvers: Sequence[str] | None = None,
+    requester_may_approve: bool | None = None,
+    reject_ends: bool | None = None,
+    max_age: timedelta | None = None,
+    precheck: Precheck | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -344,6 +400,13 @@ def tool(
     on_failure: OnFailure = "tell_model",
     long_running: bool = False,
     editable: bool = False,
+    approval: ApprovalPolicy | None = None,
+    approvals: int | None = None,
+    approvers: Sequence[str] | None = None,
+    requester_may_approve: bool | None = None,
+    reject_ends: bool | None = None,
+    max_age: timedelta | None = None,
+    precheck: Precheck | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a :class:`FunctionTool`; usable as ``@tool`` or ``@tool(...)``.
 
@@ -358,6 +421,13 @@ def tool(
         on_failure: What a call that failed on every attempt does (see :class:`FunctionTool`).
         long_running: Make it a long-running tool (see :class:`LongRunningFunctionTool`).
         editable: Approvers may edit its calls' arguments (see :class:`FunctionTool`).
+        approval: The approval policy of its calls (see :class:`FunctionTool`).
+        approvals: Shorthand for the policy's ``approvals``.
+        approvers: Shorthand for the policy's ``approvers``.
+        requester_may_approve: Shorthand for the policy's ``requester_may_approve``.
+        reject_ends: Shorthand for the policy's ``reject_ends``.
+        max_age: Shorthand for the policy's ``max_age``.
+        precheck: Checks a call just before its side effect (see :class:`FunctionTool`).
 
     Returns:
         The tool, or a decorator that makes it.
@@ -375,6 +445,13 @@ def tool(
             on_failure=on_failure,
             long_running=long_running,
             editable=editable,
+            approval=approval,
+            approvals=approvals,
+            approvers=approvers,
+            requester_may_approve=requester_may_approve,
+            reject_ends=reject_ends,
+            max_age=max_age,
+            precheck=precheck,
         )
 
     return make if func is None else make(func)

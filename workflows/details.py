@@ -79,6 +79,30 @@ def waiting_line(pending: Sequence[PendingRequest | RequestSummary]) -> str:
     return "waiting for " + "; ".join(parts) if parts else "waiting"
 
 
+def _policy(request: PendingRequest) -> list[str]:
+    """What an approval policy adds to a request's details: votes, approvers, assignee,
+    claim (none for a request without one)."""
+    lines: list[str] = []
+    if request.kind == "confirmation" and request.policy is not None:
+        policy = request.policy
+        voted = ", ".join(
+            f"{v.by} {'approved' if v.approve else 'rejected'}" for v in request.votes
+        )
+        lines.append(
+            f"votes: {len(request.votes)} of {policy.approvals}" + (f" ({voted})" if voted else "")
+        )
+        if policy.approvers:
+            lines.append(
+                f"approvers: {', '.join(policy.approvers)} (answer with `--as NAME --group GROUP`)"
+            )
+    if request.assignee:
+        lines.append(f"assigned to: {request.assignee}")
+    if request.claim is not None:
+        until = datetime.fromtimestamp(request.claim.until, UTC)
+        lines.append(f"claimed by {request.claim.by} until {until:%Y-%m-%d %H:%M:%S} UTC")
+    return lines
+
+
 def render_details(
     workflow_id: str,
     now: InvocationStatus,
@@ -120,6 +144,7 @@ def render_details(
         if request.expires_at is not None:
             when = datetime.fromtimestamp(request.expires_at, UTC)
             detail += f"\n- expires: {when:%Y-%m-%d %H:%M:%S} UTC"
+        detail += "".join(f"\n- {line}" for line in _policy(request))
         # The blank line makes the lines below a markdown list rather than running text.
         blocks.append(f"{head}\n\n{detail}\n- {verb}: `{ours}`\n- or: `{theirs}`")
     if now.ignored_signals:

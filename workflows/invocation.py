@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 from temporalio import workflow
 from temporalio.common import Priority, RetryPolicy
@@ -70,7 +70,13 @@ with workflow.unsafe.imports_passed_through():
         ToolCallResult,
     )
     from adk_temporal.flow.remote import RemoteStepInput, RemoteStepResult
-    from adk_temporal.flow.requests import AnswerKind, answer_id, stamped
+    from adk_temporal.flow.requests import (
+        AnswerKind,
+        answer_id,
+        refused,
+        requesters_of,
+        stamped,
+    )
     from adk_temporal.model_limits import model_queue
     from adk_temporal.notifications import Notice, notice_id
     from adk_temporal.workflows.details import render_details
@@ -82,6 +88,8 @@ with workflow.unsafe.imports_passed_through():
         ADK_USER,
         CONFIRM_CHECKED_UPDATE,
         CONFIRM_SIGNAL,
+        INBOX_CHECKED_UPDATE,
+        INBOX_SIGNAL,
         MESSAGE_CHECKED_UPDATE,
         MESSAGE_SIGNAL,
         PENDING_QUERY,
@@ -124,6 +132,7 @@ _BASELINE_CHANGES: dict[int, frozenset[str]] = {
         gates.GRAPH_HAND_OVER,
         gates.GRAPH_STATUS_MEMO,
         gates.DOUBLE_TEXTING,
+        gates.APPROVAL_ESCALATION,
     },
 }
 """The behaviour changes a run of each baseline has from its start. A change made after a
@@ -203,6 +212,12 @@ class _Notifier:
             self._notified.update(p.id for p in fresh)
             await self._start("paused", fresh, first=fresh[0].id)
 
+    async def escalated(self, request: PendingRequest, step: str) -> None:
+        """Notify the paused request again: reminded of, or reassigned."""
+        if step in ("reminded", "reassigned") and self._wanted("paused"):
+            reason = cast(Literal["reminded", "reassigned"], step)
+            await self._start("paused", [request], first=f"{request.id}/{step}", reason=reason)
+
     async def ended(self, event: NotifyEvent, error: str | None = None) -> None:
         """Notify that the invocation completed or failed."""
         if self._wanted(event):
@@ -222,6 +237,7 @@ class _Notifier:
         *,
         first: str = "",
         error: str | None = None,
+        reason: Literal["reminded", "reassigned"] | None = None,
     ) -> None:
         assert self._plan is not None
         info = workflow.info()
@@ -240,7 +256,8 @@ class _Notifier:
             summary = what
         ids = [r.id for r in requests]
         notice = Notice(
-            id=notice_id(info.workflow_id, self._invocation_id, event, ids),
+            id=notice_id(info.workflow_id, self._invocation_id, event, ids, reason),
+            reason=reason,
             event=event,
             app_name=self._inp.app_name,
             user_id=self._inp.user_id,
@@ -555,6 +572,10 @@ class TemporalExecutor:
         """``inp`` as it crosses history: short, in baseline runs."""
         return self._ids.short(inp) if self._ids is not None else inp
 
+    async def escalated(self, request: PendingRequest, step: str) -> None:
+        """A reminder or reassignment was taken: notify the request again."""
+        await self._notifier.escalated(request, step)
+
     def new_id(self) -> str:
         """Drawn from the run id (baseline runs), else ``workflow.uuid4()``: the same on
         every replay either way."""
@@ -610,7 +631,7 @@ class InvocationWorkflow:
     def __init__(self, inp: InvocationInput) -> None:
         # Answers may arrive before the run starts (signal-with-start): the book exists
         # from the start and the flow is given it.
-        self._book = RequestBook(inp.budgets)
+        self._book = RequestBook(inp.budgets, requesters=requesters_of(inp.started_by, inp.user_id))
         if inp.carry is not None:
             self._book.restore(inp.carry)
         self._address = inp.answer_address
@@ -813,10 +834,42 @@ class InvocationWorkflow:
         self._publish()
         return withdrawn
 
+    @workflow.signal(name=INBOX_SIGNAL)
+    def inbox(self, action: Any) -> None:
+        """Claim, release or assign an open request; a refused action is recorded."""
+        self._inbox_action(action)
+
+    @workflow.update(name=INBOX_CHECKED_UPDATE)
+    def inbox_checked(self, action: Any) -> None:
+        """Claim, release or assign an open request, rejecting what cannot be taken."""
+        self._inbox_action(action)
+
+    @inbox_checked.validator
+    def _validate_inbox(self, action: Any) -> None:
+        action = self._book.parse_inbox(action)
+        problem = (
+            refused(action)
+            if isinstance(action, Refusal)
+            else self._book.inbox_problem(action, workflow.now().timestamp())
+        )
+        if problem is not None:
+            raise ApplicationError(
+                str(problem), type=type(problem).__name__, non_retryable=True
+            ) from None
+
+    def _inbox_action(self, raw: Any) -> None:
+        action = self._book.parse_inbox(raw)
+        now = workflow.now().timestamp()
+        if not isinstance(action, Refusal):
+            # Stamped by the run, as answers are: its clock, the channel it came by.
+            action = action.model_copy(update={"at": now, "channel": action.channel or "signal"})
+        self._book.take_inbox(action, now)
+        self._publish()
+
     def _check(self, kind: AnswerKind, raw: Any) -> None:
         """Raise the error a checked update reports; never changes state."""
         try:
-            self._book.check(kind, raw)
+            self._book.check(kind, raw, now=workflow.now().timestamp())
         except AdkRequestError as err:
             raise ApplicationError(str(err), type=type(err).__name__, non_retryable=True) from None
 
@@ -832,7 +885,7 @@ class InvocationWorkflow:
             and _patched(self._baseline, gates.PUBLISH_AFTER_RESUMING)
         ):
             self._hold_publishing()
-        if outcome != "accepted":
+        if outcome not in ("accepted", "voted"):
             # Ids and sizes only: a payload may hold secrets and may be megabytes.
             request_id = answer.id if isinstance(answer, Refusal) else answer_id(answer)
             workflow.logger.warning(

@@ -32,6 +32,8 @@ __all__ = [
     "CONFIRM_CHECKED_UPDATE",
     "CONFIRM_SIGNAL",
     "GRAPH_MEMO",
+    "INBOX_CHECKED_UPDATE",
+    "INBOX_SIGNAL",
     "MESSAGE_CHECKED_UPDATE",
     "MESSAGE_SIGNAL",
     "NODE_MEMO_PREFIX",
@@ -60,6 +62,10 @@ RESUME_SIGNAL = "adk_resume"
 """Signal answering an input request."""
 RESUME_CHECKED_UPDATE = "adk_resume_checked"
 """Update answering an input request, rejecting unknown ids and schema violations."""
+INBOX_SIGNAL = "adk_inbox"
+"""Signal claiming, releasing or assigning an open request."""
+INBOX_CHECKED_UPDATE = "adk_inbox_checked"
+"""Update claiming, releasing or assigning an open request, rejecting what cannot be taken."""
 PENDING_QUERY = "adk_pending"
 """Query returning the open requests."""
 STATUS_QUERY = "adk_status"
@@ -149,13 +155,20 @@ class InvocationInput(RunConfig):
     answer_address: str | None = None
     """The Temporal address the starting client used: the UI's answer commands name it."""
     carry: InvocationCarry | None = None
+    started_by: str | None = None
+    """Who started the invocation, as the starting surface authenticated them (the gateway's
+    token, the CLI's ``--as`` or login name); an approval policy with
+    ``requester_may_approve=False`` keeps them — and the session's user — from approving
+    its calls. Kept out of the options steps see, so step inputs do not grow with it."""
     baseline: int = 0
     """What the run has from its start, set by the client that starts it: at 1, every
     behaviour change released until then without a patch marker, and ids drawn from the run
     id, which step inputs carry short (:mod:`adk_temporal.workflows.short_ids`); at 2, also
     an answer's status and memo published after the steps it resumes; at 3, also double
-    texting (:mod:`adk_temporal.double_texting`). 0: a run started by an earlier client,
-    which asks ``workflow.patched`` and draws random ids."""
+    texting (:mod:`adk_temporal.double_texting`), the hand-back of steps another app's
+    worker took, graphs continued as new and their node statuses in the memo, and the
+    reminders and reassignments of approval policies. 0: a run started by an earlier
+    client, which asks ``workflow.patched`` and draws random ids."""
     queued: list[QueuedMessage] = Field(default_factory=list)
     """Messages sent while the session was busy, in the order they run: carried from run
     to run until their turn."""
@@ -189,6 +202,7 @@ class InvocationInput(RunConfig):
             answer_address=answer_address,
             baseline=message.baseline,
             schedule_id=message.schedule_id,
+            started_by=message.started_by,
             **more,
         )
 

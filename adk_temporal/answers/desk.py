@@ -11,12 +11,14 @@ signal handler, and a worker's refusal comes back here as the same reasons.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
+from ..approvals import GrantTerms, InboxAction, PolicyRefusalError
 from ..client import AdkClient, InvocationHandle
 from ..errors import AdkRequestError, UnknownRequestIdError
 from ..flow.messages import ConfirmInput, Refusal, ResumeInput
@@ -25,7 +27,8 @@ from ..visibility import run_status
 from ..workflows.messages import Published
 from .delivery import VET_AFTER_SECONDS, deliver_answer
 from .history import read_answers
-from .outcome import Accepted, Applied, DeliveryPolicy, Outcome, Refused
+from .outcome import Accepted, Applied, DeliveryPolicy, Outcome, RefusalReason, Refused
+from .policy import policy_refusal
 from .task import once_signals_show
 
 __all__ = ["AnswerDesk"]
@@ -88,9 +91,12 @@ class AnswerDesk:
         answered_by: str | None = None,
         channel: str | None = None,
         edited_args: dict[str, Any] | None = None,
+        groups: Sequence[str] | None = None,
+        grant: GrantTerms | None = None,
         **delivery: Any,
     ) -> Outcome:
-        """Approve or reject one confirmation request (``delivery`` as :meth:`submit`)."""
+        """Approve or reject one confirmation request (``delivery`` as :meth:`submit`); the
+        answerer is ``answered_by`` in ``groups``, as the surface authenticated them."""
         answer = ConfirmInput(
             confirmation_id=confirmation_id,
             confirmed=confirmed,
@@ -99,8 +105,41 @@ class AnswerDesk:
             answered_by=answered_by,
             channel=channel,
             edited_args=edited_args,
+            groups=list(groups) if groups is not None else None,
+            grant=grant,
         )
         return await self.submit(workflow_id, answer, **delivery)
+
+    async def confirm_batch(
+        self,
+        workflow_id: str,
+        confirmed: bool,
+        request_ids: Sequence[str] | None = None,
+        **answer: Any,
+    ) -> list[tuple[str, Outcome]]:
+        """Approve or reject several confirmation requests of one run in one action, each
+        admitted as its own answer (its own vote under a policy).
+
+        Args:
+            workflow_id: The run.
+            confirmed: Approve or reject them all.
+            request_ids: The requests; ``None``: every confirmation the run published as open.
+            answer: What :meth:`confirm` takes besides the ids (who answers, the channel,
+                the delivery).
+
+        Returns:
+            Each request id with its outcome, in order; one refusal never stops the rest.
+
+        Raises:
+            RPCError: ``request_ids`` is ``None`` and the run cannot be described (no run).
+        """
+        if request_ids is None:
+            published = await self._adk.handle(workflow_id).published()
+            request_ids = [r.id for r in published.requests if r.kind == "confirmation"]
+        return [
+            (request_id, await self.confirm(workflow_id, request_id, confirmed, **answer))
+            for request_id in request_ids
+        ]
 
     async def resume(
         self,
@@ -110,11 +149,16 @@ class AnswerDesk:
         *,
         answered_by: str | None = None,
         channel: str | None = None,
+        groups: Sequence[str] | None = None,
         **delivery: Any,
     ) -> Outcome:
         """Answer one input request (``delivery`` as :meth:`submit`)."""
         answer = ResumeInput(
-            interrupt_id=interrupt_id, input=value, answered_by=answered_by, channel=channel
+            interrupt_id=interrupt_id,
+            input=value,
+            answered_by=answered_by,
+            channel=channel,
+            groups=list(groups) if groups is not None else None,
         )
         return await self.submit(workflow_id, answer, **delivery)
 
@@ -200,7 +244,9 @@ class AnswerDesk:
         open_kinds = {r.id: r.kind for r in published.requests}
         running = description.status == WorkflowExecutionStatus.RUNNING
         if running and open_kinds.get(target.request_id) == target.kind:
-            return await self._may_take(target, description)
+            [request] = [r for r in published.requests if r.id == target.request_id]
+            early = policy_refusal(request, target.answer, target.workflow_id)
+            return early or await self._may_take(target, description)
         if running and target.request_id in open_kinds:
             other = open_kinds[target.request_id]
             return Refused(
@@ -277,6 +323,8 @@ class AnswerDesk:
     async def _worker_refused(self, target: _Target, err: AdkRequestError) -> Refused:
         """A worker's refusal as a reason: an unknown id is explained from the history
         (answered before, by whom), other refusals are the answer's own."""
+        if isinstance(err, PolicyRefusalError):
+            return Refused(cast(RefusalReason, err.reason), str(err), error=err)
         if not isinstance(err, UnknownRequestIdError):
             return Refused("invalid", str(err), error=err)
         text = str(err)
@@ -288,6 +336,64 @@ class AnswerDesk:
         if refusal is not None:
             return refusal
         return Refused("not_open", text, error=err)
+
+    async def inbox(self, workflow_id: str, action: InboxAction, *, wait: float = 5.0) -> Outcome:
+        """Claim, release or assign one open request of the run ``workflow_id``.
+
+        Checked first from what the run published (the run, the request open, another's
+        claim), then sent as the checked update; Temporal keeps it as a signal when no
+        worker takes it within ``wait`` seconds (the run then records a refusal if it does
+        not fit).
+
+        Returns:
+            :class:`Applied`, :class:`Accepted` or :class:`Refused` (``claimed``,
+            ``not_an_approver``, ``not_open``, ``run_closed``, ``no_run``).
+        """
+        handle = self._adk.handle(workflow_id)
+        probe = ResumeInput(
+            interrupt_id=action.request_id, answered_by=action.answered_by, groups=action.groups
+        )
+        target = _Target(handle, probe, None)
+
+        async def check() -> None:
+            refusal = await self._inbox_check(target)
+            if refusal is not None:
+                raise _Refusal(refusal)
+
+        async def send(checked: bool) -> None:
+            await handle.inbox(action, checked=checked)
+
+        try:
+            way = await deliver_answer(send, wait=wait, check=check)
+        except _Refusal as refusal:
+            return refusal.refusal
+        except AdkRequestError as err:
+            return await self._worker_refused(target, err)
+        return Applied() if way == "applied" else Accepted()
+
+    async def _inbox_check(self, target: _Target) -> Refused | None:
+        """Why an inbox action must not be sent: the run or its request, or another's claim."""
+        try:
+            description = await target.handle.describe()
+        except RPCError as err:
+            if err.status == RPCStatusCode.NOT_FOUND:
+                return Refused("no_run", f"no invocation {target.workflow_id!r}")
+            raise
+        published = Published.from_memo(await description.memo())
+        found = [r for r in published.requests if r.id == target.request_id]
+        if description.status != WorkflowExecutionStatus.RUNNING:
+            return Refused(
+                "run_closed", f"{target.workflow_id} is {run_status(description)}: no requests"
+            )
+        if not found:
+            listed = ", ".join(r.id for r in published.requests) or "none"
+            return Refused(
+                "not_open",
+                f"{target.workflow_id} has no open request {target.request_id!r}; open "
+                f"requests: {listed}",
+            )
+        claimed = policy_refusal(found[0], target.answer, target.workflow_id)
+        return claimed if claimed is not None and claimed.reason == "claimed" else None
 
     async def _invocation_id(self, handle: InvocationHandle) -> str | None:
         """The run's current invocation id; ``None`` when no worker answers.

@@ -50,10 +50,14 @@ class RunAnswers:
         first: The first answer each request received (as a signal or an accepted update).
         held: The first answer to each request that Temporal holds as a signal no worker
             has taken yet.
+        every: Every answer, in order.
     """
 
     first: dict[str, EarlierAnswer] = field(default_factory=dict)
     held: dict[str, EarlierAnswer] = field(default_factory=dict)
+    every: list[tuple[str, EarlierAnswer]] = field(default_factory=list)
+    """Every answer the history holds, by request id, in order (the votes of a request
+    under a policy, answers the run refused too)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,7 @@ async def read_answers(client: Client, workflow_id: str) -> RunAnswers:
         found.append((sent, earlier, request_id))
     answers = RunAnswers()
     for sent, earlier, request_id in found:
+        answers.every.append((request_id, earlier))
         answers.first.setdefault(request_id, earlier)
         if sent.signal and sent.event_id > seen_up_to:
             answers.held.setdefault(request_id, earlier)

@@ -41,6 +41,12 @@ RefusalReason: TypeAlias = Literal[
     "no_run",
     "wrong_run",
     "invalid",
+    "anonymous",
+    "not_an_approver",
+    "self_approval",
+    "duplicate_vote",
+    "claimed",
+    "stale",
 ]
 """Why an answer was refused, the same on every surface:
 
@@ -54,6 +60,19 @@ RefusalReason: TypeAlias = Literal[
 - ``wrong_run``: the answer (a link) names another invocation of the workflow;
 - ``invalid``: the answer itself is refused (malformed, over budget, another call's digest,
   a schema violation, edits the tool does not take); ``error`` has the typed error.
+
+And the refusals of an approval policy or an inbox claim (``error`` has the typed
+:class:`~adk_temporal.approvals.PolicyRefusalError`):
+
+- ``anonymous``: the request's policy counts who answers, and the answer names nobody;
+- ``not_an_approver``: the principal is none of the policy's approvers, nor in their groups;
+- ``self_approval``: the principal started the invocation (or is its session's user) and
+  the policy keeps requesters from approving;
+- ``duplicate_vote``: the principal voted on the request already (``earlier`` is none: the
+  message says when and how);
+- ``claimed``: another approver holds a claim on the request (the message names them and
+  until when);
+- ``stale``: the request was re-opened under a new id (its approval went stale); answer that.
 """
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import getpass
+import time
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 import click
@@ -31,6 +33,7 @@ from .common import (
     request_json,
     run_command,
 )
+from .grants import grant_options, grant_terms
 from .paging import Paging, echo_json_stream, page_options, paging_of, print_next_token
 from .unpolled import print_waits, unpolled_runs
 
@@ -128,8 +131,10 @@ async def _list_waiting(adk: AdkClient, paging: Paging, address: str, as_json: b
             asks = row["hint"] if row["kind"] == "confirmation" else row["message"]
             kind = "approval" if row["kind"] == "confirmation" else "input"
             scheduled = f"  (schedule {row['schedule_id']})" if "schedule_id" in row else ""
+            policy = _policy_note(row)
             console.print(
-                f"{row['workflow_id']}  {row['id']}  {kind} of {row['call']}: {asks}{scheduled}"
+                f"{row['workflow_id']}  {row['id']}  {kind} of {row['call']}: "
+                f"{asks}{policy}{scheduled}"
             )
             if row.get("payload_preview"):
                 # What is approved, on one line: the request's own listing has it indented.
@@ -160,6 +165,16 @@ def _row(
     if published.schedule_id:
         row["schedule_id"] = published.schedule_id
     return row
+
+
+def _policy_note(row: dict[str, Any]) -> str:
+    """`` · 1 of 2 votes · claimed by alice`` for a request under a policy, else ``""``."""
+    notes = []
+    if row.get("approvals", 1) > 1:
+        notes.append(f"{len(row.get('votes') or [])} of {row['approvals']} votes")
+    if row.get("claimed_by") and (row.get("claimed_until") or 0) > time.time():
+        notes.append(f"claimed by {row['claimed_by']}")
+    return "".join(f" · {note}" for note in notes)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -251,6 +266,15 @@ def _answerer(as_name: str | None) -> str:
 
 def _answer_options(f: F) -> F:
     f = click.option(
+        "--group",
+        "groups",
+        multiple=True,
+        metavar="GROUP",
+        help="A group the answerer is in, as approval policies name approvers (repeatable). "
+        "Whoever reaches Temporal is trusted with what they state: give people the gateway, "
+        "whose tokens name their groups, and keep the CLI for operators.",
+    )(f)
+    f = click.option(
         "--as",
         "as_name",
         metavar="NAME",
@@ -293,11 +317,59 @@ def _report_answer(
         )
 
 
+async def _answer_all(
+    address: str,
+    namespace: str,
+    workflow_id: str,
+    request_ids: list[str] | None,
+    answer: ConfirmInput,
+    *,
+    wait: float,
+    as_json: bool,
+) -> int:
+    """Answer ``request_ids`` (every open confirmation when ``None``) each as its own
+    answer and print each outcome; exit status 1 when any was refused."""
+    desk = AnswerDesk(AdkClient(await connect(address, namespace)))
+    fields = answer.model_dump(exclude={"confirmation_id", "confirmed", "answered_at"})
+    try:
+        with err_console.status("answering…"):
+            outcomes = await desk.confirm_batch(
+                workflow_id,
+                answer.confirmed,
+                request_ids,
+                **fields,
+                policy="check_first",
+                wait=wait,
+            )
+    except RPCError as err:
+        if err.status != RPCStatusCode.NOT_FOUND:
+            raise
+        raise CliError(f"no invocation {workflow_id!r}", "`adk-temporal list` shows them") from err
+    rows = [
+        {"request_id": rid, "outcome": o.kind, **(o.as_json() if isinstance(o, Refused) else {})}
+        for rid, o in outcomes
+    ]
+    if as_json:
+        print_json({"workflow_id": workflow_id, "answers": rows})
+    for row in [] if as_json else rows:
+        refusal = f": {row['message']} [{row['reason']}]" if "reason" in row else ""
+        console.print(f"{row['request_id']} {row['outcome']}{refusal}")
+    if not rows and not as_json:
+        console.print(f"{workflow_id} has no open confirmation requests")
+    return 1 if any(o.kind == "refused" for _, o in outcomes) else 0
+
+
 @click.command()
 @connection_options
 @click.argument("workflow_id")
-@click.argument("confirmation_id")
+@click.argument("confirmation_ids", metavar="[CONFIRMATION_ID]...", nargs=-1)
 @click.option("--approve/--reject", "approve", default=None, help="Approve or reject (required).")
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Answer every open confirmation request of the run, each as its own answer.",
+)
 @click.option("--payload", type=JSON, help="JSON handed to the tool as tool_confirmation.payload.")
 @click.option(
     "--edit-args",
@@ -306,6 +378,7 @@ def _report_answer(
     help="Approve with these arguments instead of the model's, as a JSON object (the tool "
     "must be declared editable=True).",
 )
+@grant_options
 @_answer_options
 @json_option
 def confirm(
@@ -313,54 +386,76 @@ def confirm(
     namespace: str,
     task_queue: str,
     workflow_id: str,
-    confirmation_id: str,
+    confirmation_ids: tuple[str, ...],
     approve: bool | None,
+    every: bool,
     payload: Any,
     edited_args: Any,
+    grant_calls: int | None,
+    grant_where: str | None,
+    grant_ttl: timedelta,
+    grant_scope: str,
     wait: float,
     checked_only: bool,
     as_name: str | None,
+    groups: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Approve or reject a confirmation request.
+    """Approve or reject confirmation requests: one, several, or --all of the run's.
 
     A wrong id is an error, with or without a worker. When a worker checks the answer within
     --wait seconds it is applied at once; otherwise Temporal keeps it and it applies when a
-    worker picks the run up (with --checked: exit 1 instead).
+    worker picks the run up (with --checked: exit 1 instead). Several answers are each
+    admitted on their own (under a policy, each is its own vote); exit 1 if any is refused.
     """
     if approve is None:
         raise click.UsageError("give --approve or --reject")
     if edited_args is not None and (not isinstance(edited_args, dict) or not approve):
         raise click.UsageError("--edit-args takes a JSON object, and comes with --approve")
+    if every == bool(confirmation_ids):
+        raise click.UsageError("name the confirmation ids, or give --all (not both)")
+    answer = ConfirmInput(
+        confirmation_id=confirmation_ids[0] if confirmation_ids else "",
+        confirmed=approve,
+        payload=payload,
+        answered_by=_answerer(as_name),
+        channel="cli",
+        edited_args=edited_args,
+        groups=list(groups) or None,
+        grant=grant_terms(approve, grant_calls, grant_where, grant_ttl, grant_scope),
+    )
+    if every or len(confirmation_ids) > 1:
+        ids = None if every else list(confirmation_ids)
+        run_command(
+            _answer_all(address, namespace, workflow_id, ids, answer, wait=wait, as_json=as_json)
+        )
+    run_command(_answer_one(address, namespace, workflow_id, answer, wait, checked_only, as_json))
 
-    async def body() -> None:
-        answer = ConfirmInput(
-            confirmation_id=confirmation_id,
-            confirmed=approve,
-            payload=payload,
-            answered_by=_answerer(as_name),
-            channel="cli",
-            edited_args=edited_args,
-        )
-        outcome = await _answer(
-            address,
-            namespace,
-            workflow_id,
-            answer,
-            wait=wait,
-            checked_only=checked_only,
-            as_json=as_json,
-        )
-        verb = (
-            "approved with edited arguments"
-            if edited_args
-            else "approved"
-            if approve
-            else "rejected"
-        )
-        _report_answer(outcome, verb, confirmation_id, workflow_id, as_json)
 
-    run_command(body())
+async def _answer_one(
+    address: str,
+    namespace: str,
+    workflow_id: str,
+    answer: ConfirmInput | ResumeInput,
+    wait: float,
+    checked_only: bool,
+    as_json: bool,
+) -> None:
+    """One answer through the desk, checked first; the outcome printed."""
+    outcome = await _answer(
+        address,
+        namespace,
+        workflow_id,
+        answer,
+        wait=wait,
+        checked_only=checked_only,
+        as_json=as_json,
+    )
+    verb = "answered"
+    if isinstance(answer, ConfirmInput):
+        verb = "approved" if answer.confirmed else "rejected"
+        verb = "approved with edited arguments" if answer.edited_args else verb
+    _report_answer(outcome, verb, answer_id(answer), workflow_id, as_json)
 
 
 @click.command()
@@ -380,6 +475,7 @@ def resume(
     wait: float,
     checked_only: bool,
     as_name: str | None,
+    groups: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Answer an input request with a JSON value (checked against the request's schema).
@@ -388,19 +484,11 @@ def resume(
     then listed by `adk-temporal pending --workflow-id` and the request stays open.
     """
 
-    async def body() -> None:
-        answer = ResumeInput(
-            interrupt_id=interrupt_id, input=value, answered_by=_answerer(as_name), channel="cli"
-        )
-        outcome = await _answer(
-            address,
-            namespace,
-            workflow_id,
-            answer,
-            wait=wait,
-            checked_only=checked_only,
-            as_json=as_json,
-        )
-        _report_answer(outcome, "answered", interrupt_id, workflow_id, as_json)
-
-    run_command(body())
+    answer = ResumeInput(
+        interrupt_id=interrupt_id,
+        input=value,
+        answered_by=_answerer(as_name),
+        channel="cli",
+        groups=list(groups) or None,
+    )
+    run_command(_answer_one(address, namespace, workflow_id, answer, wait, checked_only, as_json))

@@ -1,4 +1,5 @@
-"""``adk-temporal audit``: a session's answers — decision, who, channel, when, call digest."""
+"""``adk-temporal audit``: a session's answers — decision, who, channel, when, call digest —
+with the votes, claims, reassignments and grants of approval policies."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..audit import AuditEntry, AuditList, audit_entries
+from ..audit import AuditEntry, AuditList, audit_entries, revocation_entries
 from ..ids import SessionKey
-from ..worker import session_store
 from .common import (
     CliError,
     console,
@@ -19,13 +19,15 @@ from .common import (
     json_option,
     postgres_option,
     print_json,
-    require_path,
     run_command,
     session_options,
-    store_keys,
+    workers_store,
 )
 
 __all__ = ["audit"]
+
+
+_RUNTIME_STEPS = ("reminded", "reassigned")
 
 
 def _line(entry: AuditEntry) -> str:
@@ -34,11 +36,22 @@ def _line(entry: AuditEntry) -> str:
         if entry.answered_at is not None
         else "(time not recorded)"
     )
-    who = entry.answered_by or "(not recorded)"
+    if entry.decision in _RUNTIME_STEPS:
+        who = "the runtime (its policy)"
+    elif entry.decision == "granted":
+        who = f"grant {entry.grant_id}"
+    elif entry.decision == "revoked":
+        who = entry.answered_by or "(not recorded)"
+    else:
+        who = f"{entry.answered_by or '(not recorded)'} via {entry.channel or '(not recorded)'}"
     digest = f" · call {entry.call_digest[:12]}" if entry.call_digest else ""
+    extra = f" → {entry.assignee}" if entry.assignee else ""
+    if entry.grant_id and entry.decision != "granted":
+        extra += f" · grant {entry.grant_id}"
+    vote = " (vote)" if entry.vote else ""
     return (
-        f"{when}  {entry.decision:<8} {entry.tool or entry.kind}  by {who} "
-        f"via {entry.channel or '(not recorded)'} · {entry.request_id}{digest}"
+        f"{when}  {entry.decision:<10} {entry.tool or entry.kind}{vote}  by {who}{extra} · "
+        f"{entry.request_id}{digest}"
     )
 
 
@@ -59,17 +72,16 @@ def audit(
     """List who answered each request of a session, how, when, and what they decided."""
 
     async def body() -> None:
-        if not postgres_dsn:
-            require_path(data_dir / "sessions.db", "session store")
-        sessions = session_store(data_dir, postgres_dsn, keys=store_keys())
+        sessions = workers_store(data_dir, postgres_dsn)
         key = SessionKey(app_name, user_id, session_id)
         try:
             stored = await sessions.get(key)
+            grants = await sessions.list_grants(app_name, user_id, session_id)
         except LookupError as err:
             raise CliError(str(err), "check --app, --user, --session and --data-dir") from None
         finally:
             await sessions.close()
-        entries = audit_entries(stored.events)
+        entries = audit_entries(stored.events) + revocation_entries(grants)
         if as_json:
             print_json(AuditList(entries=entries).model_dump(mode="json"))
             return

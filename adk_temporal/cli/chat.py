@@ -110,7 +110,9 @@ def _local_turn(runner: Runner, key: SessionKey, agent: str) -> Turn:
 
     async def turn(message: str) -> bool:
         shown = _Shown()
-        invocation = await runner.start(*key, agent, message, config=_CONFIG)
+        invocation = await runner.start(
+            *key, agent, message, config=_CONFIG, started_by=getpass.getuser()
+        )
         try:
             status = await answer_on_terminal(invocation, shown.feed, err_console)
         except NoAnswerError:
@@ -196,7 +198,9 @@ def _worker_turn(
     ``seen`` then warns if this client's store had none of its events."""
 
     async def turn(message: str) -> bool:
-        handle = await start_invocation(adk, key, agent, message, _CONFIG)
+        handle = await start_invocation(
+            adk, key, agent, message, _CONFIG, started_by=getpass.getuser()
+        )
         status = await _follow(handle, _DeskAnswers(adk, handle.workflow_id))
         if status is None:
             return False
@@ -233,6 +237,8 @@ async def _chat_worker(
 
 
 _CONFIG = RunConfig(stream=True)
+
+
 """Every chat turn streams: the text prints as the model writes it."""
 
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ..events import Event
     from ..flow.messages import PendingRequest, RequestSummary
     from ..keys import DataKeys
+    from ..sessions import SessionService
     from ..tracing import Telemetry
 
 __all__ = [
@@ -85,6 +86,7 @@ __all__ = [
     "stop_on_signals",
     "store_keys",
     "telemetry_option",
+    "workers_store",
 ]
 
 EXIT_ERROR = 1
@@ -549,6 +551,20 @@ def print_event(event: Event) -> None:
         console.print(line)
 
 
+def workers_store(data_dir: Path, postgres_dsn: str | None) -> SessionService:
+    """The workers' session store of ``--data-dir`` (which must hold one) or
+    ``--postgres-dsn``.
+
+    Raises:
+        CliError: The data directory holds no session store.
+    """
+    from ..worker import session_store
+
+    if not postgres_dsn:
+        require_path(data_dir / "sessions.db", "session store")
+    return session_store(data_dir, postgres_dsn, keys=store_keys())
+
+
 def require_path(path: Path, what: str) -> None:
     if not path.exists():
         raise CliError(
@@ -583,10 +599,12 @@ class _LazyGroup(click.Group):
 
 _COMMANDS = {
     "artifacts": "adk_temporal.cli.stores:artifacts",
+    "assign": "adk_temporal.cli.inbox:assign",
     "audit": "adk_temporal.cli.audit:audit",
     "cancel": "adk_temporal.cli.operate:cancel",
     "chat": "adk_temporal.cli.chat:chat",
     "check-compactions": "adk_temporal.cli.compactions:check_compactions",
+    "claim": "adk_temporal.cli.inbox:claim",
     "codec-server": "adk_temporal.cli.encryption:codec_server",
     "confirm": "adk_temporal.cli.answers:confirm",
     "demo": "adk_temporal.cli.serving:demo",
@@ -596,9 +614,12 @@ _COMMANDS = {
     "forget": "adk_temporal.cli.forget:forget",
     "forgotten": "adk_temporal.cli.forget:forgotten",
     "fork": "adk_temporal.cli.history:fork",
+    "grants": "adk_temporal.cli.grants:grants",
+    "inbox": "adk_temporal.cli.inbox:inbox",
     "list": "adk_temporal.cli.operate:list_runs",
     "pending": "adk_temporal.cli.answers:pending",
     "replay-eval": "adk_temporal.cli.evaluating:replay_eval",
+    "release": "adk_temporal.cli.inbox:release",
     "resume": "adk_temporal.cli.answers:resume",
     "retention": "adk_temporal.cli.forget:retention",
     "rewind": "adk_temporal.cli.history:rewind",

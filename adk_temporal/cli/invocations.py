@@ -3,6 +3,8 @@ taking a queued one back."""
 
 from __future__ import annotations
 
+import getpass
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -86,6 +88,13 @@ from .common import (
     "running invocation at its next step (interrupt), or cancel and rewind it (rollback); "
     "default: the app's policy.",
 )
+@click.option(
+    "--as",
+    "as_name",
+    metavar="NAME",
+    help="Who starts the invocation (and, with --local, answers its requests), as approval "
+    "policies and the audit see them [default: your login name].",
+)
 @click.option("--no-wait", is_flag=True, help="Print the workflow id and return at once.")
 @click.option(
     "--no-stream",
@@ -116,6 +125,7 @@ def run(
     fairness_key: str | None,
     pin_agent: bool,
     double_texting: DoubleTexting | None,
+    as_name: str | None,
     no_wait: bool,
     no_stream: bool,
     local: bool,
@@ -144,31 +154,28 @@ def run(
     config = RunConfig(
         max_steps=max_steps,
         token_budget=token_budget,
-        stream=streamed,
         priority=priority,
+        stream=streamed,
         fairness_key=fairness_key,
         pin_agent=pin_agent,
     )
+    starter = as_name or getpass.getuser()
     if local or local_app:
         if no_wait:
             raise click.UsageError("--local runs in this process; it cannot --no-wait")
-        served = local_agents(local_app)
+        ask = _Ask(key, agent, message, starter)
         run_command(
-            _run_local(served, data_dir, postgres_dsn, key, agent, message, config, as_json)
+            _run_local(local_agents(local_app), data_dir, postgres_dsn, ask, config, as_json)
         )
 
     async def body() -> int:
-        sessions = None
-        if not no_wait:
-            if not postgres_dsn:
-                # The worker creates sessions.db on first use; its directory is there from
-                # the worker's start, so a first `run` against a fresh worker finds it.
-                require_path(data_dir, "data directory")
-            sessions = session_store(data_dir, postgres_dsn, keys=store_keys())
+        sessions = None if no_wait else _follower_store(data_dir, postgres_dsn)
         client = await connect(address, namespace)
         adk = AdkClient(client, task_queue=task_queue, session_service=sessions)
         try:
-            handle = await start_invocation(adk, key, agent, message, config, double_texting)
+            handle = await start_invocation(
+                adk, key, agent, message, config, double_texting, started_by=starter
+            )
             if no_wait:
                 return _print_started(handle, as_json)
             code, ran = await _follow(handle, address, namespace, task_queue, as_json, streamed)
@@ -180,6 +187,15 @@ def run(
                 await sessions.close()
 
     run_command(body())
+
+
+def _follower_store(data_dir: Path, postgres_dsn: str | None) -> SessionService:
+    """The workers' session store, which ``run`` follows the events in."""
+    if not postgres_dsn:
+        # The worker creates sessions.db on first use; its directory is there from the
+        # worker's start, so a first `run` against a fresh worker finds it.
+        require_path(data_dir, "data directory")
+    return session_store(data_dir, postgres_dsn, keys=store_keys())
 
 
 def _print_started(handle: InvocationHandle, as_json: bool) -> int:
@@ -233,8 +249,10 @@ async def start_invocation(
     message: str,
     config: RunConfig,
     double_texting: DoubleTexting | None = None,
+    *,
+    started_by: str | None = None,
 ) -> InvocationHandle:
-    """Start the invocation, saying so when no worker is there to run it.
+    """Start the invocation as ``started_by``, saying so when no worker is there to run it.
 
     Raises:
         CliError: No worker of the task queue serves the app, or the session is busy (and
@@ -242,7 +260,14 @@ async def start_invocation(
     """
     workers = await _check_workers(adk, key.app_name)
     try:
-        handle = await adk.start(*key, agent, message, config=config, double_texting=double_texting)
+        handle = await adk.start(
+            *key,
+            agent,
+            message,
+            config=config,
+            double_texting=double_texting,
+            started_by=started_by,
+        )
     except SessionBusyError as err:
         raise CliError(
             str(err),
@@ -283,26 +308,39 @@ async def _check_workers(adk: AdkClient, app_name: str) -> list[str]:
     return identities
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """What ``run`` starts: the session, the agent, the message, and who starts it."""
+
+    key: SessionKey
+    agent: str
+    message: str
+    starter: str
+
+
 async def _run_local(
     app: App,
     data_dir: Path,
     postgres_dsn: str | None,
-    key: SessionKey,
-    agent: str,
-    message: str,
+    ask: _Ask,
     config: RunConfig,
     as_json: bool,
 ) -> int:
-    """``run --local``: the invocation in this process, its requests answered here."""
+    """``run --local``: the invocation in this process, started (and its requests answered
+    here) as ``ask.starter``."""
+    key, agent, message, starter = ask.key, ask.agent, ask.message, ask.starter
     sessions = session_store(data_dir, postgres_dsn, keys=store_keys())
     runner = Runner(app, stores=Stores(sessions, artifact_store(data_dir, keys=store_keys())))
     events: list[Event] = []
     printer = StreamPrinter(console)
     try:
-        invocation = await runner.start(*key, agent, message, config=config)
+        invocation = await runner.start(*key, agent, message, config=config, started_by=starter)
         try:
             status = await answer_on_terminal(
-                invocation, events.append if as_json else printer.feed, err_console
+                invocation,
+                events.append if as_json else printer.feed,
+                err_console,
+                starter,
             )
             printer.close()
         except NoAnswerError:

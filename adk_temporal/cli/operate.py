@@ -27,7 +27,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from ..answers import TASK_STARTED, read_answers
+from ..answers import TASK_STARTED, RunAnswers, read_answers
 from ..client import AdkClient, InvocationHandle
 from ..errors import InvocationClosedError
 from ..flow.messages import InvocationStatus
@@ -265,10 +265,12 @@ def show(
         description = await handle.describe()
         last_error = await _last_error(client, workflow_id, description)
         status = await _status(handle, description, published)
-        held = await _held(adk, workflow_id, description, published)
+        answered = await read_answers(client, workflow_id)
+        held = _held(answered, description, published)
         waits = await unpolled_waits(client, description)
         graph = graph_view(published.graph, published.nodes) if published.graph else None
         shown = _shown(workflow_id, description, status, published, held, last_error)
+        shown["answers"] = [{"request_id": rid, **a.as_json()} for rid, a in answered.every]
         shown["unpolled_waits"] = [w.model_dump(mode="json") for w in waits]
         shown["graph"] = graph.model_dump() if graph is not None else None
         if as_mermaid:
@@ -394,18 +396,14 @@ def _workflow_task(description: WorkflowExecutionDescription) -> dict[str, Any] 
     }
 
 
-async def _held(
-    adk: AdkClient,
-    workflow_id: str,
-    description: WorkflowExecutionDescription,
-    published: Published,
+def _held(
+    answered: RunAnswers, description: WorkflowExecutionDescription, published: Published
 ) -> dict[str, str]:
     """The open requests Temporal already holds an answer for, by id: ``approved``,
     ``rejected`` or ``answered``; the run applies them once a worker picks it up."""
     if not published.requests or description.status != WorkflowExecutionStatus.RUNNING:
         return {}
-    held = (await read_answers(adk.client, workflow_id)).held
-    return {request_id: earlier.decision for request_id, earlier in held.items()}
+    return {request_id: earlier.decision for request_id, earlier in answered.held.items()}
 
 
 def _print_shown(
@@ -455,6 +453,15 @@ def _print_shown(
         )
     if published.schedule_id:
         console.print(f"  schedule {published.schedule_id}")
+    for answer in shown["answers"]:
+        who = answer["answered_by"] or "(not recorded)"
+        when = f"{datetime.fromisoformat(answer['at']):%Y-%m-%d %H:%M:%S} UTC"
+        console.print(
+            escape(
+                f"  answer   {answer['decision']} by {who} via {answer['channel']} at {when}"
+                f"  [{answer['request_id']}]"
+            )
+        )
     task = shown["workflow_task"]
     if task is not None:
         since = f"{datetime.fromisoformat(task['since']):%H:%M:%S} UTC"

@@ -59,6 +59,9 @@ class QueuedMessage(BaseModel):
     baseline: int = 0
     """The baseline of the sender's release (``InvocationInput.baseline``)."""
     schedule_id: str | None = None
+    started_by: str | None = None
+    """Who sent it, as their channel authenticated them: the requester of its invocation's
+    calls under approval policies."""
     """The schedule that sent it (:mod:`adk_temporal.schedules`), if one did."""
     channel: str | None = None
     """How it came: ``client``, ``cli``, ``gateway``, ``schedule``..."""

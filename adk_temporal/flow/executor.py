@@ -20,6 +20,7 @@ from .messages import (
     InvocationCarry,
     ModelStepInput,
     ModelStepResult,
+    PendingRequest,
     ToolCallInput,
     ToolCallResult,
 )
@@ -76,6 +77,12 @@ class Executor(Protocol):
         Returns:
             True once the condition holds; False when ``timeout`` passed first.
         """
+        ...
+
+    async def escalated(self, request: PendingRequest, step: str) -> None:
+        """The runtime reminded of, or reassigned, a request left unanswered (``step`` is
+        ``reminded`` or ``reassigned``; ``request`` as it stands after it): notify it
+        again, where the engine sends notifications."""
         ...
 
     def new_id(self) -> str:

@@ -17,6 +17,7 @@ from datetime import date
 
 __all__ = [
     "ADK_ESCALATION",
+    "APPROVAL_ESCALATION",
     "APP_QUEUES",
     "CARRY_POSITIONS",
     "COMPACTION",
@@ -196,5 +197,12 @@ DOUBLE_TEXTING = _gate(
     "into the next message when its invocation ends",
     date(2026, 12, 7),
     # Baseline 3 has it from the start; runs of baselines 0 to 2 ask when a message came.
+    open_before(date(2026, 12, 8)),
+)
+APPROVAL_ESCALATION = _gate(
+    "approval-escalation",
+    "a request whose approval policy reminds or reassigns waits on a timer until the next of "
+    "them is due, takes it (a trail entry, a notification) and waits again",
+    date(2026, 12, 7),
     open_before(date(2026, 12, 8)),
 )

@@ -27,21 +27,15 @@ from adk_temporal.budgets import Budgets
 from adk_temporal.confirmation import (
     build_confirmation_request_event,
     call_digest,
-    confirmation_reply,
-    edited_reply,
 )
 from adk_temporal.errors import InvocationErrorCode, StepFailedError
 from adk_temporal.events import (
-    REQUEST_CONFIRMATION_FUNCTION_NAME,
-    REQUEST_INPUT_FUNCTION_NAME,
-    WAITED_KEY,
     Event,
     EventActions,
     InputRequest,
-    ToolConfirmation,
 )
 from adk_temporal.merge import merge_actions
-from adk_temporal.resume import build_input_request_event, input_reply
+from adk_temporal.resume import build_input_request_event
 from adk_temporal.run_config import RunConfig
 from adk_temporal.state import TEMP_PREFIX
 from adk_temporal.usage import TokenGrant, TokenUsage
@@ -59,7 +53,6 @@ from .messages import (
     AgentSpec,
     AppendEventsInput,
     CallsStep,
-    ConfirmInput,
     DelegateStep,
     EndedStep,
     ErrorStep,
@@ -97,7 +90,8 @@ from .remote import (
     RemoteWorking,
     remote_request,
 )
-from .requests import ANSWERED_KEY, RequestBook, Taken, answer_record
+from .replies import Answers, answered_metadata, reply_part
+from .requests import RequestBook
 
 __all__ = ["FLOW_CHANGES", "InvocationFlow"]
 
@@ -201,28 +195,6 @@ def _child_branch(branch: str, parent: str, sub: str) -> str:
     """A parallel sub-agent's branch: ``<parent>.<sub>``, prefixed by the current branch."""
     own = f"{parent}.{sub}"
     return f"{branch}.{own}" if branch else own
-
-
-@dataclass
-class _Answers:
-    """What the answers to a pause give the calls that are dispatched again, by call id."""
-
-    confirmations: dict[str, ToolConfirmation] = field(default_factory=dict)
-    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    expired: dict[str, list[str]] = field(default_factory=dict)
-    edits: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """The arguments approvers edited, by call id: the calls run with these."""
-    reply: Event | None = None
-    """The user event recording the answers."""
-
-    def call(self, call: PlannedCall) -> PlannedCall:
-        """``call`` as it is dispatched again: with the arguments its approver edited."""
-        edited = self.edits.get(call.id)
-        return call if edited is None else call.model_copy(update={"args": edited})
-
-    def concern(self, call_id: str) -> bool:
-        """True when the call is re-dispatched with an answer (or an expiry)."""
-        return call_id in self.confirmations or call_id in self.inputs or call_id in self.expired
 
 
 @dataclass
@@ -727,7 +699,7 @@ class InvocationFlow:
                 # is called again, as in ADK-Go's Flow.Run; the step limit above bounds it.
                 continue
             by_id = {c.id: c for c in result.function_calls}
-            response = await self._run_calls(frame, result.function_calls, _Answers())
+            response = await self._run_calls(frame, result.function_calls, Answers())
             pending, ended, actions = await self._settle(
                 frame, response, by_id, [response.event], response.actions.end_invocation
             )
@@ -825,9 +797,10 @@ class InvocationFlow:
         """
         step_actions = [response.actions] if response is not None else []
         waiting = self.book.open_ids() if response is None else []
+        reopens: dict[str, str] = {}
         while response is None or self._asks(response, by_id):
             if response is not None:
-                events, waiting = self._open_requests(frame, response.actions, by_id)
+                events, waiting = self._open_requests(frame, response.actions, by_id, reopens)
                 await self._append(frame, [*pending, *events])
                 self.book.stored(waiting)
                 pending = []
@@ -838,6 +811,7 @@ class InvocationFlow:
             assert answers.reply is not None
             pending.append(answers.reply)
             redo = [by_id[cid] for cid in by_id if answers.concern(cid)]  # the model's order
+            reopens = answers.requests
             response = await self._run_calls(frame, redo, answers, unstored=pending)
             step_actions.append(response.actions)
             pending.append(response.event)
@@ -1048,7 +1022,7 @@ class InvocationFlow:
         self,
         frame: _Frame,
         calls: list[PlannedCall],
-        answers: _Answers,
+        answers: Answers,
         unstored: list[PendingEvent] | None = None,
     ) -> _Responses:
         """Run the calls concurrently and merge their results in call order.
@@ -1071,6 +1045,8 @@ class InvocationFlow:
                         temp_state=self._temp_state,
                         budgets=self._budgets,
                         run_config=self._config,
+                        decided_at=answers.decided_at.get(c.id),
+                        grant=answers.grants.get(c.id),
                     )
                 )
             )
@@ -1228,15 +1204,19 @@ class InvocationFlow:
         return foreign and not self._exec.patched(gates.FOREIGN_CONFIRMATIONS)
 
     def _open_requests(
-        self, frame: _Frame, actions: EventActions, by_id: dict[str, PlannedCall]
+        self,
+        frame: _Frame,
+        actions: EventActions,
+        by_id: dict[str, PlannedCall],
+        reopens: Mapping[str, str],
     ) -> tuple[list[Event], list[str]]:
-        """Open the requests a step's calls made; return the events recording them and ids."""
+        """Open the requests a step's calls made; return the events recording them and ids
+        (``reopens`` as for :meth:`_requests`)."""
         requesting = [c for c in by_id.values() if c.id in actions.requested_tool_confirmations]
         confirmation_ids = [f"adk-{self._exec.new_id()}" for _ in requesting]
         now = self._exec.now()
-        opened = self._requests(
-            frame, actions, by_id, dict(zip(confirmation_ids, requesting, strict=True)), now
-        )
+        asked = dict(zip(confirmation_ids, requesting, strict=True))
+        opened = self._requests(frame, actions, by_id, asked, now, reopens)
         common: dict[str, Any] = {
             "invocation_id": self.invocation_id,
             "author": frame.agent,
@@ -1274,9 +1254,12 @@ class InvocationFlow:
         by_id: dict[str, PlannedCall],
         confirmations: dict[str, PlannedCall],
         now: float,
+        reopens: Mapping[str, str],
     ) -> list[tuple[PendingRequest, InputRequest | None]]:
         """The requests to open: a confirmation per call in ``confirmations`` (by request
-        id), then the inputs ``actions`` asks for, each with the input request it answers."""
+        id), then the inputs ``actions`` asks for, each with the input request it answers.
+        ``reopens`` names the request a call's last answer came to, by call id: a call that
+        asks again re-opens it."""
 
         def expiry(timeout: float | None) -> float | None:
             return now + timeout if timeout is not None else None
@@ -1284,6 +1267,8 @@ class InvocationFlow:
         opened: list[tuple[PendingRequest, InputRequest | None]] = []
         for request_id, call in confirmations.items():
             confirmation = actions.requested_tool_confirmations[call.id]
+            policy = call.options.approval
+            due = policy.due_after if policy is not None else None
             pending = PendingConfirmation(
                 kind="confirmation",
                 id=request_id,
@@ -1298,6 +1283,10 @@ class InvocationFlow:
                 expires_at=expiry(confirmation.timeout_seconds),
                 opened_at=now,
                 edit_schema=call.options.edit_schema,
+                policy=policy,
+                assignee=policy.inbox if policy is not None else None,
+                due_at=expiry(due.total_seconds() if due is not None else None),
+                reopened_from=reopens.get(call.id) if confirmation.stale else None,
             )
             opened.append((pending, None))
         for interrupt_id, request in actions.requested_inputs.items():
@@ -1318,7 +1307,7 @@ class InvocationFlow:
             opened.append((asked, request))
         return opened
 
-    async def _wait_for_answers(self, frame: _Frame, ids: list[str]) -> _Answers:
+    async def _wait_for_answers(self, frame: _Frame, ids: list[str]) -> Answers:
         """Wait until requests ``ids`` are answered or expired; return the reply event and
         what the re-dispatched calls receive."""
         if frame.node is not None:
@@ -1326,6 +1315,12 @@ class InvocationFlow:
         self._exec.status_changed()
         while True:
             deadline = self.book.earliest_expiry(ids)
+            step_at = self.book.next_escalation(ids)
+            # Asked only of requests with reminders: other runs record no marker.
+            if step_at is not None and self._exec.patched(gates.APPROVAL_ESCALATION):
+                if await self._wait_or_escalate(ids, step_at, deadline):
+                    break
+                continue
             if deadline is None:
                 await self._exec.wait_until(lambda: self.book.answered(ids))
                 break
@@ -1337,14 +1332,32 @@ class InvocationFlow:
             self.book.expire(ids, self._exec.now())
             if self.book.answered(ids):
                 break
-        answers = _Answers()
+        answers = Answers()
         now = self._exec.now()
-        parts = [_reply_part(taken, answers, now) for taken in self.book.take(ids)]
+        parts = [reply_part(taken, answers, now) for taken in self.book.take(ids)]
         if frame.node is not None:
             self.graph_nodes[frame.node.key] = "running"
         self._exec.status_changed()
         answers.reply = self._event(frame, "user", types.Content(role="user", parts=parts))
         return answers
+
+    async def _wait_or_escalate(
+        self, ids: list[str], step_at: float, deadline: float | None
+    ) -> bool:
+        """Wait for the answers until the next reminder or reassignment (or expiry) is due,
+        then take what is due; whether the requests ``ids`` are all answered (or expired)."""
+        wake = step_at if deadline is None else min(step_at, deadline)
+        remaining = wake - self._exec.now()
+        if remaining > 0 and await self._exec.wait_until(
+            lambda: self.book.answered(ids), timeout=remaining
+        ):
+            return True
+        now = self._exec.now()
+        for pending, step in self.book.escalate(ids, now):
+            await self._exec.escalated(pending, step)
+        self.book.expire(ids, now)
+        self._exec.status_changed()
+        return self.book.answered(ids)
 
     # ------------------------------------------------------------ compaction
 
@@ -1420,14 +1433,18 @@ class InvocationFlow:
         self._exec.status_changed()
         await self._exec.wait_until(lambda: any(self.book.answered([i]) for i in held))
         parts: list[types.Part] = []
-        for pending, answer, _ in self.book.take([i for i in held if self.book.answered([i])]):
+        taken = self.book.take([i for i in held if self.book.answered([i])])
+        for pending, answer, _ in taken:
             assert isinstance(answer, ResumeInput)  # the request is an input request
             response = types.FunctionResponse(
                 id=pending.function_call_id, name=pending.tool, response=answer.input
             )
             parts.append(types.Part(function_response=response))
         self._exec.status_changed()
-        return self._event(frame, "user", types.Content(role="user", parts=parts))
+        event = self._event(frame, "user", types.Content(role="user", parts=parts))
+        # Who answered, beside the response the model reads (never inside it).
+        event.custom_metadata = answered_metadata(taken)
+        return event
 
     # --------------------------------------------------------------- helpers
 
@@ -1469,46 +1486,3 @@ class InvocationFlow:
         self._ended_as = status
         self._exec.status_changed()
         return self.result_of(status, error)
-
-
-def _reply_part(taken: Taken, answers: _Answers, now: float) -> types.Part:
-    """The reply to one answered (or expired) request, as a part of the reply event; what
-    the re-dispatched call receives is noted in ``answers``."""
-    pending, answer, expired = taken
-    response: dict[str, Any]
-    if isinstance(answer, ConfirmInput):
-        # The book takes only answers of the request's kind.
-        assert isinstance(pending, PendingConfirmation)
-        response = confirmation_reply(
-            answer.confirmed,
-            answer.payload,
-            call_digest=pending.call_digest,
-            expired=expired,
-        )
-        answers.confirmations[pending.function_call_id] = ToolConfirmation(
-            hint=pending.hint,
-            confirmed=answer.confirmed,
-            payload=answer.payload,
-            expired=expired,
-        )
-        if answer.edited_args is not None and not expired:
-            response.update(edited_reply(pending.tool, answer.edited_args))
-            answers.edits[pending.function_call_id] = answer.edited_args
-        name = REQUEST_CONFIRMATION_FUNCTION_NAME
-    elif expired:
-        response = input_reply(None, expired=True)
-        answers.expired.setdefault(pending.function_call_id, []).append(pending.id)
-        name = REQUEST_INPUT_FUNCTION_NAME
-    else:
-        response = input_reply(answer.input)
-        answers.inputs.setdefault(pending.function_call_id, {})[pending.id] = answer.input
-        name = REQUEST_INPUT_FUNCTION_NAME
-    if pending.opened_at is not None:
-        # How long a human took: the audit trail's figure, and the wait metric's.
-        response[WAITED_KEY] = round(max(0.0, now - pending.opened_at), 3)
-    record = answer_record(answer)
-    if record is not None:
-        response[ANSWERED_KEY] = record
-    return types.Part(
-        function_response=types.FunctionResponse(id=pending.id, name=name, response=response)
-    )

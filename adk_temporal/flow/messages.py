@@ -17,6 +17,16 @@ from typing import Annotated, Any, Literal, TypeAlias
 from google.genai import types
 from pydantic import BaseModel, Discriminator, Field, StrictBool, Tag
 
+from adk_temporal.approvals import (
+    ApprovalPolicy,
+    Claim,
+    GrantGiven,
+    GrantTerms,
+    InboxFilter,
+    TrailEntry,
+    Vote,
+    inbox_matches,
+)
 from adk_temporal.budgets import Budgets, check_budget, json_size
 from adk_temporal.compaction import EventsCompactionConfig
 from adk_temporal.double_texting.policy import DoubleTexting
@@ -70,6 +80,7 @@ __all__ = [
     "ToolCallInput",
     "ToolCallResult",
     "ToolOptions",
+    "VoteSummary",
     "WorkflowPosition",
     "as_content",
     "call_summary",
@@ -145,6 +156,9 @@ class ToolOptions(BaseModel):
     edit_schema: dict[str, Any] | None = None
     """Set for a tool declared ``editable``: the JSON schema of its parameters, which an
     approver's edited arguments must satisfy; ``None``: edits are refused."""
+    approval: ApprovalPolicy | None = None
+    """The approval policy the call's confirmation is judged by (the tool's, or the App's
+    for it); ``None``: one answer by anyone decides it."""
 
     def retry(self) -> RetrySettings:
         """The retry policy the tool runs under: its own values, the defaults for the rest.
@@ -446,6 +460,11 @@ class ToolCallInput(BaseModel):
     budgets: Budgets = Field(default_factory=Budgets)
     run_config: RunConfig | None = None
     """The invocation's options, as the tool sees them (``ctx.run_config``)."""
+    decided_at: float | None = None
+    """When the approval the call re-enters with was decided (the run's clock): a policy's
+    ``max_age`` is counted from it."""
+    grant: GrantGiven | None = None
+    """A standing grant given with the approval: the step records it before the call runs."""
 
 
 class StagedResult(BaseModel):
@@ -511,6 +530,10 @@ class ConfirmInput(BaseModel):
     edited_args: dict[str, Any] | None = None
     """An approval's edited arguments: the call runs with them instead of the model's
     (only for a tool declared ``editable``, checked against its parameter schema)."""
+    groups: list[str] | None = None
+    """The groups the channel authenticated ``answered_by`` in (approvers may be groups)."""
+    grant: GrantTerms | None = None
+    """With an approval: a standing grant for later calls of the same tool."""
 
 
 class ResumeInput(BaseModel):
@@ -520,6 +543,8 @@ class ResumeInput(BaseModel):
     input: Any = None
     answered_by: str | None = None
     """Who answered (see :attr:`ConfirmInput.answered_by`)."""
+    groups: list[str] | None = None
+    """The groups the channel authenticated ``answered_by`` in."""
     channel: str | None = None
     """How the answer came (see :attr:`ConfirmInput.channel`)."""
     answered_at: float | None = None
@@ -539,6 +564,14 @@ class _OpenRequest(BaseModel):
     """When the request expires (POSIX seconds), if it has a deadline."""
     opened_at: float | None = None
     """When the request was opened (POSIX seconds; ``None`` in runs recorded before)."""
+    assignee: str | None = None
+    """Whose inbox the request is in (a group or principal), if anyone's."""
+    claim: Claim | None = None
+    """The claim an approver holds on it (look at ``until``: it may have lapsed)."""
+    due_at: float | None = None
+    """When it is due (POSIX seconds), for overdue listings."""
+    trail: list[TrailEntry] = Field(default_factory=list)
+    """Claims, releases, assignments, reminders and reassignments, oldest first."""
 
     def _summary(self, **asked: Any) -> RequestSummary:
         """The published summary, with what this kind of request asks (``asked``)."""
@@ -555,6 +588,10 @@ class _OpenRequest(BaseModel):
             expires_at=self.expires_at,
             args=self.args if json_size(self.args, "the arguments") <= PREVIEW_BYTES else None,
             opened_at=self.opened_at,
+            assignee=self.assignee,
+            claimed_by=self.claim.by if self.claim is not None else None,
+            claimed_until=self.claim.until if self.claim is not None else None,
+            due_at=self.due_at,
             **asked,
         )
 
@@ -569,6 +606,25 @@ class PendingConfirmation(_OpenRequest):
     edit_schema: dict[str, Any] | None = None
     """A confirmation of an ``editable`` tool's call: the schema edited arguments must
     satisfy; ``None``: the approver may not edit them."""
+    policy: ApprovalPolicy | None = None
+    """The approval policy its answers are judged by; ``None``: one answer by anyone."""
+    votes: list[Vote] = Field(default_factory=list)
+    """The votes taken so far, while the policy is not met yet."""
+    reopened_from: str | None = None
+    """The request this one re-opens: the call asked again because its approval was older
+    than the policy's ``max_age`` when the call was to run."""
+    requesters: list[str] = Field(default_factory=list)
+    """Under a policy that keeps requesters from approving: who they are (who started the
+    invocation, the session's user), published so a client refuses their approval early."""
+
+    def _approvers(self) -> list[str]:
+        """Who may answer now: the policy's approvers, and its ``reassign_to`` once its
+        escalation reassigned the request."""
+        if self.policy is None:
+            return []
+        moved = any(e.action == "reassigned" and e.by is None for e in self.trail)
+        extra = [self.policy.reassign_to] if moved and self.policy.reassign_to else []
+        return [*self.policy.approvers, *extra]
 
     def summary(self) -> RequestSummary:
         """What is published about this request where Temporal serves it without a worker."""
@@ -577,6 +633,11 @@ class PendingConfirmation(_OpenRequest):
             hint=_clip(self.hint),
             digested=self.payload,
             payload_preview=_preview(self.payload),
+            votes=[VoteSummary.of(v) for v in self.votes],
+            approvals=self.policy.approvals if self.policy is not None else 1,
+            approvers=self._approvers(),
+            requesters=self.requesters,
+            reopened_from=self.reopened_from,
         )
 
 
@@ -626,6 +687,21 @@ def _preview(payload: Any) -> str:
     return raw[:PREVIEW_BYTES].decode(errors="ignore") + "…"
 
 
+class VoteSummary(BaseModel):
+    """One vote as a listing publishes it."""
+
+    by: str
+    decision: Literal["approved", "rejected"]
+    at: float | None = None
+    channel: str | None = None
+
+    @classmethod
+    def of(cls, vote: Vote) -> VoteSummary:
+        """The published form of ``vote``."""
+        decision: Literal["approved", "rejected"] = "approved" if vote.approve else "rejected"
+        return cls(by=vote.by, decision=decision, at=vote.at, channel=vote.channel)
+
+
 class RequestSummary(BaseModel):
     """An open request as the run publishes it in its memo: readable with no worker running.
 
@@ -654,13 +730,42 @@ class RequestSummary(BaseModel):
     (``…`` marks a cut: the session's ``pending`` has it whole)."""
     opened_at: float | None = None
     """When the request was opened (POSIX seconds), for "waiting 3 h"."""
+    assignee: str | None = None
+    """Whose inbox it is in."""
+    claimed_by: str | None = None
+    """Who claimed it (until ``claimed_until``; a lapsed claim holds nothing)."""
+    claimed_until: float | None = None
+    due_at: float | None = None
+    """When it is due (POSIX seconds)."""
+    votes: list[VoteSummary] = Field(default_factory=list)
+    """A confirmation's votes so far."""
+    approvals: int = 1
+    """How many distinct approvals a confirmation needs."""
+    approvers: list[str] = Field(default_factory=list)
+    """Who may answer it (principals or groups); empty: anyone."""
+    requesters: list[str] = Field(default_factory=list)
+    """Who may not approve it (the invocation's requesters, under such a policy)."""
+    reopened_from: str | None = None
+    """The request this one re-opens."""
+
+    def in_view(self, view: InboxFilter, now: float) -> bool:
+        """Whether an inbox listing ``view`` shows this request at ``now``."""
+        return inbox_matches(
+            view,
+            assignee=self.assignee,
+            claimed_by=self.claimed_by,
+            claimed_until=self.claimed_until,
+            due_at=self.due_at,
+            now=now,
+        )
 
 
 class Refusal(BaseModel):
-    """An answer that changed nothing, as it is remembered: never its payload."""
+    """An answer that changed nothing, as it is remembered: never its payload (``inbox``:
+    a claim, release or assignment that was refused)."""
 
     id: str
-    kind: Literal["confirmation", "input"]
+    kind: Literal["confirmation", "input", "inbox"]
     size: int
     reason: str
 

@@ -22,7 +22,8 @@ from ..events import REQUEST_INPUT_FUNCTION_NAME, Event, InputRequest
 from .executor import Executor
 from .graph_messages import NodeRequest
 from .messages import InvocationRef, PendingInput, ResumeInput
-from .requests import ANSWERED_KEY, RequestBook, answer_record
+from .replies import answered_metadata
+from .requests import RequestBook
 
 __all__ = ["open_pause", "take_answers", "unwrap_answer"]
 
@@ -79,12 +80,9 @@ def take_answers(
     node receives, by interrupt id."""
     parts: list[types.Part] = []
     values: dict[str, Any] = {}
-    who: dict[str, Any] = {}
-    for taken in book.take([i for i in ids if book.answered([i])]):
+    closed = book.take([i for i in ids if book.answered([i])])
+    for taken in closed:
         assert isinstance(taken.answer, ResumeInput)  # the requests are input requests
-        record = answer_record(taken.answer)
-        if record is not None:
-            who[taken.pending.id] = record
         response = _as_response(taken.answer.input)
         values[taken.pending.id] = unwrap_answer(response)
         reply = types.FunctionResponse(
@@ -98,6 +96,6 @@ def take_answers(
         branch=ref.branch,
         content=types.Content(role="user", parts=parts),
         timestamp=executor.now(),
-        custom_metadata={ANSWERED_KEY: who} if who else None,
+        custom_metadata=answered_metadata(closed),
     )
     return event, values

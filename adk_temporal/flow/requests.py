@@ -23,6 +23,16 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 from google.genai import types
 from pydantic import ValidationError
 
+from adk_temporal.approvals import (
+    AnonymousAnswerError,
+    DuplicateVoteError,
+    InboxAction,
+    InvalidPolicyError,
+    NotAnApproverError,
+    RequestClaimedError,
+    SelfApprovalError,
+    StaleRequestError,
+)
 from adk_temporal.budgets import Budgets, json_size, wide_integer
 from adk_temporal.confirmation import check_reply_digest, confirmation_request_call
 from adk_temporal.errors import (
@@ -38,6 +48,16 @@ from adk_temporal.errors import (
 from adk_temporal.events import InputRequest, ToolConfirmation
 from adk_temporal.resume import check_resume_input, schema_errors
 
+from .approving import (
+    Escalation,
+    answer_problem,
+    cast_vote,
+    due_escalations,
+    escalate,
+    inbox_problem,
+    next_escalation,
+    take_inbox,
+)
 from .messages import (
     CarriedRequest,
     ConfirmInput,
@@ -60,6 +80,7 @@ __all__ = [
     "parse_answer",
     "refusal",
     "refused",
+    "requesters_of",
     "stamped",
 ]
 
@@ -72,8 +93,9 @@ _ANSWERED_KEPT = 1024
 Answer: TypeAlias = ConfirmInput | ResumeInput
 """A reply to a confirmation or an input request."""
 
-Outcome: TypeAlias = Literal["accepted", "buffered", "duplicate", "refused"]
-"""What :meth:`RequestBook.accept` did with an answer."""
+Outcome: TypeAlias = Literal["accepted", "voted", "buffered", "duplicate", "refused"]
+"""What :meth:`RequestBook.accept` did with an answer: ``voted`` took a vote that does not
+decide its request yet (the policy wants more)."""
 
 
 _REFUSALS: dict[str, type[AdkRequestError]] = {
@@ -85,6 +107,13 @@ _REFUSALS: dict[str, type[AdkRequestError]] = {
         InvalidAnswerError,
         EditNotAllowedError,
         InvalidEditError,
+        AnonymousAnswerError,
+        NotAnApproverError,
+        SelfApprovalError,
+        DuplicateVoteError,
+        RequestClaimedError,
+        StaleRequestError,
+        InvalidPolicyError,
     )
 }
 
@@ -116,6 +145,12 @@ def answer_record(answer: Answer) -> dict[str, Any] | None:
     return {"by": answer.answered_by, "channel": answer.channel, "at": answer.answered_at}
 
 
+def requesters_of(started_by: str | None, user_id: str) -> tuple[str, ...]:
+    """The principals that count as an invocation's requester: who started it, and the
+    session's user (on whose behalf the agent acts)."""
+    return tuple(p for p in dict.fromkeys((started_by, user_id)) if p)
+
+
 def answer_id(answer: Answer) -> str:
     """The request id an answer refers to."""
     return answer.confirmation_id if isinstance(answer, ConfirmInput) else answer.interrupt_id
@@ -125,7 +160,7 @@ def _kind(answer: Answer) -> AnswerKind:
     return "confirmation" if isinstance(answer, ConfirmInput) else "input"
 
 
-_LATER_FIELDS = ("answered_by", "channel", "answered_at", "edited_args")
+_LATER_FIELDS = ("answered_by", "channel", "answered_at", "edited_args", "groups", "grant")
 """Answer fields added after answers' sizes were first recorded."""
 
 
@@ -221,6 +256,13 @@ def refused(refusal: Refusal) -> InvalidAnswerError:
     return InvalidAnswerError(f"answer for {refusal.id!r} refused: {refusal.reason}")
 
 
+def _repeats_vote(pending: PendingRequest, answer: Answer) -> bool:
+    """Whether ``answer`` is a vote its principal already cast, with the same decision."""
+    if not isinstance(pending, PendingConfirmation) or not isinstance(answer, ConfirmInput):
+        return False
+    return any(v.by == answer.answered_by and v.approve == answer.confirmed for v in pending.votes)
+
+
 class Taken(NamedTuple):
     """A closed request with its answer; ``expired`` when nobody answered in time."""
 
@@ -243,10 +285,13 @@ class RequestBook:
     Args:
         budgets: Bounds the size of one answer and the buffer of early answers, and how
             many refusals are remembered.
+        requesters: The principals that count as the invocation's requester (who started
+            it, the session's user): a policy may keep them from approving its calls.
     """
 
-    def __init__(self, budgets: Budgets | None = None) -> None:
+    def __init__(self, budgets: Budgets | None = None, *, requesters: Iterable[str] = ()) -> None:
         self._budgets = budgets or Budgets()
+        self._requesters = frozenset(requesters)
         self._open: dict[str, _Open] = {}
         self._answered: dict[str, None] = {}
         self._early: dict[str, tuple[Answer, int]] = {}
@@ -254,6 +299,7 @@ class RequestBook:
         self._forgotten = 0
         self._expired: dict[str, float] = {}
         self._unstored: set[str] = set()
+        self._reopened: dict[str, str] = {}
 
     def parse(self, kind: AnswerKind, raw: Any) -> Answer | Refusal:
         """:func:`parse_answer` with this book's budgets."""
@@ -271,7 +317,14 @@ class RequestBook:
         ``stored=False``: the request's events are still on their way to the session, and
         it is not listed (:meth:`unanswered` with ``listed_only``) until :meth:`stored`.
         """
+        if (
+            isinstance(pending, PendingConfirmation)
+            and pending.policy is not None
+            and not pending.policy.requester_may_approve
+        ):
+            pending = pending.model_copy(update={"requesters": sorted(self._requesters)})
         self._open[pending.id] = _Open(pending, input_request)
+        self._note_reopened(pending)
         if not stored:
             self._unstored.add(pending.id)
         self._answered.pop(pending.id, None)
@@ -280,42 +333,69 @@ class RequestBook:
         if early is not None:
             self.accept(early[0])
 
-    def check(self, kind: AnswerKind, raw: Any) -> Answer:
+    def check(self, kind: AnswerKind, raw: Any, *, now: float | None = None) -> Answer:
         """``raw`` as an answer that fits an open request now, else the refusal raised.
 
-        What a checked answer goes through; changes nothing.
+        What a checked answer goes through; changes nothing. ``now`` is the run's time, for
+        claims (see :meth:`problem`).
 
         Raises:
             InvalidAnswerError: ``raw`` is malformed or over its budget.
-            UnknownRequestIdError, ConfirmationMismatchError, InvalidResumeInputError: See
-                :meth:`problem`.
+            UnknownRequestIdError, ConfirmationMismatchError, InvalidResumeInputError,
+                PolicyRefusalError: See :meth:`problem`.
         """
         answer = self.parse(kind, raw)
         if isinstance(answer, Refusal):
             raise refused(answer)
-        problem = self.problem(answer)
+        problem = self.problem(answer, now)
         if problem is not None:
             raise problem
         return answer
 
-    def problem(self, answer: Answer) -> AdkRequestError | None:
+    def problem(self, answer: Answer, now: float | None = None) -> AdkRequestError | None:
         """Why ``answer`` cannot be applied to an open request now, or ``None``.
+
+        Args:
+            answer: The answer.
+            now: The run's time (claims lapse); by default the time the run stamped on the
+                answer, and without either every claim holds.
 
         Returns:
             The refusal a checked answer raises: :class:`UnknownRequestIdError` (unknown,
-            answered, or of the other kind), :class:`ConfirmationMismatchError` (the call
-            digest differs), :class:`EditNotAllowedError` or :class:`InvalidEditError`
-            (edited arguments the tool does not take) or :class:`InvalidResumeInputError`
-            (schema violation).
+            answered, or of the other kind), :class:`StaleRequestError` (re-opened under
+            another id), :class:`ConfirmationMismatchError` (the call digest differs),
+            :class:`EditNotAllowedError` or :class:`InvalidEditError` (edited arguments the
+            tool does not take), :class:`InvalidResumeInputError` (schema violation), or
+            the :class:`~adk_temporal.approvals.PolicyRefusalError` of the request's claim
+            or approval policy.
         """
+        entry = self._open.get(answer_id(answer))
+        closed = self._closed_problem(answer, entry)
+        if closed is not None:
+            return closed
+        assert entry is not None
+        unfit = self._fit_problem(entry, answer)
+        if unfit is not None:
+            return unfit
+        when = now if now is not None else answer.answered_at
+        return answer_problem(entry.pending, answer, self._requesters, when)
+
+    def _closed_problem(self, answer: Answer, entry: _Open | None) -> AdkRequestError | None:
+        """Why ``answer``'s request takes no answer at all (expired, answered, re-opened,
+        unknown), or ``None`` when it is open."""
         request_id = answer_id(answer)
         noun = "confirmation" if isinstance(answer, ConfirmInput) else "interrupt"
-        entry = self._open.get(request_id)
         expired = self._expired.get(request_id)
         if entry is None and expired is not None:
             when = datetime.fromtimestamp(expired, UTC)
             return UnknownRequestIdError(
                 f"{noun} id {request_id!r} expired at {when:%Y-%m-%d %H:%M:%S} UTC unanswered"
+            )
+        reopened = self._reopened.get(request_id)
+        if entry is None and reopened in self._open:
+            return StaleRequestError(
+                f"request {request_id!r} was re-opened as {reopened!r} (its approval was "
+                f"older than the policy's max_age when the call was to run): answer {reopened!r}"
             )
         if request_id in self._answered or (entry is not None and entry.answer is not None):
             return UnknownRequestIdError(f"{noun} id {request_id!r} was already answered")
@@ -324,6 +404,13 @@ class RequestBook:
             return UnknownRequestIdError(
                 f"unknown {noun} id {request_id!r}; open requests: {open_ids}"
             )
+        return None
+
+    @staticmethod
+    def _fit_problem(entry: _Open, answer: Answer) -> AdkRequestError | None:
+        """Why ``answer`` does not fit the open request ``entry`` (its kind, the call's
+        digest, edits, the input's schema), or ``None``."""
+        request_id = answer_id(answer)
         pending = entry.pending
         if isinstance(answer, ConfirmInput):
             if pending.kind != "confirmation":
@@ -369,6 +456,8 @@ class RequestBook:
         if entry is None:
             return self._buffer(answer)
         problem = self.problem(answer)
+        if isinstance(problem, DuplicateVoteError) and _repeats_vote(entry.pending, answer):
+            return "duplicate"  # the same vote again (a retried signal): a no-op
         if problem is not None:
             self._record(
                 Refusal(
@@ -376,6 +465,12 @@ class RequestBook:
                 )
             )
             return "refused"
+        pending = entry.pending
+        if isinstance(pending, PendingConfirmation) and pending.policy is not None:
+            assert isinstance(answer, ConfirmInput)  # the kinds matched
+            entry.pending, decided = cast_vote(pending, answer)
+            if not decided:
+                return "voted"
         entry.answer = answer
         return "accepted"
 
@@ -403,6 +498,79 @@ class RequestBook:
         if len(self._refusals) == self._refusals.maxlen:
             self._forgotten += 1
         self._refusals.append(refusal)
+
+    def _note_reopened(self, pending: PendingRequest) -> None:
+        if isinstance(pending, PendingConfirmation) and pending.reopened_from is not None:
+            self._reopened[pending.reopened_from] = pending.id
+            while len(self._reopened) > _ANSWERED_KEPT:
+                del self._reopened[next(iter(self._reopened))]
+
+    def parse_inbox(self, raw: Any) -> InboxAction | Refusal:
+        """Read a raw claim, release or assignment (any JSON): the action, or its refusal."""
+        found = raw.get("request_id") if isinstance(raw, dict) else None
+        request_id = found if isinstance(found, str) else "?"
+        try:
+            size = json_size(raw, "the inbox action")
+            if size > self._budgets.answer_bytes:
+                reason = f"{size} bytes, over the answer_bytes budget"
+                return Refusal(id=request_id, kind="inbox", size=size, reason=reason)
+            return InboxAction.model_validate(raw)
+        except UnencodableValueError as err:
+            return Refusal(id=request_id, kind="inbox", size=0, reason=str(err))
+        except ValidationError as err:
+            wrong = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'action'}: {e['msg']}" for e in err.errors()
+            )
+            return Refusal(id=request_id, kind="inbox", size=size, reason=f"malformed: {wrong}")
+
+    def inbox_problem(self, action: InboxAction, now: float) -> AdkRequestError | None:
+        """Why ``action`` cannot be taken at ``now`` (the request is not open and waiting,
+        another holds a claim, the claimant may not answer it), or ``None``."""
+        entry = self._open.get(action.request_id)
+        if entry is None or entry.answer is not None:
+            open_ids = ", ".join(sorted(self.unanswered_ids())) or "none"
+            return UnknownRequestIdError(
+                f"no open request {action.request_id!r} to {action.action}; open requests: "
+                f"{open_ids}"
+            )
+        return inbox_problem(entry.pending, action, now)
+
+    def take_inbox(self, action: InboxAction | Refusal, now: float) -> Outcome:
+        """Take a claim, release or assignment at ``now``, or record why not."""
+        if isinstance(action, Refusal):
+            self._record(action)
+            return "refused"
+        problem = self.inbox_problem(action, now)
+        if problem is not None:
+            self._record(
+                Refusal(id=action.request_id, kind="inbox", size=0, reason=_reason(problem))
+            )
+            return "refused"
+        entry = self._open[action.request_id]
+        entry.pending = take_inbox(entry.pending, action, now)
+        return "accepted"
+
+    def next_escalation(self, ids: Iterable[str]) -> float | None:
+        """When the next reminder or reassignment of the unanswered requests ``ids`` is due."""
+        times = [
+            next_escalation(entry.pending)
+            for entry in (self._open[i] for i in ids)
+            if entry.answer is None
+        ]
+        return min((t for t in times if t is not None), default=None)
+
+    def escalate(self, ids: Iterable[str], now: float) -> list[tuple[PendingRequest, Escalation]]:
+        """Take the reminders and reassignments of the unanswered requests ``ids`` due at
+        ``now``; return each request as it stands after each, in order."""
+        fired: list[tuple[PendingRequest, Escalation]] = []
+        for request_id in ids:
+            entry = self._open[request_id]
+            if entry.answer is not None:
+                continue
+            for step in due_escalations(entry.pending, now):
+                entry.pending = escalate(entry.pending, step, now)
+                fired.append((entry.pending, step))
+        return fired
 
     def close_all(self) -> None:
         """Close every open request unanswered (the invocation was cancelled)."""
@@ -549,6 +717,7 @@ class RequestBook:
             entry = _Open(item.pending, item.input_request)
             entry.answer = item.answer
             self._open[item.pending.id] = entry
+            self._note_reopened(item.pending)
         for request_id in answered:
             self._remember_answered(request_id)
         for answer in early:

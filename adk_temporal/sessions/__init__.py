@@ -8,6 +8,7 @@ from ..ids import SessionKey
 from .call_slots import CallSlots
 from .conversations import ConversationStore
 from .erasure import ErasableStore
+from .grants import GrantStore
 from .initial import create_session
 from .ledger import TokenLedger, TokenReservation, TokenTotals
 from .memory import InMemorySessionService
@@ -26,6 +27,7 @@ __all__ = [
     "CallSlots",
     "ConversationStore",
     "ErasableStore",
+    "GrantStore",
     "InMemorySessionService",
     "PartialChannel",
     "PostgresSessionService",

@@ -15,6 +15,7 @@ from ..events import Event
 from ..ids import SessionKey
 from ..usage import SCOPES, BudgetScope
 from .call_slots import check_slot_request
+from .grants import GrantsInMemory
 from .ledger import CheckedLedger, ReservationAsk, TokenReservation, TokenTotals, judge_reservation
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
 from .rules import (
@@ -45,7 +46,7 @@ class _StoredSession:
     last_update_time: float = 0.0
 
 
-class InMemorySessionService(CheckedLedger, SessionService):
+class InMemorySessionService(CheckedLedger, GrantsInMemory, SessionService):
     """Keeps sessions in process memory; everything is lost when the process exits.
 
     Every returned object is a deep copy, so callers cannot change the store by mutating

@@ -66,6 +66,7 @@ with needs_extra("postgres", "PostgresSessionService"):
 from ..events import Event
 from ..ids import SessionKey
 from .call_slots import CALL_SLOT_COLUMNS, SqlCallSlots
+from .grants import SqlGrants, grant_tables
 from .ledger_sql import (
     LEDGER_COLUMNS,
     RESERVATION_COLUMNS,
@@ -102,6 +103,7 @@ _Connection = psycopg.AsyncConnection[TupleRow]
 # "statement": one autocommitted statement (a read that must see one snapshot is written as
 # one statement); "write": a read-committed transaction ordered by row locks.
 _Mode = Literal["statement", "write"]
+_T = TypeVar("_T")
 
 # Any fixed key works; it only has to be the same in every process creating the schema.
 _SCHEMA_LOCK_KEY = 0x61646B5F73657373
@@ -165,6 +167,9 @@ _CALL_SLOT_TABLE = f"CREATE TABLE IF NOT EXISTS adk_call_slots ({CALL_SLOT_COLUM
 # Keyed like the ledger; a reservation lives as long as its step, or its lease.
 _RESERVATION_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_reservations ({RESERVATION_COLUMNS})"
 
+# Created on open like the staged table: standing grants outlive sessions, as the ledger.
+_GRANT_TABLES = grant_tables("adk_", "DOUBLE PRECISION")
+
 # Created on open like the staged table. The advisory lock in publish_partial serialises a
 # session's publishers, so its pieces commit in sequence order and a follower reading "after
 # the last sequence seen" never skips one that commits late.
@@ -184,8 +189,6 @@ _PARTIAL_TABLES = (
 )
 
 _PARTIALS_OF_SESSION = "app_name = %s AND user_id = %s AND session_id = %s"
-
-_T = TypeVar("_T")
 
 # How long a follower waits for a notification before reading anyway: a notification is
 # only lost with its connection, which the next read then reports.
@@ -230,7 +233,7 @@ _LOCK_USER_STATE = (
 )
 
 
-class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
+class PostgresSessionService(SqlLedger, SqlCallSlots, SqlGrants, SessionService):
     """Stores sessions in PostgreSQL; safe for many worker processes on many machines.
 
     The schema is created on first use, which also checks that the database is reachable.
@@ -255,6 +258,8 @@ class PostgresSessionService(SqlLedger, SqlCallSlots, SessionService):
 
     _sql = ledger_sql("postgres")
     _dialect = "postgres"
+    # A use locks the grants it counts, so two calls never take a grant's last use twice.
+    _grant_sql = SqlGrants.grant_statements("%s", "adk_", " FOR UPDATE OF g")
 
     def __init__(
         self,
@@ -645,6 +650,7 @@ async def _create_open_tables(conn: _Connection) -> None:
         _RESERVATION_TABLE,
         _CALL_SLOT_TABLE,
         *_PARTIAL_TABLES,
+        *_GRANT_TABLES,
     )
     for statement in tables:
         await conn.execute(statement)

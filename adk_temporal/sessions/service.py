@@ -3,9 +3,10 @@
 A backend implements the conversation (:class:`.ConversationStore`), the staging area of
 tool responses (:class:`.StagingArea`), the side channel of streamed pieces
 (:class:`.PartialChannel`), the token ledger of cumulative budgets (:class:`.TokenLedger`)
-and the start slots of rate-limited model calls (:class:`.CallSlots`) together, over one
-storage every worker shares, because an append takes its staged
-responses and supersedes its pieces in the same transaction. Code that needs one job takes
+the start slots of rate-limited model calls (:class:`.CallSlots`) and the standing
+grants of approvals (:class:`.GrantStore`) together, over one storage every worker shares,
+because an append takes its staged responses and supersedes its pieces in the same
+transaction. Code that needs one job takes
 the narrow interface; workers and runners take this one.
 """
 
@@ -16,6 +17,7 @@ from typing import Protocol, Self
 
 from .call_slots import CallSlots
 from .conversations import ConversationStore
+from .grants import GrantStore
 from .ledger import TokenLedger
 from .partials import PartialChannel
 from .staging import StagingArea
@@ -24,10 +26,16 @@ __all__ = ["SessionService"]
 
 
 class SessionService(
-    ConversationStore, StagingArea, PartialChannel, TokenLedger, CallSlots, Protocol
+    ConversationStore,
+    StagingArea,
+    PartialChannel,
+    TokenLedger,
+    CallSlots,
+    GrantStore,
+    Protocol,
 ):
-    """A session store: conversations, staged responses, partial pieces, the token ledger
-    and model call slots, closable."""
+    """A session store: conversations, staged responses, partial pieces, the token ledger,
+    model call slots and standing grants, closable."""
 
     async def close(self) -> None:
         """Release connections and threads; the service is unusable afterwards.

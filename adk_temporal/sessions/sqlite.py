@@ -46,6 +46,7 @@ from typing import Any, TypeVar
 from ..events import Event
 from ..ids import SessionKey
 from .call_slots import CALL_SLOT_COLUMNS, SqlCallSlots
+from .grants import SqlGrants, grant_tables
 from .ledger_sql import (
     LEDGER_COLUMNS,
     RESERVATION_COLUMNS,
@@ -135,6 +136,7 @@ _SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS token_ledger ({LEDGER_COLUMNS})",
     f"CREATE TABLE IF NOT EXISTS token_reservations ({RESERVATION_COLUMNS})",
     f"CREATE TABLE IF NOT EXISTS call_slots ({CALL_SLOT_COLUMNS})",
+    *grant_tables("", "REAL"),
 )
 
 _PARTIALS_OF_SESSION = "app_name = ? AND user_id = ? AND session_id = ?"
@@ -145,7 +147,7 @@ _SESSION_ROW = (
 )
 
 
-class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
+class SqliteSessionService(SqlLedger, SqlCallSlots, SqlGrants, SessionService):
     """Stores sessions in one SQLite file; safe for several processes on one machine.
 
     The file and its schema are created on first use. Use ``async with`` or call
@@ -164,6 +166,7 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SessionService):
 
     _sql = ledger_sql("sqlite")
     _dialect = "sqlite"
+    _grant_sql = SqlGrants.grant_statements("?", "", "")
 
     def __init__(
         self,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -25,6 +25,7 @@ from typing import Any
 from google.genai import types
 
 from ..agents import Agent, AgentTool
+from ..approvals import ApprovalPolicy
 from ..asyncutil import maybe_await
 from ..budgets import Budgets, json_size
 from ..context import CallbackContext, InvocationContext, ReadonlyContext
@@ -281,7 +282,7 @@ async def _open(
     tools = await services.agents.resolve_tools(agent.name)
     recorded = loaded.stored.ids.get(inp.model_event_id)
     if recorded is not None:
-        return _result(recorded, tools, tree)
+        return _result(recorded, tools, tree, services.app.approval_policies)
     resolved, unstage = await stored_form(
         services.sessions, ref, inp.pending_events, loaded.stored.ids
     )
@@ -467,7 +468,7 @@ async def _record_reply(
     event.long_running_tool_ids = [
         c.id for c in event.function_calls() if c.id and c.name in long_running
     ]
-    result = _result(event, step.tools, step.tree)
+    result = _result(event, step.tools, step.tree, step.services.app.approval_policies)
     if isinstance(result, FinalStep):
         try:
             value = record_output(step.agent, event)
@@ -476,7 +477,7 @@ async def _record_reply(
         except OutputSchemaError as err:
             # The answer stays stored with the step; the invocation ends on the error.
             event.error_code, event.error_message = type(err).__name__, str(err)
-            result = _result(event, step.tools, step.tree)
+            result = _result(event, step.tools, step.tree, step.services.app.approval_policies)
     # Unlike ADK-Go, what the step's model callbacks recorded (state, artifact versions) is
     # not lost with an empty reply: it is stored on an event without content.
     empty = content is None and not (event.error_code or event.error_message)
@@ -534,9 +535,13 @@ async def _after_agent(step: _Step) -> Event | None:
 
 
 def _result(
-    event: Event, tools: list[FunctionTool], tree: AgentSpec | None
+    event: Event,
+    tools: list[FunctionTool],
+    tree: AgentSpec | None,
+    policies: Mapping[str, ApprovalPolicy],
 ) -> CallsStep | FinalStep | ErrorStep:
-    """What the flow needs from a recorded model event."""
+    """What the flow needs from a recorded model event (``policies``: the App's approval
+    policies by tool, which replace the tools' own)."""
     # A model that reports no usage adds nothing to the payload.
     usage = TokenUsage.of(event.usage_metadata) if event.usage_metadata else None
     common: dict[str, Any] = {"actions": event.actions, "tree": tree, "usage": usage}
@@ -560,7 +565,7 @@ def _result(
         by_name.setdefault(tool.name, tool)
     return CallsStep(
         kind="calls",
-        function_calls=[_planned(c, by_name.get(c.name or "")) for c in calls],
+        function_calls=[_planned(c, by_name.get(c.name or ""), policies) for c in calls],
         **common,
     )
 
@@ -574,12 +579,14 @@ def _thought_only(event: Event) -> bool:
     return bool(parts) and all(p.thought for p in parts)
 
 
-def _planned(call: types.FunctionCall, tool: FunctionTool | None) -> PlannedCall:
+def _planned(
+    call: types.FunctionCall, tool: FunctionTool | None, policies: Mapping[str, ApprovalPolicy]
+) -> PlannedCall:
     return PlannedCall(
         id=call.id or "",
         name=call.name or "",
         args=dict(call.args or {}),
-        options=tool_options(tool),
+        options=tool_options(tool, policies),
         agent_tool=tool.agent.name if isinstance(tool, AgentTool) else None,
     )
 

@@ -16,14 +16,23 @@ the step never fails on it, so its side effects are never run again for it.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+import pydantic_core
 from google.genai import types
 
 from ..agents import Agent
+from ..approvals import GRANT_KEY, ApprovalPolicy, Grant, effective_policy
 from ..asyncutil import maybe_await
 from ..budgets import Budgets, check_budget
-from ..confirmation import confirmation_hint, confirmation_required_response, rejected_response
+from ..confirmation import (
+    confirmation_hint,
+    confirmation_required_response,
+    rejected_response,
+    stale_hint,
+)
 from ..context import ToolContext
 from ..errors import (
     BudgetExceededError,
@@ -32,6 +41,7 @@ from ..errors import (
     UnencodableValueError,
 )
 from ..events import Event, EventActions, ToolConfirmation
+from ..faults import fault_point
 from ..flow.messages import StagedResult, ToolCallInput, ToolOptions, stage_id
 from ..state import TEMP_PREFIX
 from ..tools import FunctionTool
@@ -77,20 +87,24 @@ async def tool_call(
         started = time.perf_counter()
         outcome = "raised"
         try:
+            call = None
             if tool is None:
                 known = ", ".join(t.name for t in tools) or "none"
                 response: dict[str, Any] = {
                     "error": f"tool {inp.call.name!r} is not defined; available tools: {known}"
                 }
             else:
-                response = await _invoke(agent, tool, dict(inp.call.args), ctx, heartbeat)
+                policy = effective_policy(tool.name, tool.approval, services.app.approval_policies)
+                call = _Call(services, inp, ref, tool, ctx, policy)
+                response = await _invoke(agent, call, dict(inp.call.args), heartbeat)
             actions = ctx.actions
             waiting = actions.requested_tool_confirmations or actions.requested_inputs
             outcome = "waiting" if waiting else "error" if "error" in response else "ok"
         finally:
             took = time.perf_counter() - started
             record_tool_call(current, tool=inp.call.name, outcome=outcome, seconds=took)
-    return await _stage(services, inp, ref, agent, response, ctx.actions)
+    granted = call.grant if call is not None else None
+    return await _stage(services, inp, ref, agent, response, ctx.actions, granted)
 
 
 async def _context(
@@ -128,25 +142,104 @@ def _as_sent(confirmation: ToolConfirmation | None) -> ToolConfirmation | None:
     return confirmation.model_copy(update={"hint": ""})
 
 
+@dataclass
+class _Call:
+    """One call on its way through the gate: what it needs, and what it ran under."""
+
+    services: StepServices
+    inp: ToolCallInput
+    ref: SessionRef
+    tool: FunctionTool
+    ctx: ToolContext
+    policy: ApprovalPolicy | None
+    grant: str | None = None
+    """The standing grant the call ran under, unasked."""
+
+    def needs_confirmation(self, args: dict[str, Any]) -> bool:
+        """The static gate: the tool's ``require_confirmation``, or any approval policy."""
+        rule = self.tool.require_confirmation
+        if isinstance(rule, bool):
+            return rule or self.policy is not None
+        return self.tool.requires_confirmation(args)
+
+
+async def _gate(call: _Call, args: dict[str, Any]) -> dict[str, Any] | None:
+    """The confirmation gate: the response that stops the call (a request, a rejection, an
+    approval too old to act on), or ``None`` to run it — approved, or covered by a
+    standing grant (noted in ``call.grant``)."""
+    ctx, name = call.ctx, call.tool.name
+    confirmation = ctx.tool_confirmation
+    if confirmation is None:
+        granted = await call.services.sessions.use_grant(
+            call.ref.key, name, _as_declared(call.tool, args), ctx.idempotency_key, time.time()
+        )
+        if granted is not None:
+            call.grant = granted.id
+            return None
+        ctx.request_confirmation(hint=confirmation_hint(name))
+        return confirmation_required_response(name)
+    if not confirmation.confirmed:
+        return rejected_response(name)
+    max_age = call.policy.max_age if call.policy is not None else None
+    decided = call.inp.decided_at
+    if max_age is not None and decided is not None:
+        age = time.time() - decided
+        if age > max_age.total_seconds():
+            # Acting on an old decision is what max_age forbids: the request opens again.
+            ctx.request_confirmation(hint=stale_hint(name, age, max_age.total_seconds()))
+            ctx.actions.requested_tool_confirmations[ctx.function_call_id].stale = True
+            return confirmation_required_response(name)
+    if call.inp.grant is not None:
+        grant = Grant.of(
+            call.inp.grant, key=call.ref.key, tool=name, invocation_id=call.ref.invocation_id
+        )
+        await call.services.sessions.record_grant(grant)
+        fault_point("grant.after_record")
+    return None
+
+
+def _as_declared(tool: FunctionTool, args: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments as its parameters read them (``"30"`` for an ``int`` is 30), so
+    a grant's predicate compares what the tool would receive; as sent when they do not fit
+    (the tool then refuses them itself)."""
+    try:
+        declared = tool.validate_args(args)
+    except InvalidToolArgumentsError:
+        return args
+    plain = pydantic_core.to_jsonable_python(declared, fallback=str)
+    return plain if isinstance(plain, dict) else args
+
+
+async def _precheck(call: _Call, args: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool's precheck, run just before its side effect with the arguments as the tool
+    reads them: a refusal's response, or ``None``."""
+    check = call.tool.precheck
+    if check is None:
+        return None
+    reason = await maybe_await(check(_as_declared(call.tool, args), call.ctx))
+    if reason is None:
+        return None
+    return {"error": f"tool {call.tool.name} refused the call before running it: {reason}"}
+
+
 async def _invoke(
-    agent: Agent,
-    tool: FunctionTool,
-    args: dict[str, Any],
-    ctx: ToolContext,
-    heartbeat: Heartbeat | None,
+    agent: Agent, call: _Call, args: dict[str, Any], heartbeat: Heartbeat | None
 ) -> dict[str, Any]:
-    """The tool's response, through its confirmation gate and the agent's tool callbacks."""
-    if tool.requires_confirmation(args):
-        if ctx.tool_confirmation is None:
-            ctx.request_confirmation(hint=confirmation_hint(tool.name))
-            return confirmation_required_response(tool.name)
-        if not ctx.tool_confirmation.confirmed:
-            return rejected_response(tool.name)
+    """The tool's response, through its confirmation gate, the agent's tool callbacks and
+    its precheck."""
+    tool, ctx = call.tool, call.ctx
+    if call.needs_confirmation(args):
+        stopped = await _gate(call, args)
+        if stopped is not None:
+            return stopped
     try:
         if agent.before_tool_callback is not None:
             early = await maybe_await(agent.before_tool_callback(ctx, tool, args))
             if isinstance(early, dict):
                 return early
+        refused = await _precheck(call, args)
+        if refused is not None:
+            return refused
         async with heartbeating(heartbeat):
             response = await tool.run(args, ctx)
         if agent.after_tool_callback is not None:
@@ -165,13 +258,17 @@ async def _stage(
     agent: Agent,
     response: dict[str, Any],
     actions: EventActions,
+    granted: str | None = None,
 ) -> StagedResult:
-    """Stage the response in the session store; only its id and the deltas travel back."""
+    """Stage the response in the session store; only its id and the deltas travel back.
+    ``granted`` names the standing grant the call ran under, cited in the event."""
     timeout = services.app.request_timeout
     default = timeout.total_seconds() if timeout is not None else None
+    expire = inp.call.options.approval.expire_after if inp.call.options.approval else None
     for confirmation in actions.requested_tool_confirmations.values():
         if confirmation.timeout_seconds is None:
-            confirmation.timeout_seconds = default
+            # The policy's default action beats the app's wait, the tool's own beats both.
+            confirmation.timeout_seconds = expire.total_seconds() if expire else default
     for request in actions.requested_inputs.values():
         if request.timeout_seconds is None:
             request.timeout_seconds = default
@@ -204,6 +301,7 @@ async def _stage(
         ),
         actions=actions,
         timestamp=time.time(),
+        custom_metadata={GRANT_KEY: {inp.call.id: granted}} if granted else None,
     )
     # Through the app's callbacks too: a redacted result is never stored, even staged.
     staged = await run_event_callbacks(services.app.on_event, staged)
@@ -248,8 +346,11 @@ _NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}, "additiona
 """The schema of a tool without parameters: only ``{}`` edits it."""
 
 
-def tool_options(tool: FunctionTool | None) -> ToolOptions:
-    """The activity options a tool declared, as plain numbers the workflow can use."""
+def tool_options(
+    tool: FunctionTool | None, policies: Mapping[str, ApprovalPolicy] | None = None
+) -> ToolOptions:
+    """The activity options a tool declared, as plain numbers the workflow can use, with
+    its approval policy (``policies``: the App's by tool name, which replace the tool's)."""
     if tool is None:
         return ToolOptions()
     policy = tool.retry_policy
@@ -274,4 +375,5 @@ def tool_options(tool: FunctionTool | None) -> ToolOptions:
         on_failure=tool.on_failure,
         long_running=tool.is_long_running,
         edit_schema=(tool.parameters_schema() or _NO_PARAMETERS) if tool.editable else None,
+        approval=effective_policy(tool.name, tool.approval, policies or {}),
     )

@@ -14,15 +14,24 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from ..audit import AuditList, audit_entries
+from ..audit import AuditList, audit_entries, revocation_entries
 from ..double_texting import QueuedSummary
 from ..flow.messages import AdkStatus
-from ..ids import SessionKey, id_problem, workflow_id_for
+from ..ids import SessionKey, workflow_id_for
 from ..keys import ForgetEntry, Target
 from ..rewind import ForkResult, RewindResult
-from ..visibility import MAX_PAGE_SIZE, quote_problem, run_status
-from .auth import TokenBook, bearer_token
+from ..visibility import run_status
+from .approving import APPROVAL_OPERATIONS
 from .body import read_model
+from .caller import (
+    authorized,
+    gateway,
+    groups,
+    page_size,
+    principal,
+    query_filter,
+    session_of,
+)
 from .errors import ApiError
 from .gateway import Gateway, session_path
 from .links import apply_link, show_link
@@ -62,25 +71,6 @@ SESSION = f"{USER}/sessions/{{session}}"
 _STATUSES = frozenset(get_args(AdkStatus))
 
 
-def gateway(request: Request) -> Gateway:
-    """The gateway the app serves."""
-    served: Gateway = request.app.state.gateway
-    return served
-
-
-def _authorized(request: Request) -> str:
-    """The path's app, once the bearer token may use it."""
-    app: str = request.path_params["app"]
-    tokens: TokenBook = request.app.state.tokens
-    tokens.authorize(bearer_token(request), app)
-    return app
-
-
-def _session(request: Request) -> SessionKey:
-    app = _authorized(request)
-    return SessionKey(app, request.path_params["user"], request.path_params["session"])
-
-
 def _json(
     model: RunCreated
     | RunList
@@ -96,7 +86,7 @@ def _json(
 
 async def start_run(request: Request) -> Response:
     """``POST /v1/apps/{app}/runs``."""
-    app = _authorized(request)
+    app = authorized(request)
     body = await read_model(request, StartRunBody)
     created = await gateway(request).start(
         app,
@@ -106,28 +96,14 @@ async def start_run(request: Request) -> Response:
         body.message,
         pin_agent=body.pin_agent,
         double_texting=body.double_texting,
+        started_by=principal(request),
     )
     return _json(created, 201 if created.status == "running" else 202)
 
 
-def _filter(request: Request, field: str) -> str | None:
-    """A list filter from the query string, once it is an id a visibility query can hold.
-
-    Raises:
-        ApiError: 400 naming the field: it breaks the id grammar or cannot be quoted (a
-            filter reaches the visibility query, where a quote could end its literal).
-    """
-    value = request.query_params.get(field)
-    if value:
-        problem = id_problem(field, value) or quote_problem(field, value)
-        if problem is not None:
-            raise ApiError(400, "invalid_query", problem)
-    return value
-
-
 async def list_runs(request: Request) -> Response:
     """``GET /v1/apps/{app}/runs``."""
-    app = _authorized(request)
+    app = authorized(request)
     statuses = [s for value in request.query_params.getlist("status") for s in value.split(",")]
     unknown = set(statuses) - _STATUSES
     if unknown:
@@ -136,39 +112,25 @@ async def list_runs(request: Request) -> Response:
             "invalid_query",
             f"unknown status {', '.join(sorted(unknown))}; use {', '.join(sorted(_STATUSES))}",
         )
-    page_size = _page_size(request, request.query_params.get("limit", "50"))
+    size = page_size(request, request.query_params.get("limit", "50"))
     runs = await gateway(request).runs_page(
         app,
         statuses=statuses,
-        user_id=_filter(request, "user_id"),
-        session_id=_filter(request, "session_id"),
-        page_size=page_size,
+        user_id=query_filter(request, "user_id"),
+        session_id=query_filter(request, "session_id"),
+        page_size=size,
         page_token=request.query_params.get("page_token") or None,
     )
     return _json(runs)
 
 
-def _page_size(request: Request, default: str) -> int:
-    """``page_size`` from the query string (``default`` when absent).
-
-    Raises:
-        ApiError: 422 when it is not a number from 1 to :data:`MAX_PAGE_SIZE`.
-    """
-    value = request.query_params.get("page_size", default)
-    if not value.isdecimal() or not 1 <= int(value) <= MAX_PAGE_SIZE:
-        raise ApiError(
-            422, "invalid_query", f"page_size (limit) must be a number from 1 to {MAX_PAGE_SIZE}"
-        )
-    return int(value)
-
-
 async def list_waiting(request: Request) -> Response:
     """``GET /v1/apps/{app}/pending``: one page of the runs waiting for an answer."""
-    app = _authorized(request)
+    app = authorized(request)
     served = gateway(request)
     found, token = await served.waiting(
         app,
-        page_size=_page_size(request, "50"),
+        page_size=page_size(request, "50"),
         page_token=request.query_params.get("page_token") or None,
     )
     runs = [
@@ -187,17 +149,17 @@ async def list_waiting(request: Request) -> Response:
 
 async def show_run(request: Request) -> Response:
     """``GET {session}``."""
-    return _json(await gateway(request).show(_session(request)))
+    return _json(await gateway(request).show(session_of(request)))
 
 
 async def pending(request: Request) -> Response:
     """``GET {session}/pending``."""
-    return _json(await gateway(request).pending(_session(request)))
+    return _json(await gateway(request).pending(session_of(request)))
 
 
 async def session_state(request: Request) -> Response:
     """``GET {session}/state``: the session's state as stored."""
-    ids = _session(request)
+    ids = session_of(request)
     stored = await gateway(request).session(ids)
     if stored is None:
         raise ApiError(404, "unknown_session", f"session {'/'.join(ids)} has no stored state")
@@ -207,17 +169,18 @@ async def session_state(request: Request) -> Response:
 async def audit(request: Request) -> Response:
     """``GET {session}/audit``: the session's answered requests — decision, who, channel,
     when, call digest — oldest first."""
-    ids = _session(request)
+    ids = session_of(request)
     stored = await gateway(request).session(ids)
     if stored is None:
         raise ApiError(404, "unknown_session", f"session {'/'.join(ids)} is not stored")
-    listed = AuditList(entries=audit_entries(stored.events))
+    grants = await gateway(request).grants(ids.app_name, ids.user_id, ids.session_id)
+    listed = AuditList(entries=audit_entries(stored.events) + revocation_entries(grants))
     return JSONResponse(listed.model_dump(mode="json"))
 
 
 async def artifacts(request: Request) -> Response:
     """``GET {session}/artifacts``: the session's artifacts and their versions."""
-    ids = _session(request)
+    ids = session_of(request)
     base = f"{session_path(ids)}/artifacts"
     listed = ArtifactList(
         artifacts=[
@@ -235,7 +198,7 @@ async def artifacts(request: Request) -> Response:
 
 async def artifact(request: Request) -> Response:
     """``GET {session}/artifacts/{name}?version=``: one version's content as JSON."""
-    ids = _session(request)
+    ids = session_of(request)
     version = version_param(request)
     content = await gateway(request).artifact(ids, request.path_params["name"], version)
     return JSONResponse(content.view().model_dump(mode="json"))
@@ -245,16 +208,10 @@ def _answered(outcome: AnswerOutcome) -> JSONResponse:
     return _json(outcome, 200 if outcome.outcome == "applied" else 202)
 
 
-def _principal(request: Request) -> str:
-    """Who the bearer token is: what an answer records, whatever its body claims."""
-    tokens: TokenBook = request.app.state.tokens
-    return tokens.principal(bearer_token(request) or "")
-
-
 async def confirm(request: Request) -> Response:
-    """``POST {session}/confirm``; recorded as answered by the token, never as the body's
-    ``answered_by`` or ``channel``."""
-    ids = _session(request)
+    """``POST {session}/confirm``; recorded as answered by the token (in the token's
+    groups), never as the body's ``answered_by``, ``groups`` or ``channel``."""
+    ids = session_of(request)
     body = await read_model(request, ConfirmBody)
     return _answered(
         await gateway(request).confirm(
@@ -263,30 +220,32 @@ async def confirm(request: Request) -> Response:
             body.confirmed,
             body.payload,
             body.call_digest,
-            answered_by=_principal(request),
+            answered_by=principal(request),
+            groups=groups(request),
             edited_args=body.edited_args,
+            grant=body.grant,
         )
     )
 
 
 async def resume(request: Request) -> Response:
     """``POST {session}/resume``; recorded as answered by the token."""
-    ids = _session(request)
+    ids = session_of(request)
     body = await read_model(request, ResumeBody)
     outcome = await gateway(request).resume(
-        ids, body.interrupt_id, body.input, answered_by=_principal(request)
+        ids, body.interrupt_id, body.input, answered_by=principal(request), groups=groups(request)
     )
     return _answered(outcome)
 
 
 async def cancel(request: Request) -> Response:
     """``POST {session}/cancel``."""
-    return _json(await gateway(request).cancel(_session(request)), 202)
+    return _json(await gateway(request).cancel(session_of(request)), 202)
 
 
 async def withdraw(request: Request) -> Response:
     """``POST {session}/withdraw``."""
-    ids = _session(request)
+    ids = session_of(request)
     body = await read_model(request, WithdrawBody)
     withdrawn = await gateway(request).withdraw(ids, body.invocation_id)
     return JSONResponse(withdrawn.model_dump(mode="json"))
@@ -294,7 +253,7 @@ async def withdraw(request: Request) -> Response:
 
 async def rewind(request: Request) -> Response:
     """``POST {session}/rewind``: 201 with the rewind event, 200 when a retry found it."""
-    ids = _session(request)
+    ids = session_of(request)
     body = await read_model(request, RewindBody)
     result = await gateway(request).rewind(ids, body.before_invocation_id, body.event_id)
     return JSONResponse(result.model_dump(mode="json"), status_code=201 if result.appended else 200)
@@ -302,7 +261,7 @@ async def rewind(request: Request) -> Response:
 
 async def fork(request: Request) -> Response:
     """``POST {session}/fork``: 201 with the new session."""
-    ids = _session(request)
+    ids = session_of(request)
     body = await read_model(request, ForkBody)
     result = await gateway(request).fork(ids, body.invocation_id, body.new_session_id)
     return JSONResponse(result.model_dump(mode="json"), status_code=201)
@@ -310,7 +269,7 @@ async def fork(request: Request) -> Response:
 
 async def forget_session(request: Request) -> Response:
     """``POST {session}/forget``: cancel its open run, delete its rows, artifacts and key."""
-    ids = _session(request)
+    ids = session_of(request)
     body = await read_model(request, ForgetBody)
     target = Target(app_name=ids.app_name, user_id=ids.user_id, session_id=ids.session_id)
     return await _forgot(request, target, body)
@@ -318,7 +277,7 @@ async def forget_session(request: Request) -> Response:
 
 async def forget_user(request: Request) -> Response:
     """``POST {user}/forget``: forget every session of the user (``all`` must say so)."""
-    app = _authorized(request)
+    app = authorized(request)
     body = await read_model(request, ForgetBody)
     if not body.all:
         raise ApiError(
@@ -329,22 +288,22 @@ async def forget_user(request: Request) -> Response:
 
 async def _forgot(request: Request, target: Target, body: ForgetBody) -> Response:
     entry = await gateway(request).forget(
-        target, by=_principal(request), reason=body.reason, dry_run=body.dry_run
+        target, by=principal(request), reason=body.reason, dry_run=body.dry_run
     )
     return JSONResponse(entry.model_dump(mode="json"))
 
 
 async def events(request: Request) -> Response:
     """``GET {session}/events``: server-sent events."""
-    return await event_stream(gateway(request), _session(request), request)
+    return await event_stream(gateway(request), session_of(request), request)
 
 
 async def event_stream(
-    served: Gateway, ids: SessionKey, request: Request, principal: str | None = None
+    served: Gateway, ids: SessionKey, request: Request, follower: str | None = None
 ) -> Response:
     """The SSE response following the session's current invocation, behind the event the
     client names in ``Last-Event-ID`` (sent by a reconnecting ``EventSource``), counted
-    against the stream limits of ``principal`` (by default the bearer token's).
+    against the stream limits of ``follower`` (by default the bearer token's principal).
 
     Raises:
         ApiError: 404 when the session has no invocation; 429 when the principal or the
@@ -357,8 +316,7 @@ async def event_stream(
         description, _ = await served.described(handle)
         return run_status(description)
 
-    if principal is None:
-        principal = _principal(request)
+    follower = principal(request) if follower is None else follower
     after = request.headers.get("last-event-id") or None
     return sse_response(
         handle,
@@ -366,7 +324,7 @@ async def event_stream(
         served.keepalive,
         after,
         slots=request.app.state.streams,
-        principal=principal,
+        principal=follower,
     )
 
 
@@ -563,3 +521,5 @@ OPERATIONS = [
     ),
 ]
 """The API's routes, in the order the OpenAPI document lists them."""
+
+OPERATIONS += APPROVAL_OPERATIONS

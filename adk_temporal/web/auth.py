@@ -1,9 +1,14 @@
-"""Bearer tokens, each scoped to apps, read from a file or an environment variable.
+"""Bearer tokens, each scoped to apps and naming who holds it, read from a file or an
+environment variable.
 
 Two formats, told apart by the first character: a JSON object ``{"TOKEN": ["app1", "app2"]}``
-(``"*"`` or ``["*"]`` for every app), or lines ``TOKEN app1,app2`` with ``#`` comments.
-Tokens are kept only as SHA-256 digests, so a memory dump or a log of the book shows none,
-and a lookup by digest takes the same time whatever the token's prefix.
+(``"*"`` or ``["*"]`` for every app) or ``{"TOKEN": {"apps": [...], "principal": "alice",
+"groups": ["finance"]}}``, or lines ``TOKEN app1,app2`` with ``#`` comments, optionally
+followed by ``principal=alice groups=finance,ops``. The principal is who an answer sent with
+the token is recorded as (``token:<sha256>`` when none is named); the groups are what an
+approval policy's approvers may name. Tokens are kept only as SHA-256 digests, so a memory
+dump or a log of the book shows none, and a lookup by digest takes the same time whatever
+the token's prefix.
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ from typing import Any
 
 from starlette.requests import HTTPConnection
 
+from ..approvals import InvalidPolicyError
+from ..approvals.names import check_name
 from .errors import ApiError
 
 __all__ = [
     "ALL_APPS",
     "MIN_TOKEN_CHARS",
+    "Holder",
     "Scope",
     "TokenBook",
     "TokenFileError",
@@ -55,6 +63,62 @@ def _apps(value: Any, where: str) -> Scope:
     return apps
 
 
+@dataclass(frozen=True)
+class Holder:
+    """Who a token names: the principal its answers are recorded as (``None``: the token's
+    digest stands for it) and the groups approval policies may name."""
+
+    principal: str | None = None
+    groups: frozenset[str] = frozenset()
+
+
+_IDENTITY_FIELDS = ("principal", "groups")
+
+
+def _holder(fields: Mapping[str, Any], where: str) -> Holder:
+    unknown = set(fields) - set(_IDENTITY_FIELDS)
+    if unknown:
+        raise TokenFileError(
+            f"{where}: unknown field {', '.join(sorted(unknown))}; a token may name "
+            "principal and groups"
+        )
+    principal = fields.get("principal")
+    groups = fields.get("groups", [])
+    names = groups.split(",") if isinstance(groups, str) else groups
+    try:
+        if principal is not None:
+            check_name(principal if isinstance(principal, str) else "", "the principal")
+        if not isinstance(names, list):
+            raise InvalidPolicyError("the groups must be a list of names or 'g1,g2'")
+        clean = frozenset(check_name(str(g).strip(), "a group") for g in names if str(g).strip())
+    except InvalidPolicyError as err:
+        raise TokenFileError(f"{where}: {err}") from None
+    return Holder(principal, clean)
+
+
+def _line_entry(content: str, where: str) -> tuple[str, Scope, Holder]:
+    """One line ``TOKEN app1,app2 [principal=NAME] [groups=g1,g2]``."""
+    token, _, rest = content.partition(" ")
+    apps: list[str] = []
+    fields: dict[str, str] = {}
+    for word in rest.split():
+        key, equals, value = word.partition("=")
+        if equals:
+            fields[key] = value
+        else:
+            apps.append(word)
+    return _check_token(token, where), _apps(" ".join(apps), where), _holder(fields, where)
+
+
+def _json_entry(token: str, value: Any, where: str) -> tuple[str, Scope, Holder]:
+    """One JSON entry: the apps, or an object of apps, principal and groups."""
+    if isinstance(value, dict):
+        fields = dict(value)
+        apps = fields.pop("apps", None)
+        return _check_token(token, where), _apps(apps, where), _holder(fields, where)
+    return _check_token(token, where), _apps(value, where), Holder()
+
+
 def _check_token(token: str, where: str) -> str:
     if len(token) < MIN_TOKEN_CHARS or any(c.isspace() for c in token):
         raise TokenFileError(
@@ -65,52 +129,58 @@ def _check_token(token: str, where: str) -> str:
 
 @dataclass(frozen=True)
 class TokenBook:
-    """Which apps each known token may use."""
+    """Which apps each known token may use, and who holds it."""
 
     scopes: Mapping[str, Scope] = field(default_factory=dict)
     """Scope by SHA-256 hex digest of the token."""
+    holders: Mapping[str, Holder] = field(default_factory=dict)
+    """Who holds each token, by digest (a token naming nobody is absent)."""
 
     @classmethod
     def parse(cls, text: str, source: str) -> TokenBook:
         """Read a book in either format; ``source`` names it in error messages.
 
         Raises:
-            TokenFileError: The text is malformed, a token is too short or given twice.
+            TokenFileError: The text is malformed, a token is too short or given twice, or
+                a principal or group is not a usable name.
         """
-        entries: list[tuple[str, Scope]] = []
+        entries: list[tuple[str, Scope, Holder]] = []
         stripped = text.strip()
         if stripped.startswith("{"):
             try:
                 loaded = json.loads(stripped)
             except json.JSONDecodeError as err:
                 raise TokenFileError(f"{source}: not valid JSON ({err.msg})") from None
-            for token, apps in loaded.items():
-                where = f"{source}: token {len(entries) + 1}"
-                entries.append((_check_token(token, where), _apps(apps, where)))
+            for token, value in loaded.items():
+                entries.append(_json_entry(token, value, f"{source}: token {len(entries) + 1}"))
         else:
             for number, line in enumerate(text.splitlines(), 1):
                 content = line.split("#", 1)[0].strip()
-                if not content:
-                    continue
-                token, _, apps = content.partition(" ")
-                where = f"{source}, line {number}"
-                entries.append((_check_token(token, where), _apps(apps.strip(), where)))
+                if content:
+                    entries.append(_line_entry(content, f"{source}, line {number}"))
         return cls.of(entries, source)
 
     @classmethod
-    def of(cls, entries: Iterable[tuple[str, Scope]], source: str = "tokens") -> TokenBook:
-        """A book of ``(token, apps)`` pairs.
+    def of(
+        cls,
+        entries: Iterable[tuple[str, Scope] | tuple[str, Scope, Holder]],
+        source: str = "tokens",
+    ) -> TokenBook:
+        """A book of ``(token, apps)`` or ``(token, apps, holder)`` entries.
 
         Raises:
             TokenFileError: A token is given twice.
         """
         scopes: dict[str, Scope] = {}
-        for token, apps in entries:
+        holders: dict[str, Holder] = {}
+        for token, apps, *holder in entries:
             key = _digest(token)
             if key in scopes:
                 raise TokenFileError(f"{source}: a token is listed twice")
             scopes[key] = apps
-        return cls(scopes)
+            if holder and holder[0] != Holder():
+                holders[key] = holder[0]
+        return cls(scopes, holders)
 
     def merged(self, other: TokenBook) -> TokenBook:
         """Both books' tokens.
@@ -120,16 +190,24 @@ class TokenBook:
         """
         if self.scopes.keys() & other.scopes.keys():
             raise TokenFileError("a token is both in the tokens file and the variable")
-        return TokenBook({**self.scopes, **other.scopes})
+        return TokenBook({**self.scopes, **other.scopes}, {**self.holders, **other.holders})
 
     def scope(self, token: str) -> Scope | None:
         """The apps ``token`` may use; ``None`` for an unknown token."""
         return self.scopes.get(_digest(token))
 
     def principal(self, token: str) -> str:
-        """Who ``token`` is, for the limits kept per token (console sessions, event
-        streams): a name that shows nothing of the token, never logged."""
-        return "token:" + _digest(token)
+        """Who ``token`` is: the principal the book names for it, else a name that shows
+        nothing of the token (``token:<sha256>``). Answers sent with the token are recorded
+        as this; the limits kept per token (console sessions, event streams) count it."""
+        key = _digest(token)
+        holder = self.holders.get(key)
+        return holder.principal if holder is not None and holder.principal else "token:" + key
+
+    def groups(self, token: str) -> list[str]:
+        """The groups the book puts ``token``'s holder in, sorted (empty when none)."""
+        holder = self.holders.get(_digest(token))
+        return sorted(holder.groups) if holder is not None else []
 
     def authorize(self, token: str | None, app: str | None) -> Scope:
         """The token's scope, when it may use ``app`` (any app when ``None``).

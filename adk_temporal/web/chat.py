@@ -17,6 +17,7 @@ from google.genai import types
 from ..confirmation import EDITED_ARGS_KEY
 from ..events import REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME, Event
 from ..flow.messages import call_summary
+from ..flow.replies import GRANT_REPLY_KEY, TRAIL_KEY, VOTES_KEY
 from ..flow.requests import ANSWERED_KEY
 
 __all__ = ["CardKind", "ChatCard", "chat_cards", "clipped_json"]
@@ -71,9 +72,29 @@ def _answerer(response: dict[str, Any]) -> str:
     return f"{who}{via}{when}"
 
 
+def _policy_lines(response: dict[str, Any]) -> list[str]:
+    """A reply's trail, its votes and the grant it gave, a line each."""
+    lines = [
+        f"{step.get('action')} by {step.get('by') or 'the runtime'}"
+        + (f" → {step['assignee']}" if step.get("assignee") else "")
+        for step in response.get(TRAIL_KEY) or []
+        if isinstance(step, dict)
+    ]
+    lines += [
+        f"vote: {vote.get('decision')} by {vote.get('by')} via {vote.get('channel')}"
+        for vote in response.get(VOTES_KEY) or []
+        if isinstance(vote, dict)
+    ]
+    grant = response.get(GRANT_REPLY_KEY)
+    if isinstance(grant, dict):
+        where = f" where {grant['where']}" if grant.get("where") else ""
+        lines.append(f"grant {grant.get('id')}: {grant.get('max_calls')} more calls{where}")
+    return lines
+
+
 def _answered(reply: types.FunctionResponse) -> ChatCard:
     response = dict(reply.response or {})
-    lines = [line for line in (_answerer(response),) if line]
+    lines = [line for line in (_answerer(response),) if line] + _policy_lines(response)
     if reply.name == REQUEST_INPUT_FUNCTION_NAME:
         lines.append(clipped_json(response.get("input", response)))
         return ChatCard("answer", "Answered", "\n".join(lines))

@@ -14,27 +14,35 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 from temporalio.client import WorkflowExecution
 
+from ..answers import Refused
+from ..approvals import (
+    GrantNotFoundError,
+    InboxAction,
+    InboxFilter,
+)
 from ..events import Event
 from ..flow.messages import PREVIEW_BYTES, call_summary
 from ..history import USER_AUTHOR
-from ..ids import SessionKey
+from ..ids import SessionKey, workflow_id_for
 from ..schedules import ScheduleView
 from ..visibility import run_status
 from ..workflows.messages import ADK_SESSION, Published
-from .api import event_stream, gateway
+from .api import event_stream
 from .auth import ALL_APPS, Scope, TokenBook, allows
 from .body import read_form
+from .caller import gateway
 from .chat import ChatCard, chat_cards, clipped_json
 from .cookies import CSRF_FIELD, ConsoleSessions, set_session_cookie
 from .errors import ApiError
 from .forms import AnswerForm, answer_form, form_value
-from .gateway import Gateway, session_path
-from .humantime import ago, waiting_for
+from .gateway import Gateway, refusal_error, session_path
+from .humantime import ago, duration, waiting_for
 from .pages import html_page
 from .paging import page_links, page_token
 from .schedules import schedules_of
@@ -96,6 +104,39 @@ class _Card:
     action: str
     """The session's console URL, which the answer forms post below."""
     answer: AnswerForm | None
+    inbox: str = ""
+    """Whose inbox, who claimed it until when, when it is due, its votes: one line."""
+    claimed: bool = False
+    """Someone holds a claim on it now."""
+
+
+def _inbox_line(request: dict[str, Any], now: float) -> tuple[str, bool]:
+    """A card's inbox line (assignee, claim, due time, votes) and whether it is claimed."""
+    parts: list[str] = []
+    if request.get("assignee"):
+        parts.append(f"assigned to {request['assignee']}")
+    claim = request.get("claim") or {}
+    by = request.get("claimed_by") or claim.get("by")
+    until: float = request.get("claimed_until") or claim.get("until") or 0.0
+    held = bool(by) and until > now
+    if held:
+        parts.append(f"claimed by {by} for {duration(until - now)} more")
+    due = request.get("due_at")
+    if due is not None:
+        parts.append(
+            f"overdue by {duration(now - due)}" if due < now else f"due in {duration(due - now)}"
+        )
+    votes = request.get("votes") or []
+    needed = request.get("approvals") or (request.get("policy") or {}).get("approvals") or 1
+    if needed > 1 or votes:
+        names = ", ".join(f"{v['by']} {_decided(v)}" for v in votes)
+        parts.append(f"{len(votes)} of {needed} approvals" + (f" ({names})" if names else ""))
+    return " · ".join(parts), held
+
+
+def _decided(vote: dict[str, Any]) -> str:
+    """A vote's decision as a listing (``decision``) or a worker (``approve``) gives it."""
+    return str(vote.get("decision") or ("approved" if vote.get("approve") else "rejected"))
 
 
 def _payload(request: dict[str, Any]) -> tuple[str | None, bool]:
@@ -111,6 +152,7 @@ def _card(ids: SessionKey, request: dict[str, Any], now: float) -> _Card:
     confirmation = request["kind"] == "confirmation"
     args = request.get("args")
     payload, cut = _payload(request) if confirmation else (None, False)
+    line, held = _inbox_line(request, now)
     return _Card(
         kind=request["kind"],
         id=request["id"],
@@ -124,6 +166,8 @@ def _card(ids: SessionKey, request: dict[str, Any], now: float) -> _Card:
         waited=waiting_for(request.get("opened_at"), now),
         action=_session_url(ids),
         answer=None if confirmation else answer_form(request.get("input_schema")),
+        inbox=line,
+        claimed=held,
     )
 
 
@@ -159,10 +203,12 @@ async def _posted(request: Request, app: str | None) -> dict[str, str]:
     return form
 
 
-def _answerer(request: Request, app: str) -> str | None:
-    """Who a console answer is recorded as: the signed-in principal (after ``_posted``)."""
+def _answerer(request: Request, app: str) -> tuple[str | None, list[str]]:
+    """Who a console answer is recorded as: the signed-in principal and the token's groups
+    (after ``_posted``)."""
     session_id, _ = _signed_in(request, app)
-    return _sessions(request).principal(session_id)
+    sessions = _sessions(request)
+    return sessions.principal(session_id), sessions.groups(session_id)
 
 
 def _see_other(url: str) -> RedirectResponse:
@@ -191,7 +237,9 @@ async def sign_in(request: Request) -> Response:
     scope = tokens.authorize(token, None)
     sessions.sign_out(sessions.cookie_id(request))
     response = _see_other("/console")
-    signed_in = sessions.sign_in(scope, principal=tokens.principal(token))
+    signed_in = sessions.sign_in(
+        scope, principal=tokens.principal(token), groups=tokens.groups(token)
+    )
     set_session_cookie(response, signed_in, request)
     return response
 
@@ -260,11 +308,12 @@ async def app_page(request: Request) -> Response:
     now = time.time()
     # Longest waiting first (the visibility list is newest first).
     found.sort(key=lambda run: _opened(run[1]) or now)
+    mine = InboxFilter(viewer=_sessions(request).principal(session_id))
     waiting = [
         _Waiting(
             _Link(f"{ids.user_id}/{ids.session_id}", _session_url(ids)),
             waiting_for(_opened(published), now),
-            [_card(ids, r.model_dump(), now) for r in published.requests],
+            [_card(ids, r.model_dump(), now) for r in published.requests if r.in_view(mine, now)],
         )
         for ids, published in found
     ]
@@ -419,7 +468,28 @@ async def session_page(request: Request) -> Response:
         state=json.dumps(stored.state, indent=2, ensure_ascii=False) if stored else "{}",
         artifacts=artifacts,
         turns=_turns(stored.events) if stored else [],
+        grants=await _grant_rows(served, ids),
     )
+
+
+@dataclass(frozen=True)
+class _GrantRow:
+    id: str
+    tool: str
+    where: str | None
+    uses: int
+    max_calls: int
+    granted_by: str | None
+    status: str
+
+
+async def _grant_rows(served: Gateway, ids: SessionKey) -> list[_GrantRow]:
+    """The standing grants the session's calls may use, as the session page lists them."""
+    now = time.time()
+    return [
+        _GrantRow(g.id, g.tool, g.where, g.uses, g.max_calls, g.granted_by, g.status(now))
+        for g in await served.grants(ids.app_name, ids.user_id, ids.session_id)
+    ]
 
 
 async def session_events(request: Request) -> Response:
@@ -438,8 +508,14 @@ async def send_message(request: Request) -> Response:
     """Start the session's next invocation."""
     ids = _ids(request)
     form = await _posted(request, ids.app_name)
+    who, _ = _answerer(request, ids.app_name)
     await gateway(request).start(
-        ids.app_name, ids.user_id, ids.session_id, form.get("agent", ""), form.get("message", "")
+        ids.app_name,
+        ids.user_id,
+        ids.session_id,
+        form.get("agent", ""),
+        form.get("message", ""),
+        started_by=who,
     )
     return _see_other(_session_url(ids))
 
@@ -453,12 +529,9 @@ async def confirm(request: Request) -> Response:
         raise ApiError(422, "invalid_form", "decision must be approve or reject")
     request_id = form.get("confirmation_id", "")
     served = gateway(request)
+    who, groups = _answerer(request, ids.app_name)
     outcome = await served.confirm(
-        ids,
-        request_id,
-        decision == "approve",
-        answered_by=_answerer(request, ids.app_name),
-        channel="console",
+        ids, request_id, decision == "approve", answered_by=who, groups=groups, channel="console"
     )
     if outcome.outcome == "applied":
         await served.settled(ids, request_id)
@@ -473,15 +546,78 @@ async def resume(request: Request) -> Response:
     request_id = form.get("interrupt_id", "")
     requests = (await served.pending(ids)).requests
     schema = next((r.get("input_schema") for r in requests if r["id"] == request_id), None)
+    who, groups = _answerer(request, ids.app_name)
     outcome = await served.resume(
-        ids,
-        request_id,
-        form_value(schema, form),
-        answered_by=_answerer(request, ids.app_name),
-        channel="console",
+        ids, request_id, form_value(schema, form), answered_by=who, groups=groups, channel="console"
     )
     if outcome.outcome == "applied":
         await served.settled(ids, request_id)
+    return _see_other(_session_url(ids))
+
+
+async def inbox(request: Request) -> Response:
+    """Claim, release or assign a request, as the signed-in principal."""
+    ids = _ids(request)
+    form = await _posted(request, ids.app_name)
+    who, groups = _answerer(request, ids.app_name)
+    fields = {
+        "request_id": form.get("request_id", ""),
+        "action": form.get("action", ""),
+        "answered_by": who,
+        "groups": groups,
+        "channel": "console",
+        "assignee": form.get("assignee") or None,
+    }
+    try:
+        taken = InboxAction.model_validate(fields)
+    except ValidationError as err:
+        wrong = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in err.errors())
+        raise ApiError(422, "invalid_form", wrong) from None
+    served = gateway(request)
+    outcome = await served.desk.inbox(workflow_id_for(ids), taken, wait=served.answer_wait)
+    if isinstance(outcome, Refused):
+        raise refusal_error(outcome)
+    return _see_other(_session_url(ids))
+
+
+async def confirm_all(request: Request) -> Response:
+    """Approve or reject every open confirmation request, each as its own answer."""
+    ids = _ids(request)
+    form = await _posted(request, ids.app_name)
+    decision = form.get("decision")
+    if decision not in ("approve", "reject"):
+        raise ApiError(422, "invalid_form", "decision must be approve or reject")
+    who, groups = _answerer(request, ids.app_name)
+    served = gateway(request)
+    outcomes = await served.desk.confirm_batch(
+        workflow_id_for(ids),
+        decision == "approve",
+        answered_by=who,
+        groups=groups,
+        channel="console",
+        policy="update_first",
+        wait=served.answer_wait,
+    )
+    refused = [o for _, o in outcomes if isinstance(o, Refused)]
+    if refused:
+        raise refusal_error(refused[0])
+    return _see_other(_session_url(ids))
+
+
+async def revoke_grant(request: Request) -> Response:
+    """Revoke a standing grant, as the signed-in principal."""
+    ids = _ids(request)
+    form = await _posted(request, ids.app_name)
+    who, _ = _answerer(request, ids.app_name)
+    served = gateway(request)
+    if served.sessions is None:
+        raise ApiError(503, "no_session_store", "this gateway has no session store")
+    try:
+        await served.sessions.revoke_grant(
+            ids.app_name, form.get("grant_id", ""), by=who, now=time.time()
+        )
+    except GrantNotFoundError as err:
+        raise ApiError(404, "unknown_grant", str(err)) from None
     return _see_other(_session_url(ids))
 
 
@@ -655,6 +791,9 @@ def console_routes() -> list[BaseRoute]:
         Route(f"{session}/messages", send_message, methods=["POST"]),
         Route(f"{session}/confirm", confirm, methods=["POST"]),
         Route(f"{session}/resume", resume, methods=["POST"]),
+        Route(f"{session}/inbox", inbox, methods=["POST"]),
+        Route(f"{session}/confirm-all", confirm_all, methods=["POST"]),
+        Route(f"{session}/grants/revoke", revoke_grant, methods=["POST"]),
         Route(f"{session}/cancel", cancel, methods=["POST"]),
         Route(f"{session}/rewind", rewind, methods=["POST"]),
         Route(f"{session}/artifacts/{{name}}", _redirecting(artifact_page), methods=["GET"]),

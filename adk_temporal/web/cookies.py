@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from starlette.requests import HTTPConnection
@@ -55,6 +56,7 @@ class _SignedIn:
     scope: Scope
     principal: str
     since: float
+    groups: tuple[str, ...] = ()
 
 
 @dataclass
@@ -103,10 +105,15 @@ class ConsoleSessions:
             raise ApiError(403, "csrf", "the form's CSRF token does not match; reload the page")
 
     def sign_in(
-        self, scope: Scope, now: float | None = None, *, principal: str | None = None
+        self,
+        scope: Scope,
+        now: float | None = None,
+        *,
+        principal: str | None = None,
+        groups: Sequence[str] = (),
     ) -> str:
         """A new session id bound to ``scope``, counted against ``principal`` (the token
-        signing in; by default :func:`principal_of_scope`)."""
+        signing in; by default :func:`principal_of_scope`), in the token's ``groups``."""
         now = time.time() if now is None else now
         principal = principal_of_scope(scope) if principal is None else principal
         self._expire(now)
@@ -117,7 +124,7 @@ class ConsoleSessions:
             biggest = max(self._by_principal.values(), key=len)
             self._forget(next(iter(biggest)))
         session_id = self.new_id()
-        self._signed_in[session_id] = _SignedIn(scope, principal, now)
+        self._signed_in[session_id] = _SignedIn(scope, principal, now, tuple(groups))
         self._by_principal.setdefault(principal, {})[session_id] = None
         return session_id
 
@@ -130,6 +137,11 @@ class ConsoleSessions:
         """The principal ``session_id`` signed in as; ``None`` when not (or no longer)."""
         signed = self._current(session_id, now)
         return None if signed is None else signed.principal
+
+    def groups(self, session_id: str | None, now: float | None = None) -> list[str]:
+        """The groups of the token ``session_id`` signed in with (empty when not signed in)."""
+        signed = self._current(session_id, now)
+        return [] if signed is None else list(signed.groups)
 
     def sign_out(self, session_id: str | None) -> None:
         """Forget ``session_id``."""

@@ -8,6 +8,16 @@ from pydantic import BaseModel
 from temporalio.service import RPCError, RPCStatusCode
 
 from ..answers import Refused
+from ..approvals import (
+    AnonymousAnswerError,
+    DuplicateVoteError,
+    GrantNotFoundError,
+    InvalidPolicyError,
+    NotAnApproverError,
+    RequestClaimedError,
+    SelfApprovalError,
+    StaleRequestError,
+)
 from ..double_texting import InvalidQueuedMessageError, QueuedMessageNotFoundError
 from ..errors import (
     AdkRequestError,
@@ -97,6 +107,14 @@ _REQUEST_ERRORS: list[tuple[type[Exception], int, str]] = [
     (LinkError, 400, "invalid_link"),
     (ForgottenError, 410, "forgotten"),
     (CannotForgetError, 409, "cannot_forget"),
+    (AnonymousAnswerError, 403, "anonymous"),
+    (NotAnApproverError, 403, "not_an_approver"),
+    (SelfApprovalError, 403, "self_approval"),
+    (DuplicateVoteError, 409, "duplicate_vote"),
+    (RequestClaimedError, 409, "claimed"),
+    (StaleRequestError, 409, "stale"),
+    (InvalidPolicyError, 422, "invalid_policy"),
+    (GrantNotFoundError, 404, "unknown_grant"),
     (AdkRequestError, 400, "bad_request"),
 ]
 

@@ -28,6 +28,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from ..answers import AnswerDesk, Outcome, RefusalReason, Refused
 from ..app import App
+from ..approvals import Grant, GrantTerms
 from ..artifacts import (
     ArtifactService,
     GetArtifactVersionRequest,
@@ -183,11 +184,12 @@ class Gateway:
         *,
         pin_agent: bool = False,
         double_texting: DoubleTexting | None = None,
+        started_by: str | None = None,
     ) -> RunCreated:
         """Start an invocation; a new session id when none is given (``pin_agent`` as for
         :class:`~adk_temporal.run_config.RunConfig`); a busy session takes the message by
         ``double_texting`` (the app's policy when ``None``), and a queued one is created
-        ``queued``.
+        ``queued``; ``started_by`` is the authenticated principal starting it.
 
         Raises:
             ApiError: 422 for an agent the served app does not have.
@@ -203,7 +205,13 @@ class Gateway:
             )
         ids = SessionKey(app_name, user_id, session_id or f"s-{uuid.uuid4().hex[:12]}")
         handle = await self.adk.start(
-            *ids, agent, message, stream=True, pin_agent=pin_agent, double_texting=double_texting
+            *ids,
+            agent,
+            message,
+            stream=True,
+            pin_agent=pin_agent,
+            double_texting=double_texting,
+            started_by=started_by,
         )
         return RunCreated(
             workflow_id=handle.workflow_id,
@@ -406,10 +414,13 @@ class Gateway:
         answered_by: str | None = None,
         channel: str = "gateway",
         edited_args: dict[str, Any] | None = None,
+        groups: Sequence[str] | None = None,
+        grant: GrantTerms | None = None,
     ) -> AnswerOutcome:
         """Approve or reject a confirmation request through the answer desk (update first),
-        recorded as answered by ``answered_by`` (authenticated) through ``channel``; an
-        approval with ``edited_args`` runs the call with them.
+        recorded as answered by ``answered_by`` (authenticated, in ``groups``) through
+        ``channel``; an approval with ``edited_args`` runs the call with them, one with
+        ``grant`` lets later calls of the tool run unasked.
 
         Raises:
             ApiError: The desk refused the answer (:func:`refusal_error`).
@@ -424,6 +435,8 @@ class Gateway:
             answered_by=answered_by,
             channel=channel,
             edited_args=edited_args,
+            groups=groups,
+            grant=grant,
             policy="update_first",
             wait=self.answer_wait,
         )
@@ -437,6 +450,7 @@ class Gateway:
         *,
         answered_by: str | None = None,
         channel: str = "gateway",
+        groups: Sequence[str] | None = None,
     ) -> AnswerOutcome:
         """Answer an input request through the answer desk, recorded as :meth:`confirm`
         records it."""
@@ -447,6 +461,7 @@ class Gateway:
             value,
             answered_by=answered_by,
             channel=channel,
+            groups=groups,
             policy="update_first",
             wait=self.answer_wait,
         )
@@ -487,6 +502,8 @@ class Gateway:
             link.request_id,
             link.decision == "approve",
             call_digest=link.call_digest or None,
+            answered_by=link.recipient,
+            groups=link.groups,
             channel="link",
             policy="check_first",
             wait=self.answer_wait,
@@ -567,6 +584,13 @@ class Gateway:
 
     # ---------------------------------------------------------------- stores
 
+    async def grants(self, app_name: str, user_id: str, session_id: str | None) -> list[Grant]:
+        """The standing grants of the user (those ``session_id``'s calls may use); none
+        without a session store."""
+        if self.sessions is None:
+            return []
+        return await self.sessions.list_grants(app_name, user_id, session_id)
+
     async def session(self, ids: SessionKey) -> Session | None:
         """The session as stored (events, state); ``None`` before its first step."""
         if self.sessions is None:
@@ -634,6 +658,12 @@ _REFUSALS: dict[RefusalReason, tuple[int, str]] = {
     "run_closed": (409, "run_closed"),
     "no_run": (404, "no_invocation"),
     "wrong_run": (409, "wrong_run"),
+    "anonymous": (403, "anonymous"),
+    "not_an_approver": (403, "not_an_approver"),
+    "self_approval": (403, "self_approval"),
+    "duplicate_vote": (409, "duplicate_vote"),
+    "claimed": (409, "claimed"),
+    "stale": (409, "stale"),
 }
 """The HTTP status and error type of each reason the desk refuses an answer for; an
 ``invalid`` answer takes its typed error's (``invalid_input``, ``confirmation_mismatch``…)."""

@@ -12,9 +12,9 @@ from ..schedules import AgentSchedule, Schedules, ScheduleView
 from ..schedules.spec import ScheduleNotFoundError
 from ..visibility import run_status
 from ..workflows.messages import ADK_SESSION
-from .api import gateway
 from .auth import TokenBook, bearer_token
 from .body import parse_json, read_body, read_model, validated
+from .caller import gateway
 from .errors import ApiError
 from .models import (
     BackfillBody,

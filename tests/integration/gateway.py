@@ -146,11 +146,15 @@ def gateway_process(
     console: bool = False,
     app: str | None = None,
     args: Sequence[str] = (),
+    tokens_lines: Sequence[str] = (),
+    env: dict[str, str] | None = None,
 ) -> Iterator[Gateway]:
     """``adk-temporal web`` for the examples app (or ``app``, ``module:attribute``) on
-    ``deployment``, with more options ``args``, until the block ends."""
+    ``deployment``, with more options ``args``, more lines of the tokens file
+    ``tokens_lines`` and more environment ``env``, until the block ends."""
     tokens = tmp / "tokens.txt"
-    tokens.write_text(f"# tests\n{TOKEN} weather\n{OTHER_TOKEN} other\n")
+    more = "".join(f"{line}\n" for line in tokens_lines)
+    tokens.write_text(f"# tests\n{TOKEN} weather\n{OTHER_TOKEN} other\n{more}")
     port = free_port()
     log = tmp / "gateway.log"
     # A file, not a pipe: an unread pipe fills up and stalls the server's logging.
@@ -176,7 +180,7 @@ def gateway_process(
             SECRET_ENV,
             "--console" if console else "--no-console",
         ),
-        env={**os.environ, SECRET_ENV: LINK_SECRET},
+        env={**os.environ, SECRET_ENV: LINK_SECRET, **(env or {})},
         cwd=REPO,
         stdout=output,
         stderr=subprocess.STDOUT,

@@ -3,7 +3,9 @@ against a `worker --examples` subprocess on the session's dev server."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import getpass
 import json
 import os
 import queue
@@ -19,9 +21,12 @@ import pytest
 from click.testing import CliRunner
 from temporalio.client import Client
 
+from adk_temporal.audit import AuditEntry, audit_entries
 from adk_temporal.cli import main
 from adk_temporal.devserver import DevServer
 from adk_temporal.flow.messages import InvocationResult
+from adk_temporal.ids import SessionKey
+from adk_temporal.sessions import SqliteSessionService
 
 from ..commands import ExamplesWorker, adk_command, offline_env, run_adk
 
@@ -177,6 +182,19 @@ def test_chat_in_process_through_click(tmp_path: Path, monkeypatch: pytest.Monke
     assert "approve? (y, n): maybe" in result.output
     assert "report.txt (version 1)" in result.output
     assert result.output.rstrip().endswith("[user]: exit")
+    # The person at the terminal answered: the audit names them, not "(not recorded)".
+    [entry] = asyncio.run(_audit_of(tmp_path / "data" / "sessions.db", "weather", "u", "s-1"))
+    assert (entry.decision, entry.answered_by, entry.channel) == (
+        "approved",
+        getpass.getuser(),
+        "in-process",
+    )
+
+
+async def _audit_of(path: Path, app: str, user: str, session: str) -> list[AuditEntry]:
+    async with SqliteSessionService(path) as sessions:
+        stored = await sessions.get(SessionKey(app, user, session))
+    return audit_entries(stored.events)
 
 
 def test_run_with_another_data_dir_than_the_workers_warns(worker: Worker, tmp_path: Path) -> None:

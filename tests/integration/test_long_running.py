@@ -10,12 +10,14 @@ request) is kept and applied.
 from __future__ import annotations
 
 import asyncio
+import getpass
 import json
 import uuid
 
 import pytest
 from google.genai import types
 
+from adk_temporal.audit import audit_entries
 from adk_temporal.devserver import DevServer
 from adk_temporal.errors import InvalidResumeInputError
 from adk_temporal.flow.messages import PendingInput
@@ -72,6 +74,10 @@ async def test_the_wait_survives_a_worker_restart_and_the_cli_answers(
     assert found.model.requests[-1].contents[-1].parts[0].function_response.response == {
         "status": "approved"
     }
+    # Who answered is in the audit, though the response itself is what the model reads.
+    [entry] = audit_entries(events)
+    assert (entry.request_id, entry.decision, entry.channel) == (request.id, "answered", "cli")
+    assert entry.answered_by == getpass.getuser() and entry.tool == request.tool
 
 
 async def test_a_response_sent_before_the_request_opened_is_kept(

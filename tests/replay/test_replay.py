@@ -38,6 +38,7 @@ from temporalio.worker import Replayer, Worker
 from adk_temporal import client as client_module
 from adk_temporal.agents import Agent, BaseAgent
 from adk_temporal.app import App, Stores
+from adk_temporal.approvals import DuplicateVoteError, GrantTerms
 from adk_temporal.background_http import BackgroundServer
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.context import ToolContext
@@ -56,7 +57,7 @@ from adk_temporal.usage import TokenBudgets
 from adk_temporal.worker import build_worker, worker_identity
 from adk_temporal.workflows.messages import BASELINE
 
-from .. import a2a_apps
+from .. import a2a_apps, approvals_app
 from ..a2a_apps import NEAR_APP
 from ..a2a_sample import booking_server
 from ..adk_scenarios import failing_fan, long_running_agent
@@ -425,6 +426,60 @@ GRAPH_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     "graph_continue_as_new": _graph_continue_as_new,
 }
 
+
+def _approvals_app() -> tuple[list[BaseAgent], ModelRegistry]:
+    return [approvals_app.clerk()], approvals_app.models()
+
+
+async def _quorum_pause(adk: AdkClient, sid: str) -> InvocationHandle:
+    """A 2-of-finance refund: alice's vote keeps it paused, a second vote of hers is refused,
+    bob's decides it."""
+    handle = await adk.start(
+        approvals_app.APP, USER, sid, approvals_app.AGENT, "refund 30", started_by="carol"
+    )
+    await handle.wait_for_status("awaiting_confirmation", timeout=30)
+    [request] = await handle.pending()
+    await handle.confirm(request.id, True, answered_by="alice", groups=["finance"], channel="cli")
+    with contextlib.suppress(DuplicateVoteError):
+        await handle.confirm(request.id, True, answered_by="alice", groups=["finance"])
+    await handle.confirm(request.id, True, answered_by="bob", groups=["finance"], channel="cli")
+    return handle
+
+
+async def _standing_grant(adk: AdkClient, sid: str) -> InvocationHandle:
+    """credit 20 approved with a grant; the session's next credit runs under it unasked."""
+    first = await adk.start(approvals_app.APP, USER, sid, approvals_app.AGENT, "credit 20")
+    await first.wait_for_status("awaiting_confirmation", timeout=30)
+    [request] = await first.pending()
+    terms = GrantTerms(max_calls=2, where="amount <= 50", ttl=timedelta(hours=2))
+    await first.confirm(request.id, True, answered_by="bob", channel="cli", grant=terms)
+    await first.result()
+    return await adk.start(approvals_app.APP, USER, sid, approvals_app.AGENT, "credit 30")
+
+
+async def _approval_escalation(adk: AdkClient, sid: str) -> InvocationHandle:
+    """wire left unanswered: reminded, reassigned to treasury, then rejected at expiry."""
+    return await adk.start(approvals_app.APP, USER, sid, approvals_app.AGENT, "wire 7")
+
+
+async def _escalation_at_baseline_2(adk: AdkClient, sid: str) -> InvocationHandle:
+    """Started by a client of the release before (baseline 2): its reminder timers take the
+    change through ``workflow.patched`` (a marker)."""
+    with mock.patch.object(client_module, "BASELINE", 2):
+        return await _approval_escalation(adk, sid)
+
+
+APPROVALS_APP = approvals_app.APP
+APPROVALS_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
+    # Baseline 3: votes of a quorum policy (memo upserts on a vote that decides nothing).
+    "quorum_pause": _quorum_pause,
+    # A grant given with an approval, and a later run of the session whose call it covers.
+    "standing_grant": _standing_grant,
+    # The reminder and reassignment timers of an approval policy, then its expiry.
+    "approval_escalation": _approval_escalation,
+    "baseline2_approval_escalation": _escalation_at_baseline_2,
+}
+
 MCP_SCENARIOS: dict[str, tuple[str, str] | Scenario] = {
     # A tool of an MCP server (stdio) that needs approval, approved by signal.
     "mcp_approval": _mcp_approve,
@@ -454,6 +509,7 @@ ALL_SCENARIOS = {
     *NOTIFY_SCENARIOS,
     *ADK_SCENARIOS,
     *GRAPH_SCENARIOS,
+    *APPROVALS_SCENARIOS,
     "long_running_restart",
     "token_budget_pause",
     "app_queue_approve",
@@ -517,6 +573,7 @@ async def test_record_missing_histories(
         (MCP_APP, _mcp_app(tmp_path / "mcp-calls.jsonl"), MCP_SCENARIOS),
         (ADK_APP, _adk_app(), ADK_SCENARIOS),
         (GRAPH_APP, _graph_app(), GRAPH_SCENARIOS),
+        (APPROVALS_APP, _approvals_app(), APPROVALS_SCENARIOS),
     ]
     for app, (agents, models), scenarios in groups:
         async with run_worker(agents, models=models) as rt:

@@ -77,6 +77,9 @@ def test_the_audit_lists_each_reply_with_its_tool_decision_and_record() -> None:
         "channel": "cli",
         "answered_at": 10.0,
         "call_digest": "d1",
+        "vote": False,
+        "assignee": None,
+        "grant_id": None,
         "edited_args": None,
         "edited_call_digest": "",
     }

@@ -58,6 +58,9 @@ CORE = [
     "adk_temporal.keys.artifacts",
     "adk_temporal.evaluation",
     "adk_temporal.double_texting",
+    "adk_temporal.approvals",
+    "adk_temporal.flow.approving",
+    "adk_temporal.flow.replies",
 ]
 
 
@@ -150,7 +153,17 @@ LAYERS: list[set[str]] = [
         "model_limits",
         "queues",
     },
-    {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp", "summarizers"},
+    {
+        "resume",
+        "history",
+        "confirmation",
+        "tracing",
+        "models",
+        "tools",
+        "mcp",
+        "summarizers",
+        "approvals",
+    },
     {"sessions", "artifacts", "memory"},
     {"double_texting"},
     # Data keys seal what the stores hold and erase it; the codec seals payloads with them.

@@ -63,3 +63,41 @@ def test_authorize_401_without_or_with_unknown_token_403_outside_scope() -> None
     assert outside.value.status == 403
     assert book.authorize(A, "weather") == {"weather"}
     assert book.authorize(B, "anything") == {"*"}
+
+
+def test_a_token_may_name_its_principal_and_groups_in_either_format() -> None:
+    """``principal=`` and ``groups=`` after a line's apps, or an object in JSON, name who
+    answers with the token; a token naming nobody is its digest, in no group."""
+    lines = TokenBook.parse(
+        f"{A} weather, travel principal=alice groups=finance,ops\n{B} weather", "t"
+    )
+    assert lines.scope(A) == frozenset({"weather", "travel"})
+    assert (lines.principal(A), lines.groups(A)) == ("alice", ["finance", "ops"])
+    assert lines.principal(B).startswith("token:") and lines.groups(B) == []
+    book = TokenBook.parse(
+        f'{{"{A}": {{"apps": "*", "principal": "bob", "groups": ["finance"]}}, "{B}": ["x"]}}',
+        "t.json",
+    )
+    assert (book.principal(A), book.groups(A), book.scope(A)) == (
+        "bob",
+        ["finance"],
+        frozenset("*"),
+    )
+    merged = lines.merged(TokenBook.parse("c" * 20 + " x groups=audit", "env"))
+    assert merged.groups("c" * 20) == ["audit"] and merged.principal(A) == "alice"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (f"{A} weather role=admin", "unknown field role"),
+        (f'{{"{A}": {{"apps": ["w"], "principal": ""}}}}', "principal"),
+        (f'{{"{A}": {{"apps": ["w"], "groups": 3}}}}', "groups"),
+        (f"{A} weather groups=ok,\x07bell", "control"),
+    ],
+)
+def test_bad_holders_are_refused_with_the_place(text: str, problem: str) -> None:
+    """An unknown field, an empty principal, groups that are no list and a name with a
+    control character are refused, naming the line or token."""
+    with pytest.raises(TokenFileError, match=problem):
+        TokenBook.parse(text, "tokens.txt")

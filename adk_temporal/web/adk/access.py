@@ -71,6 +71,12 @@ class AdkAccess:
             )
         return LOCAL_PRINCIPAL
 
+    def groups(self, request: Request) -> list[str]:
+        """The groups the tokens file puts the caller in (none in development mode)."""
+        if self.local_only:
+            return []
+        return self.tokens.groups(bearer_token(request) or "")
+
     def visible(self, request: Request, names: list[str]) -> list[str]:
         """The app names of ``names`` the caller may use (all in development mode).
 

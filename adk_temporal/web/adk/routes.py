@@ -306,7 +306,7 @@ async def _opened(request: Request) -> tuple[RunBody, AsyncIterator[Event]]:
     body = await read_model(request, RunBody)
     app = surface.apps.target(body.app_name).app
     principal = surface.access.authorize(request, app)
-    return body, await surface.runs.open(body, principal)
+    return body, await surface.runs.open(body, principal, surface.access.groups(request))
 
 
 async def run(request: Request) -> Response:

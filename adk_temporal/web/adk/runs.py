@@ -85,9 +85,12 @@ class AdkRuns:
     gateway: Gateway
     apps: AdkApps
 
-    async def open(self, body: RunBody, principal: str) -> AsyncIterator[Event]:
-        """Start the body's invocation, or send its answers to the waiting one; then the
-        events to reply with, up to the invocation's next pause or its end.
+    async def open(
+        self, body: RunBody, principal: str, groups: Sequence[str] = ()
+    ) -> AsyncIterator[Event]:
+        """Start the body's invocation (as started by ``principal``), or send its answers
+        to the waiting one (as answered by ``principal``, in ``groups``); then the events to
+        reply with, up to the invocation's next pause or its end.
 
         Everything that can refuse the body happens before this returns, so a stream of
         events never starts for a request that fails.
@@ -107,9 +110,9 @@ class AdkRuns:
         answers = _answers(body.new_message)
         published = await self._waiting(handle) if answers else None
         if published is not None and {a.id for a in answers} & {r.id for r in published.requests}:
-            await self._answer(ids, handle, answers, published, principal)
+            await self._answer(ids, handle, answers, published, (principal, list(groups)))
         else:
-            handle = await self._start(ids, target.root.name, body)
+            handle = await self._start(ids, target.root.name, body, principal)
             after = None
         return _follow(handle, after, stream=body.streaming)
 
@@ -129,10 +132,11 @@ class AdkRuns:
         handle: InvocationHandle,
         answers: Sequence[types.FunctionResponse],
         published: Published,
-        principal: str,
+        who: tuple[str, list[str]],
     ) -> None:
-        """Send each function response as the answer to its request, then wait until the
-        run has taken them."""
+        """Send each function response as the answer to its request, as ``who`` (principal
+        and groups), then wait until the run has taken them."""
+        principal, groups = who
         kinds = {r.id: r.kind for r in published.requests}
         for answer in answers:
             request_id = answer.id or ""
@@ -140,21 +144,34 @@ class AdkRuns:
             if kinds.get(request_id) == "confirmation":
                 confirmed, payload = parse_confirmation(request_id, response)
                 await self.gateway.confirm(
-                    ids, request_id, confirmed, payload, answered_by=principal, channel=ADK_CHANNEL
+                    ids,
+                    request_id,
+                    confirmed,
+                    payload,
+                    answered_by=principal,
+                    groups=groups,
+                    channel=ADK_CHANNEL,
                 )
             else:
                 # An unknown id is refused by the gateway, naming the open ones.
                 await self.gateway.resume(
-                    ids, request_id, response, answered_by=principal, channel=ADK_CHANNEL
+                    ids,
+                    request_id,
+                    response,
+                    answered_by=principal,
+                    groups=groups,
+                    channel=ADK_CHANNEL,
                 )
         await _taken(handle, {a.id or "" for a in answers})
 
-    async def _start(self, ids: SessionKey, agent: str, body: RunBody) -> InvocationHandle:
+    async def _start(
+        self, ids: SessionKey, agent: str, body: RunBody, principal: str
+    ) -> InvocationHandle:
         """Start an invocation of ``agent`` with the body's message (its state delta stored
         first, as ADK stores it with the message); a busy session takes the message by the
         body's ``double_texting`` (ours, not ADK's), and the reply follows its invocation
         from the queue. A state delta is refused while the session is busy: it would
-        change the running invocation's state."""
+        change the running invocation's state. It is started by ``principal``."""
         if body.state_delta:
             if await self.gateway.adk.session_busy(ids):
                 raise ApiError(409, "session_busy", f"session {ids} has an invocation running")
@@ -165,6 +182,7 @@ class AdkRuns:
             body.new_message,
             stream=body.streaming,
             double_texting=body.double_texting,
+            started_by=principal,
         )
 
 
