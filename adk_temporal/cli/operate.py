@@ -406,6 +406,30 @@ def _held(
     return {request_id: earlier.decision for request_id, earlier in answered.held.items()}
 
 
+def _print_queue_and_answers(shown: dict[str, Any], published: Published) -> None:
+    """``show``'s lines for the messages queued behind the run, its schedule, and every
+    answer it took (who, through which channel, when)."""
+    for queued in published.queued:
+        # Escaped: "[id]" would otherwise be read as markup and vanish.
+        console.print(
+            escape(
+                f"  queued   {queued.position}. {queued.preview!r} ({queued.policy}, "
+                f"{queued.agent})  [{queued.invocation_id}]"
+            )
+        )
+    if published.schedule_id:
+        console.print(f"  schedule {published.schedule_id}")
+    for answer in shown["answers"]:
+        who = answer["answered_by"] or "(not recorded)"
+        when = f"{datetime.fromisoformat(answer['at']):%Y-%m-%d %H:%M:%S} UTC"
+        console.print(
+            escape(
+                f"  answer   {answer['decision']} by {who} via {answer['channel']} at {when}"
+                f"  [{answer['request_id']}]"
+            )
+        )
+
+
 def _print_shown(
     shown: dict[str, Any],
     description: WorkflowExecutionDescription,
@@ -443,25 +467,7 @@ def _print_shown(
         console.print(escape(f"  waits    {kind} of {request.call}: {asks}  [{request.id}]"))
     for refusal in shown["refused_answers"]:
         console.print(f"  refused  {refusal}")
-    for queued in published.queued:
-        # Escaped: "[id]" would otherwise be read as markup and vanish.
-        console.print(
-            escape(
-                f"  queued   {queued.position}. {queued.preview!r} ({queued.policy}, "
-                f"{queued.agent})  [{queued.invocation_id}]"
-            )
-        )
-    if published.schedule_id:
-        console.print(f"  schedule {published.schedule_id}")
-    for answer in shown["answers"]:
-        who = answer["answered_by"] or "(not recorded)"
-        when = f"{datetime.fromisoformat(answer['at']):%Y-%m-%d %H:%M:%S} UTC"
-        console.print(
-            escape(
-                f"  answer   {answer['decision']} by {who} via {answer['channel']} at {when}"
-                f"  [{answer['request_id']}]"
-            )
-        )
+    _print_queue_and_answers(shown, published)
     task = shown["workflow_task"]
     if task is not None:
         since = f"{datetime.fromisoformat(task['since']):%H:%M:%S} UTC"
