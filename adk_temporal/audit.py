@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from .approvals import GRANT_KEY, Grant, TrailEntry
 from .confirmation import EDITED_ARGS_KEY, EDITED_DIGEST_KEY
 from .events import REQUEST_CONFIRMATION_FUNCTION_NAME, REQUEST_INPUT_FUNCTION_NAME, Event
+from .flow.doubt_requests import DOUBT_REQUEST_PREFIX
 from .flow.replies import GRANT_REPLY_KEY, TRAIL_KEY, VOTES_KEY
 from .flow.requests import ANSWERED_KEY
 
@@ -40,11 +41,13 @@ Decision = Literal[
     "reassigned",
     "granted",
     "revoked",
+    "resolved",
 ]
 """What an entry records: a decision (``answered`` is an input request's value), a vote
 (``approved``/``rejected`` with ``vote`` set), something that happened to a waiting request
 (``claimed``, ``released``, ``assigned``, ``reminded``, ``reassigned``), a call a standing
-grant let through unasked (``granted``) or a grant's revocation (``revoked``)."""
+grant let through unasked (``granted``), a grant's revocation (``revoked``), or an operator's
+resolution of a call in doubt (``resolved``, with ``resolution``)."""
 
 _KINDS: dict[str, Literal["confirmation", "input"]] = {
     REQUEST_CONFIRMATION_FUNCTION_NAME: "confirmation",
@@ -79,6 +82,9 @@ class AuditEntry(BaseModel):
     assignee: str | None = None
     """The new assignee of an ``assigned`` or ``reassigned`` entry."""
     grant_id: str | None = None
+    resolution: str | None = None
+    """How an operator resolved a call in doubt: ``done``, ``retry``, ``fail`` or
+    ``compensate``."""
     """The standing grant an approval gave, a ``granted`` call ran under, or was revoked."""
     invocation_id: str = ""
     event_id: str = ""
@@ -94,11 +100,16 @@ class AuditList(BaseModel):
 def _tools(events: Iterable[Event]) -> dict[str, str]:
     """The tool each request id is about, from the request events."""
     tools: dict[str, str] = {}
+    called: dict[str, str] = {}
     for event in events:
         for call in event.function_calls():
+            called[call.id or ""] = call.name or ""
             if call.id and call.name in _KINDS:
-                original = (call.args or {}).get("originalFunctionCall")
+                args = call.args or {}
+                original = args.get("originalFunctionCall")
                 name = original.get("name") if isinstance(original, Mapping) else None
+                # An input request names the call it is about by id.
+                name = name if name is not None else called.get(str(args.get("functionCallId")))
                 tools[call.id] = name if isinstance(name, str) else ""
     return tools
 
@@ -109,6 +120,14 @@ def _decision(kind: str, response: Mapping[str, Any]) -> Decision:
     if kind == "input":
         return "answered"
     return "approved" if response.get("confirmed") is True else "rejected"
+
+
+def _resolution(request_id: str, response: Mapping[str, Any]) -> str | None:
+    """How the reply to a request about a call in doubt resolved it; ``None`` for others."""
+    if not request_id.startswith(DOUBT_REQUEST_PREFIX):
+        return None
+    value = response.get("input")
+    return _text(value.get("resolution")) if isinstance(value, Mapping) else None
 
 
 def _beside(event: Event, request_id: str | None) -> Any:
@@ -131,6 +150,34 @@ def _trail(recorded: Any) -> list[TrailEntry]:
         except ValidationError:
             continue
     return steps
+
+
+def _decided(
+    event: Event,
+    request_id: str,
+    kind: Literal["confirmation", "input"],
+    response: Mapping[str, Any],
+    base: Mapping[str, Any],
+) -> AuditEntry:
+    """The one decision a reply records: who decided what, how, and what it let through."""
+    # A graph's pause keeps the response as sent, and its answerer beside it.
+    record = response.get(ANSWERED_KEY, _beside(event, request_id))
+    who = record if isinstance(record, Mapping) else {}
+    edited = response.get(EDITED_ARGS_KEY)
+    grant = response.get(GRANT_REPLY_KEY)
+    resolution = _resolution(request_id, response)
+    return AuditEntry(
+        decision="resolved" if resolution is not None else _decision(kind, response),
+        resolution=resolution,
+        answered_by=who.get("by"),
+        channel=who.get("channel"),
+        answered_at=who.get("at"),
+        call_digest=_text(response.get("callDigest")) or "",
+        edited_args=dict(edited) if isinstance(edited, Mapping) else None,
+        edited_call_digest=_text(response.get(EDITED_DIGEST_KEY)) or "",
+        grant_id=_text(grant.get("id")) if isinstance(grant, Mapping) else None,
+        **base,
+    )
 
 
 def _reply_entries(
@@ -161,22 +208,7 @@ def _reply_entries(
         )
         for step in _trail(response.get(TRAIL_KEY))
     ]
-    # A graph's pause keeps the response as sent, and its answerer beside it.
-    record = response.get(ANSWERED_KEY, _beside(event, request_id))
-    who = record if isinstance(record, Mapping) else {}
-    edited = response.get(EDITED_ARGS_KEY)
-    grant = response.get(GRANT_REPLY_KEY)
-    decided = AuditEntry(
-        decision=_decision(kind, response),
-        answered_by=who.get("by"),
-        channel=who.get("channel"),
-        answered_at=who.get("at"),
-        call_digest=digest,
-        edited_args=dict(edited) if isinstance(edited, Mapping) else None,
-        edited_call_digest=_text(response.get(EDITED_DIGEST_KEY)) or "",
-        grant_id=_text(grant.get("id")) if isinstance(grant, Mapping) else None,
-        **base,
-    )
+    decided = _decided(event, request_id, kind, response, base)
     votes = [v for v in response.get(VOTES_KEY) or [] if isinstance(v, Mapping)]
     for index, vote in enumerate(votes):
         deciding = index == len(votes) - 1 and decided.decision != "expired"

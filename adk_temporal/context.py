@@ -34,6 +34,7 @@ from .resume import Resumed, check_input_schema, default_interrupt_id
 from .run_config import RunConfig
 from .sessions.session import Session
 from .state import ReadonlyState, State
+from .tools import EffectReceipt
 
 if TYPE_CHECKING:
     from .artifacts.facade import ArtifactsFacade
@@ -480,6 +481,16 @@ class CallbackContext(ReadonlyContext):
         raise self._unsupported("search_memory")
 
 
+class EffectNotes(Protocol):
+    """What a tool with external effects writes its notes through: its call's receipt."""
+
+    receipt: EffectReceipt
+
+    async def note(self, details: dict[str, Any]) -> None:
+        """Keep ``details`` in the receipt at once, durably."""
+        ...
+
+
 class ToolContext(CallbackContext):
     """The context of one tool call.
 
@@ -489,6 +500,8 @@ class ToolContext(CallbackContext):
         actions: Where writes and requests are recorded; ``None`` starts empty actions.
         tool_confirmation: The user's decision when the call is re-dispatched after a
             confirmation request; ``None`` on a first run.
+        effect: The call's receipt, for a tool declared ``effects="external"`` (or the
+            receipt of the call a compensating tool undoes); ``None`` otherwise.
     """
 
     _kind: ClassVar[str] = "tool"
@@ -499,10 +512,32 @@ class ToolContext(CallbackContext):
         function_call_id: str | None = None,
         actions: EventActions | None = None,
         tool_confirmation: ToolConfirmation | None = None,
+        effect: EffectNotes | None = None,
     ) -> None:
         super().__init__(invocation_context, actions)
         self._function_call_id = function_call_id or str(uuid.uuid4())
         self._tool_confirmation = tool_confirmation
+        self.effect = effect
+
+    @property
+    def effect_receipt(self) -> EffectReceipt | None:
+        """The receipt of this call (a tool declared ``effects="external"``) — or, in a
+        compensating tool, of the call it undoes; ``None`` for other tools."""
+        return self.effect.receipt if self.effect is not None else None
+
+    async def note_effect(self, **details: Any) -> None:
+        """Write ``details`` into this call's receipt at once (a provider's request id, a
+        charge's reference): an operator resolving the call, if its worker is lost, reads
+        them.
+
+        Raises:
+            ValueError: The tool is not declared ``effects="external"``.
+        """
+        if self.effect is None:
+            raise ValueError(
+                "note_effect is for tools declared effects='external' (and their compensators)"
+            )
+        await self.effect.note(details)
 
     @property
     def function_call_id(self) -> str:

@@ -19,6 +19,8 @@ FAULT_ENV = "ADK_TEMPORAL_FAULT"
 FAULT_POINTS = frozenset(
     {
         "tool.before_side_effect",
+        "tool.after_receipt",
+        "tool.after_side_effect",
         "artifact.after_save",
         "artifact.before_commit",
         "session.after_append",

@@ -35,6 +35,8 @@ __all__ = [
     "LONG_RUNNING_NOTE",
     "BaseToolset",
     "ConfirmationPredicate",
+    "EffectReceipt",
+    "Effects",
     "FunctionTool",
     "LongRunningFunctionTool",
     "OnFailure",
@@ -70,6 +72,39 @@ def _policy(approval: ApprovalPolicy | None, **shorthand: Any) -> ApprovalPolicy
         return approval
     base = approval.model_dump() if approval is not None else {}
     return ApprovalPolicy(**{**base, **given})
+
+
+Effects: TypeAlias = Literal["idempotent", "external"]
+"""What running a tool's call twice does. ``idempotent``: nothing the tool (or its provider,
+given ``ctx.idempotency_key``) cannot absorb, so a step is retried as Temporal retries it.
+``external``: an effect no one can deduplicate; a call whose worker was lost (or whose code
+raised) is never run again by itself but parked *in doubt* for an operator to resolve."""
+
+
+class EffectReceipt(pydantic.BaseModel):
+    """What the session store knows of one call of a tool with external effects.
+
+    Written before the tool's code runs, keyed by the call's idempotency key; closed when
+    the code returns or raises. ``attempt_id`` tells one attempt's receipt from another's;
+    ``authorized_by`` names the operator's resolution that let a retry run (``None``: the
+    first run).
+    """
+
+    call_key: str
+    tool: str
+    attempt_id: str
+    started_at: float
+    worker: str = ""
+    attempt: int = 1
+    authorized_by: str | None = None
+    details: dict[str, Any] = pydantic.Field(default_factory=dict)
+    """What the tool noted while it ran (``ctx.note_effect``), e.g. a provider's id."""
+    ended: Literal["returned", "waiting", "raised"] | None = None
+    """How the tool's code ended (``waiting``: it returned asking for a confirmation or an
+    input, so its answer dispatches the call anew); ``None``: it did not (the worker was
+    lost, or it runs)."""
+    error: str = ""
+    """The exception a tool that raised ended with."""
 
 
 class RetryPolicyLike(Protocol):
@@ -160,9 +195,17 @@ class FunctionTool:
         max_age: Shorthand for its ``max_age``.
         precheck: Run just before the side effect (:data:`Precheck`): a reason it returns
             refuses the call (the model sees ``{"error": ...}``).
+        effects: ``"external"`` for a tool whose effect nothing can deduplicate: a receipt
+            is written before its code runs, and a call whose worker was lost (or whose
+            code raised) is parked in doubt for an operator, never run again by itself
+            (see :data:`Effects`).
+        compensate: The tool (or function) that undoes a call's effect, run when an
+            operator resolves a call in doubt with ``compensate``; it takes the call's
+            arguments (and may take the context, whose ``effect_receipt`` is the call's).
 
     Raises:
-        ValueError: The name is not a valid function name for the model API.
+        ValueError: The name is not a valid function name for the model API, or
+            ``compensate`` is given for a tool without external effects.
         TypeError: The function's parameters cannot be declared to a model.
         InvalidPolicyError: The approval arguments do not make a policy.
     """
@@ -175,6 +218,10 @@ class FunctionTool:
     """The approval policy of its calls (``None``: one answer by anyone decides)."""
     precheck: Precheck | None = None
     """Checks a call just before its side effect (``None``: none)."""
+    effects: Effects = "idempotent"
+    """What running a call twice does (see :data:`Effects`)."""
+    compensator: FunctionTool | None = None
+    """The tool an operator's ``compensate`` resolution runs."""
 
     def __init__(
         self,
@@ -196,6 +243,8 @@ class FunctionTool:
         reject_ends: bool | None = None,
         max_age: timedelta | None = None,
         precheck: Precheck | None = None,
+        effects: Effects = "idempotent",
+        compensate: Callable[..., Any] | FunctionTool | None = None,
     ) -> None:
         self.func = func
         self.editable = editable
@@ -208,6 +257,7 @@ class FunctionTool:
             reject_ends=reject_ends,
             max_age=max_age,
         )
+        self.effects = effects
         self.is_long_running = long_running
         self.name = name if name is not None else getattr(func, "__name__", "")
         if not _TOOL_NAME.fullmatch(self.name):
@@ -215,6 +265,9 @@ class FunctionTool:
                 f"invalid tool name {self.name!r}: use a letter or underscore followed by at "
                 "most 63 letters, digits, '_', '.', ':' or '-' (pass name=...)"
             )
+        if compensate is not None and effects != "external":
+            raise ValueError(f"tool {self.name!r}: compensate= needs effects='external'")
+        self.compensator = as_tool(compensate) if compensate is not None else None
         doc = inspect.getdoc(func) or ""
         self.description = description if description is not None else _summary(doc)
         self.require_confirmation = require_confirmation
@@ -384,6 +437,8 @@ def tool(
     reject_ends: bool | None = None,
     max_age: timedelta | None = None,
     precheck: Precheck | None = None,
+    effects: Effects = "idempotent",
+    compensate: Callable[..., Any] | FunctionTool | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -407,6 +462,8 @@ def tool(
     reject_ends: bool | None = None,
     max_age: timedelta | None = None,
     precheck: Precheck | None = None,
+    effects: Effects = "idempotent",
+    compensate: Callable[..., Any] | FunctionTool | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a :class:`FunctionTool`; usable as ``@tool`` or ``@tool(...)``.
 
@@ -428,6 +485,9 @@ def tool(
         reject_ends: Shorthand for the policy's ``reject_ends``.
         max_age: Shorthand for the policy's ``max_age``.
         precheck: Checks a call just before its side effect (see :class:`FunctionTool`).
+        effects: ``"external"``: calls in doubt are resolved by an operator, never run again
+            by themselves (see :class:`FunctionTool`).
+        compensate: What undoes a call's effect (see :class:`FunctionTool`).
 
     Returns:
         The tool, or a decorator that makes it.
@@ -452,6 +512,8 @@ def tool(
             reject_ends=reject_ends,
             max_age=max_age,
             precheck=precheck,
+            effects=effects,
+            compensate=compensate,
         )
 
     return make if func is None else make(func)

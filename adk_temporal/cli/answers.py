@@ -39,7 +39,7 @@ from .unpolled import print_waits, unpolled_runs
 
 # ---------------------------------------------------------------- invocations
 
-__all__ = ["confirm", "pending", "published_or_fail", "resume"]
+__all__ = ["confirm", "pending", "published_or_fail", "resolve", "resume"]
 
 
 @click.command()
@@ -264,6 +264,19 @@ def _answerer(as_name: str | None) -> str:
     return as_name or getpass.getuser()
 
 
+def _cli_input(
+    request_id: str, value: Any, as_name: str | None, groups: tuple[str, ...]
+) -> ResumeInput:
+    """An input answer as the CLI sends it: who gives it, through the ``cli`` channel."""
+    return ResumeInput(
+        interrupt_id=request_id,
+        input=value,
+        answered_by=_answerer(as_name),
+        channel="cli",
+        groups=list(groups) or None,
+    )
+
+
 def _answer_options(f: F) -> F:
     f = click.option(
         "--group",
@@ -484,11 +497,57 @@ def resume(
     then listed by `adk-temporal pending --workflow-id` and the request stays open.
     """
 
-    answer = ResumeInput(
-        interrupt_id=interrupt_id,
-        input=value,
-        answered_by=_answerer(as_name),
-        channel="cli",
-        groups=list(groups) or None,
-    )
+    answer = _cli_input(interrupt_id, value, as_name, groups)
+    run_command(_answer_one(address, namespace, workflow_id, answer, wait, checked_only, as_json))
+
+
+@click.command()
+@connection_options
+@click.argument("workflow_id")
+@click.argument("request_id")
+@click.option(
+    "--done",
+    "result",
+    type=JSON,
+    metavar="JSON",
+    help="The effect happened: the model sees this result (a JSON object).",
+)
+@click.option("--retry", is_flag=True, help="Run the tool again, once, with the same key.")
+@click.option("--fail", "reason", metavar="REASON", help="The model sees an error with REASON.")
+@click.option("--compensate", is_flag=True, help="Run the tool's compensating tool, once.")
+@_answer_options
+@json_option
+def resolve(
+    address: str,
+    namespace: str,
+    task_queue: str,
+    workflow_id: str,
+    request_id: str,
+    result: Any,
+    retry: bool,
+    reason: str | None,
+    compensate: bool,
+    wait: float,
+    checked_only: bool,
+    as_name: str | None,
+    groups: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Resolve a call in doubt: a tool with external effects whose worker was lost (or
+    whose code raised) mid-call, listed by `pending` as an input request ``adk-doubt-…``.
+
+    Give exactly one of --done JSON, --retry, --fail REASON, --compensate; the resolution is
+    recorded with who gave it (--as) and has at most one effect.
+    """
+    chosen = [result is not None, retry, reason is not None, compensate]
+    if chosen.count(True) != 1:
+        raise click.UsageError("give exactly one of --done, --retry, --fail, --compensate")
+    if result is not None and not isinstance(result, dict):
+        raise click.UsageError("--done takes a JSON object, the result the model sees")
+    value: dict[str, Any] = {"resolution": "done", "result": result}
+    if retry or compensate:
+        value = {"resolution": "retry" if retry else "compensate"}
+    elif reason is not None:
+        value = {"resolution": "fail", "reason": reason}
+    answer = _cli_input(request_id, value, as_name, groups)
     run_command(_answer_one(address, namespace, workflow_id, answer, wait, checked_only, as_json))

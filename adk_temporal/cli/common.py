@@ -620,6 +620,7 @@ _COMMANDS = {
     "pending": "adk_temporal.cli.answers:pending",
     "replay-eval": "adk_temporal.cli.evaluating:replay_eval",
     "release": "adk_temporal.cli.inbox:release",
+    "resolve": "adk_temporal.cli.answers:resolve",
     "resume": "adk_temporal.cli.answers:resume",
     "retention": "adk_temporal.cli.forget:retention",
     "rewind": "adk_temporal.cli.history:rewind",

@@ -43,6 +43,13 @@ from adk_temporal.usage import TokenGrant, TokenUsage
 from . import gates
 from .budget_requests import BUDGET_REQUEST_PREFIX, allowed, budget_request
 from .compacting import CompactionInput
+from .doubt_requests import (
+    DOUBT_REQUEST_PREFIX,
+    compensating,
+    doubt_request,
+    failed_in_doubt,
+    resolution_of,
+)
 from .executor import Executor
 from .graph import GraphHost, GraphOutcome, GraphRun, output_text
 from .graph_messages import MessageValue, NodeFailed, NodeValue, StoredValue
@@ -57,6 +64,7 @@ from .messages import (
     EndedStep,
     ErrorStep,
     FinalStep,
+    InDoubtResult,
     InlineResult,
     InvocationCarry,
     InvocationRef,
@@ -970,17 +978,15 @@ class InvocationFlow:
         self._grants = [g for g in self._grants if g not in grants]
         return result
 
-    async def _ask_for_tokens(
-        self, frame: _Frame, over: OverBudgetStep, pending: list[PendingEvent]
-    ) -> Event | ErrorStep:
-        """Store ``pending`` (emptying it) with a request asking to allow more than
-        ``over``'s budget and wait for its answer: the answer's event, to step again with,
-        or the error the invocation ends on when refused (stored as its error event)."""
-        request_id = f"{BUDGET_REQUEST_PREFIX}{self._exec.new_id()}"
-        now = self._exec.now()
-        listed, request = budget_request(
-            over, request_id, agent=frame.agent, branch=frame.branch, now=now
-        )
+    async def _ask(
+        self,
+        frame: _Frame,
+        listed: PendingInput,
+        request: InputRequest,
+        pending: list[PendingEvent],
+    ) -> Answers:
+        """Open the flow's own input request ``listed`` — its event stored after ``pending``,
+        which it empties — and wait for its answer."""
         self.book.open(listed, request, stored=False)
         event = build_input_request_event(
             [request],
@@ -989,12 +995,24 @@ class InvocationFlow:
             author=frame.agent,
             branch=frame.branch,
             isolation_scope=frame.isolation_scope,
-            timestamp=now,
+            timestamp=self._exec.now(),
         )
         await self._append(frame, [*pending, event])
-        self.book.stored([request_id])
+        self.book.stored([listed.id])
         pending.clear()
-        answers = await self._wait_for_answers(frame, [request_id])
+        return await self._wait_for_answers(frame, [listed.id])
+
+    async def _ask_for_tokens(
+        self, frame: _Frame, over: OverBudgetStep, pending: list[PendingEvent]
+    ) -> Event | ErrorStep:
+        """Store ``pending`` (emptying it) with a request asking to allow more than
+        ``over``'s budget and wait for its answer: the answer's event, to step again with,
+        or the error the invocation ends on when refused (stored as its error event)."""
+        request_id = f"{BUDGET_REQUEST_PREFIX}{self._exec.new_id()}"
+        listed, request = budget_request(
+            over, request_id, agent=frame.agent, branch=frame.branch, now=self._exec.now()
+        )
+        answers = await self._ask(frame, listed, request, pending)
         assert answers.reply is not None
         tokens = allowed(answers.inputs.get(request_id, {}).get(request_id))
         if tokens > 0:
@@ -1036,6 +1054,7 @@ class InvocationFlow:
                 self._agent_tool_call(frame, c)
                 if c.agent_tool
                 else self._tool_call(
+                    frame,
                     ToolCallInput(
                         ref=self._ref(frame),
                         call=answers.call(c),
@@ -1047,7 +1066,7 @@ class InvocationFlow:
                         run_config=self._config,
                         decided_at=answers.decided_at.get(c.id),
                         grant=answers.grants.get(c.id),
-                    )
+                    ),
                 )
             )
             for c in calls
@@ -1121,7 +1140,40 @@ class InvocationFlow:
             kind="merged", id=self._exec.new_id(), timestamp=self._exec.now(), responses=responses
         )
 
-    async def _tool_call(self, inp: ToolCallInput) -> ToolCallResult:
+    async def _tool_call(self, frame: _Frame, inp: ToolCallInput) -> ToolCallResult:
+        """Run one tool step; a call in doubt waits for an operator's resolution."""
+        result = await self._tool_step(inp)
+        while isinstance(result, InDoubtResult):
+            result = await self._resolve(frame, inp, result)
+        return result
+
+    async def _resolve(
+        self, frame: _Frame, inp: ToolCallInput, doubt: InDoubtResult
+    ) -> ToolCallResult:
+        """Pause on the resolution of a call in doubt (:mod:`.doubt_requests`); the result
+        it gives: the operator's, an error, or the retried or compensating step's."""
+        call = inp.call
+        request_id = f"{DOUBT_REQUEST_PREFIX}{self._exec.new_id()}"
+        listed, request = doubt_request(
+            doubt, call, request_id, agent=frame.agent, branch=frame.branch, now=self._exec.now()
+        )
+        answers = await self._ask(frame, listed, request, [])
+        assert answers.reply is not None
+        await self._append(frame, [answers.reply])
+        resolution, result, reason = resolution_of(answers.inputs.get(call.id, {}).get(request_id))
+        match resolution:
+            case "done":
+                return InlineResult(response=result)
+            case "fail":
+                return InlineResult(response={"error": failed_in_doubt(call.name, reason)})
+            case "retry":
+                return await self._tool_step(inp.model_copy(update={"in_doubt_retry": request_id}))
+            case "compensate":
+                return await self._tool_step(compensating(inp))
+            case _:
+                assert_never(resolution)
+
+    async def _tool_step(self, inp: ToolCallInput) -> ToolCallResult:
         """Run one tool step; once it failed on every attempt, the model is told (by default)."""
         call = inp.call
         try:

@@ -33,6 +33,7 @@ from adk_temporal.double_texting.policy import DoubleTexting
 from adk_temporal.events import Event, EventActions, InputRequest, ToolConfirmation
 from adk_temporal.ids import session_key_of
 from adk_temporal.run_config import RunConfig
+from adk_temporal.tools import EffectReceipt
 from adk_temporal.usage import BudgetScope, TokenGrant, TokenUsage
 
 from .graph_spec import GraphSpec
@@ -52,6 +53,7 @@ __all__ = [
     "EndedStep",
     "ErrorStep",
     "FinalStep",
+    "InDoubtResult",
     "InlineResult",
     "InvocationCarry",
     "InvocationRef",
@@ -159,6 +161,9 @@ class ToolOptions(BaseModel):
     approval: ApprovalPolicy | None = None
     """The approval policy the call's confirmation is judged by (the tool's, or the App's
     for it); ``None``: one answer by anyone decides it."""
+    compensator: str | None = None
+    """For a tool with external effects: the name of its compensating tool, if it has one
+    (an operator may resolve a call in doubt by running it)."""
 
     def retry(self) -> RetrySettings:
         """The retry policy the tool runs under: its own values, the defaults for the rest.
@@ -465,6 +470,12 @@ class ToolCallInput(BaseModel):
     ``max_age`` is counted from it."""
     grant: GrantGiven | None = None
     """A standing grant given with the approval: the step records it before the call runs."""
+    in_doubt_retry: str | None = None
+    """The resolution (its request id) that lets a call in doubt run once more; ``None``
+    for every other call."""
+    compensates: PlannedCall | None = None
+    """For the call of a compensating tool: the call in doubt it undoes, which its
+    response answers."""
 
 
 class StagedResult(BaseModel):
@@ -487,17 +498,33 @@ class InlineResult(BaseModel):
     actions: EventActions = Field(default_factory=EventActions)
 
 
+class InDoubtResult(BaseModel):
+    """A call of a tool with external effects that an earlier attempt began and never
+    finished (its worker was lost, or its code raised): the tool was not run again, and
+    the call waits for an operator's resolution (:mod:`.doubt_requests`)."""
+
+    in_doubt: EffectReceipt
+    actions: EventActions = Field(default_factory=EventActions)
+
+
 def _result_tag(value: Any) -> str:
-    staged = value.get("staged") if isinstance(value, dict) else getattr(value, "staged", None)
-    return "staged" if staged is not None else "inline"
+    def field(name: str) -> Any:
+        return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+    if field("in_doubt") is not None:
+        return "in_doubt"
+    return "staged" if field("staged") is not None else "inline"
 
 
 ToolCallResult: TypeAlias = Annotated[
-    Annotated[StagedResult, Tag("staged")] | Annotated[InlineResult, Tag("inline")],
+    Annotated[StagedResult, Tag("staged")]
+    | Annotated[InlineResult, Tag("inline")]
+    | Annotated[InDoubtResult, Tag("in_doubt")],
     Discriminator(_result_tag),
 ]
-"""Result of the tool step: staged (what tool steps return) or inline. Told apart by
-whether ``staged`` is set, as results were recorded before the two arms had names."""
+"""Result of the tool step: staged (what tool steps return), inline, or in doubt. Told
+apart by whether ``in_doubt`` or ``staged`` is set, as results were recorded before the arms
+had names."""
 
 
 class AppendEventsInput(BaseModel):

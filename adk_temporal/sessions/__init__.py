@@ -13,6 +13,7 @@ from .initial import create_session
 from .ledger import TokenLedger, TokenReservation, TokenTotals
 from .memory import InMemorySessionService
 from .partials import PartialChannel
+from .receipts import EffectReceipt, EffectReceipts
 from .rules import REMOVED_STATE_VALUE
 from .service import SessionService
 from .session import Session
@@ -26,6 +27,8 @@ __all__ = [
     "REMOVED_STATE_VALUE",
     "CallSlots",
     "ConversationStore",
+    "EffectReceipt",
+    "EffectReceipts",
     "ErasableStore",
     "GrantStore",
     "InMemorySessionService",

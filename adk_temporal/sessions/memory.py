@@ -18,6 +18,7 @@ from .call_slots import check_slot_request
 from .grants import GrantsInMemory
 from .ledger import CheckedLedger, ReservationAsk, TokenReservation, TokenTotals, judge_reservation
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
+from .receipts import EffectReceipt, check_receipt
 from .rules import (
     apply_state_delta,
     check_after_sequence,
@@ -72,6 +73,7 @@ class InMemorySessionService(CheckedLedger, GrantsInMemory, SessionService):
         self._reservations: dict[tuple[SessionKey, str], tuple[int, float]] = {}
         # Per limit: when its next call may start (monotonic seconds).
         self._slots: dict[str, float] = {}
+        self._effects: dict[tuple[SessionKey, str], EffectReceipt] = {}
 
     async def close(self) -> None:
         """Nothing to release; the sessions stay readable."""
@@ -165,6 +167,26 @@ class InMemorySessionService(CheckedLedger, GrantsInMemory, SessionService):
                 if entry[0].app_name == key.app_name and _within(entry[0], key, scope):
                     totals.reserved[scope] += tokens
         return totals
+
+    async def begin_effect(self, key: SessionKey, receipt: EffectReceipt) -> EffectReceipt:
+        """Write unless present (see :meth:`EffectReceipts.begin_effect`)."""
+        check_receipt(key, receipt)
+        with self._lock:
+            found = self._effects.setdefault((key, receipt.call_key), receipt)
+            return found.model_copy(deep=True)
+
+    async def put_effect(self, key: SessionKey, receipt: EffectReceipt) -> None:
+        """Write over (see :meth:`EffectReceipts.put_effect`)."""
+        check_receipt(key, receipt)
+        with self._lock:
+            self._effects[(key, receipt.call_key)] = receipt.model_copy(deep=True)
+
+    async def effect(self, key: SessionKey, call_key: str) -> EffectReceipt | None:
+        """The call's receipt (see :meth:`EffectReceipts.effect`)."""
+        check_identity(key)
+        with self._lock:
+            found = self._effects.get((key, call_key))
+            return found.model_copy(deep=True) if found is not None else None
 
     async def take_call_slot(self, name: str, per_second: float) -> float:
         """Take a slot (see :meth:`CallSlots.take_call_slot`); timed by this process's

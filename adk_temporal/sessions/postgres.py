@@ -77,6 +77,7 @@ from .ledger_sql import (
     run_steps_async,
 )
 from .partials import PARTIAL_TTL_SECONDS, follow_log, prepare_partial
+from .receipts import RECEIPT_COLUMNS, SqlEffectReceipts
 from .rules import (
     apply_state_delta,
     check_after_sequence,
@@ -163,6 +164,8 @@ _INITIAL_TABLE = """CREATE TABLE IF NOT EXISTS adk_initial_states (
 _LEDGER_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_ledger ({LEDGER_COLUMNS})"
 # One row per model limit: when its next call may start.
 _CALL_SLOT_TABLE = f"CREATE TABLE IF NOT EXISTS adk_call_slots ({CALL_SLOT_COLUMNS})"
+# Keyed like the ledger: a receipt says what happened to a call whatever became of its session.
+_RECEIPT_TABLE = f"CREATE TABLE IF NOT EXISTS adk_effects ({RECEIPT_COLUMNS})"
 
 # Keyed like the ledger; a reservation lives as long as its step, or its lease.
 _RESERVATION_TABLE = f"CREATE TABLE IF NOT EXISTS adk_token_reservations ({RESERVATION_COLUMNS})"
@@ -233,7 +236,7 @@ _LOCK_USER_STATE = (
 )
 
 
-class PostgresSessionService(SqlLedger, SqlCallSlots, SqlGrants, SessionService):
+class PostgresSessionService(SqlLedger, SqlCallSlots, SqlGrants, SqlEffectReceipts, SessionService):
     """Stores sessions in PostgreSQL; safe for many worker processes on many machines.
 
     The schema is created on first use, which also checks that the database is reachable.
@@ -649,6 +652,7 @@ async def _create_open_tables(conn: _Connection) -> None:
         _LEDGER_TABLE,
         _RESERVATION_TABLE,
         _CALL_SLOT_TABLE,
+        _RECEIPT_TABLE,
         *_PARTIAL_TABLES,
         *_GRANT_TABLES,
     )

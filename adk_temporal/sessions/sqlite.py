@@ -56,6 +56,7 @@ from .ledger_sql import (
     run_steps,
 )
 from .partials import FOLLOW_POLL_SECONDS, PARTIAL_TTL_SECONDS, follow_log, prepare_partial
+from .receipts import RECEIPT_COLUMNS, SqlEffectReceipts
 from .rules import (
     apply_state_delta,
     check_after_sequence,
@@ -137,6 +138,7 @@ _SCHEMA = (
     f"CREATE TABLE IF NOT EXISTS token_reservations ({RESERVATION_COLUMNS})",
     f"CREATE TABLE IF NOT EXISTS call_slots ({CALL_SLOT_COLUMNS})",
     *grant_tables("", "REAL"),
+    f"CREATE TABLE IF NOT EXISTS effect_receipts ({RECEIPT_COLUMNS})",
 )
 
 _PARTIALS_OF_SESSION = "app_name = ? AND user_id = ? AND session_id = ?"
@@ -147,7 +149,7 @@ _SESSION_ROW = (
 )
 
 
-class SqliteSessionService(SqlLedger, SqlCallSlots, SqlGrants, SessionService):
+class SqliteSessionService(SqlLedger, SqlCallSlots, SqlGrants, SqlEffectReceipts, SessionService):
     """Stores sessions in one SQLite file; safe for several processes on one machine.
 
     The file and its schema are created on first use. Use ``async with`` or call

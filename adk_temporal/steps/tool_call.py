@@ -42,10 +42,12 @@ from ..errors import (
 )
 from ..events import Event, EventActions, ToolConfirmation
 from ..faults import fault_point
-from ..flow.messages import StagedResult, ToolCallInput, ToolOptions, stage_id
+from ..flow.messages import InDoubtResult, StagedResult, ToolCallInput, ToolOptions, stage_id
+from ..sessions import SessionService
 from ..state import TEMP_PREFIX
 from ..tools import FunctionTool
 from ..tracing import record_tool_call, span
+from .effects import EffectGuard, InDoubt, begin_effect, call_key
 from .event_callbacks import run_event_callbacks
 from .heartbeat import Heartbeat, heartbeating
 from .ref import SessionRef
@@ -61,8 +63,9 @@ async def tool_call(
     *,
     attempt: int = 1,
     heartbeat: Heartbeat | None = None,
-) -> StagedResult:
-    """Run the call's handler (or its confirmation gate); stage the response, return deltas.
+) -> StagedResult | InDoubtResult:
+    """Run the call's handler (or its confirmation gate); stage the response, return deltas;
+    a call with external effects that an earlier attempt began is in doubt instead.
 
     Args:
         services: What the step runs against.
@@ -75,7 +78,9 @@ async def tool_call(
     agent = services.agents.llm_agent(ref.agent_name)
     tools = await services.agents.resolve_tools(agent.name)
     ctx = await _context(services, inp, ref, agent)
-    tool = next((t for t in tools if t.name == inp.call.name), None)
+    tool = _tool(tools, inp)
+    if inp.compensates is not None:
+        ctx.effect = await _compensated(services.sessions, ref, inp.compensates.id)
     attributes = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": inp.call.name,
@@ -95,16 +100,42 @@ async def tool_call(
                 }
             else:
                 policy = effective_policy(tool.name, tool.approval, services.app.approval_policies)
-                call = _Call(services, inp, ref, tool, ctx, policy)
+                call = _Call(services, inp, ref, tool, ctx, policy, attempt)
                 response = await _invoke(agent, call, dict(inp.call.args), heartbeat)
             actions = ctx.actions
             waiting = actions.requested_tool_confirmations or actions.requested_inputs
             outcome = "waiting" if waiting else "error" if "error" in response else "ok"
+        except InDoubt as doubt:
+            outcome = "in_doubt"
+            return doubt.result
         finally:
             took = time.perf_counter() - started
             record_tool_call(current, tool=inp.call.name, outcome=outcome, seconds=took)
     granted = call.grant if call is not None else None
-    return await _stage(services, inp, ref, agent, response, ctx.actions, granted)
+    staged = await _stage(services, inp, ref, agent, response, ctx.actions, granted)
+    if call is not None and call.effect is not None:
+        # After the response is staged: a retry finding the receipt open finds it there.
+        await call.effect.returned(waiting=outcome == "waiting")
+    return staged
+
+
+def _tool(tools: list[FunctionTool], inp: ToolCallInput) -> FunctionTool | None:
+    """The tool the call names; for a compensating call, the compensating tool of the one
+    it undoes (never offered to the model, so found only then)."""
+    found = next((t for t in tools if t.name == inp.call.name), None)
+    if found is not None or inp.compensates is None:
+        return found
+    compensators = (t.compensator for t in tools if t.compensator is not None)
+    return next((c for c in compensators if c.name == inp.call.name), None)
+
+
+async def _compensated(sessions: SessionService, ref: SessionRef, call_id: str) -> EffectGuard:
+    """The receipt of the call a compensating call undoes, for its ``ctx.effect_receipt``
+    (and its notes)."""
+    receipt = await sessions.effect(ref.key, call_key(ref, call_id))
+    if receipt is None:
+        raise ToolError(f"no receipt of call {call_id!r}: nothing to compensate")
+    return EffectGuard(sessions, ref.key, receipt)
 
 
 async def _context(
@@ -152,8 +183,11 @@ class _Call:
     tool: FunctionTool
     ctx: ToolContext
     policy: ApprovalPolicy | None
+    attempt: int = 1
     grant: str | None = None
     """The standing grant the call ran under, unasked."""
+    effect: EffectGuard | None = None
+    """The receipt of a tool with external effects, begun right before its code ran."""
 
     def needs_confirmation(self, args: dict[str, Any]) -> bool:
         """The static gate: the tool's ``require_confirmation``, or any approval policy."""
@@ -241,7 +275,7 @@ async def _invoke(
         if refused is not None:
             return refused
         async with heartbeating(heartbeat):
-            response = await tool.run(args, ctx)
+            response = await _run(call, args)
         if agent.after_tool_callback is not None:
             replaced = await maybe_await(agent.after_tool_callback(ctx, tool, args, response))
             if isinstance(replaced, dict):
@@ -249,6 +283,25 @@ async def _invoke(
         return response
     except (ToolError, InvalidToolArgumentsError) as err:
         return {"error": str(err) or type(err).__name__}
+
+
+async def _run(call: _Call, args: dict[str, Any]) -> dict[str, Any]:
+    """The tool's code; for a tool with external effects, under its call's receipt.
+
+    Raises:
+        InDoubt: The call was begun by an earlier attempt, or its code raised (its effect
+            may have happened): it is not run, or not again.
+    """
+    if call.tool.effects != "external":
+        return await call.tool.run(args, call.ctx)
+    guard = await begin_effect(call.services.sessions, call.inp, call.ref, call.tool, call.attempt)
+    call.effect = call.ctx.effect = guard
+    try:
+        return await call.tool.run(args, call.ctx)
+    except (ToolError, InvalidToolArgumentsError):
+        raise  # the tool's own report of a failure, for the model: it ended
+    except Exception as err:
+        raise InDoubt(await guard.raised(err)) from err
 
 
 async def _stage(
@@ -283,8 +336,12 @@ async def _stage(
             escalate=actions.escalate,
             end_invocation=actions.end_invocation,
         )
+    # A compensating call answers the call in doubt it undoes, under that call's id.
+    answered = inp.compensates or inp.call
+    if inp.compensates is not None:
+        response = {"compensated": response}
     staged = Event(
-        id=stage_id(ref.invocation_id, inp.call.id),
+        id=stage_id(ref.invocation_id, answered.id),
         invocation_id=ref.invocation_id,
         author=agent.name,
         branch=ref.branch,
@@ -294,7 +351,7 @@ async def _stage(
             parts=[
                 types.Part(
                     function_response=types.FunctionResponse(
-                        id=inp.call.id, name=inp.call.name, response=response
+                        id=answered.id, name=answered.name, response=response
                     )
                 )
             ],
@@ -376,4 +433,5 @@ def tool_options(
         long_running=tool.is_long_running,
         edit_schema=(tool.parameters_schema() or _NO_PARAMETERS) if tool.editable else None,
         approval=effective_policy(tool.name, tool.approval, policies or {}),
+        compensator=tool.compensator.name if tool.compensator is not None else None,
     )

@@ -30,6 +30,7 @@ from adk_temporal.errors import (
 from adk_temporal.events import Event, EventActions
 from adk_temporal.ids import SessionKey
 from adk_temporal.sessions import (
+    EffectReceipt,
     InMemorySessionService,
     PostgresSessionService,
     SessionService,
@@ -1098,3 +1099,36 @@ async def test_ledger_refuses_bad_entries(
         await service.grant_tokens(key, "user", entry_id, tokens)
     totals = await service.token_totals(SessionKey(APP, USER, "s1"))
     assert (totals.used["app"], totals.granted["user"]) == (0, 0)
+
+
+async def test_an_effect_receipt_is_begun_once_however_many_attempts_race(
+    open_service: Callable[[], AbstractAsyncContextManager[SessionService]],
+) -> None:
+    """Eight attempts of one call begin its receipt through four connections at once: one
+    writes it and all are handed that one; put writes over it; another call and another
+    session have their own; a receipt without its keys is refused."""
+    key = SessionKey(APP, USER, "s-effects")
+
+    def attempt(n: int, call_key: str = "wf/e-1/call-1") -> EffectReceipt:
+        return EffectReceipt(
+            call_key=call_key, tool="charge", attempt_id=f"a-{n}", started_at=float(n)
+        )
+
+    async with open_service() as a, open_service() as b, open_service() as c, open_service() as d:
+        stores = (a, b, c, d)
+        begun = await asyncio.gather(
+            *(stores[n % 4].begin_effect(key, attempt(n)) for n in range(8))
+        )
+        [winner] = {r.attempt_id for r in begun}
+        ended = begun[0].model_copy(update={"ended": "returned", "details": {"ref": "p-9"}})
+        await b.put_effect(key, ended)
+        read = await c.effect(key, "wf/e-1/call-1")
+        other = await d.begin_effect(key, attempt(9, "wf/e-1/call-2"))
+        elsewhere = await a.effect(SessionKey(APP, USER, "s-other"), "wf/e-1/call-1")
+        missing = await a.effect(key, "wf/e-1/never")
+        with pytest.raises(InvalidSessionRequestError, match="call key"):
+            await a.begin_effect(key, attempt(1, ""))
+    assert winner in {f"a-{n}" for n in range(8)}
+    assert read == ended
+    assert other.attempt_id == "a-9"
+    assert (elsewhere, missing) == (None, None)

@@ -80,6 +80,7 @@ def test_the_audit_lists_each_reply_with_its_tool_decision_and_record() -> None:
         "vote": False,
         "assignee": None,
         "grant_id": None,
+        "resolution": None,
         "edited_args": None,
         "edited_call_digest": "",
     }
