@@ -290,9 +290,11 @@ async def test_a_worker_killed_with_a_message_queued_loses_nothing(
 async def test_an_interrupt_reaching_a_parallel_branch_stops_the_whole_invocation(
     run_worker: WorkerFactory, gates: Path
 ) -> None:
-    """Both branches of a parallel agent are in a slow tool: interrupted, they finish it,
-    their results are stored, and the invocation ends cancelled (never completed as if the
-    branches had ended); the new message runs."""
+    """Both branches of a parallel agent are in a slow tool: the first branch to reach a
+    safe point after the interrupt stops the whole invocation, as a cancellation does — it
+    ends cancelled (never completed as if the branches had ended), its branch's result is
+    stored, a sibling still in its tool is cancelled with it (its result kept when it had
+    finished: which comes first is a race) — and the new message runs."""
     branches = [
         Agent(name=name, model="scripted:texting", tools=[mark, slow_step])
         for name in ("left", "right")
@@ -313,7 +315,7 @@ async def test_an_interrupt_reaching_a_parallel_branch_stops_the_whole_invocatio
         assert (await second.result()).status == "completed"
         events = await _events(texting_rt, key)
         kept = _responses(events, one.invocation_id)
-        assert kept.count({"done": "one"}) == 2
+        assert kept.count({"done": "one"}) in (1, 2)
 
 
 async def test_with_no_worker_a_second_message_is_refused_at_once(temporal_client: Client) -> None:
