@@ -11,7 +11,6 @@ page's stores; the page's runs are terminated when it ends.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import os
 import subprocess
@@ -92,7 +91,9 @@ class PageRun:
         )
 
     async def _python(self, block: Block, code: str) -> None:
-        compiled = compile(code, block.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        # As a script runs it: no top-level await (a reader pastes the block into a file),
+        # and on a thread of its own, where its asyncio.run starts a loop of its own.
+        compiled = compile(code, block.where, "exec")
         self.namespace.setdefault("__name__", "__doc_block__")
         saved_cwd, saved_env = os.getcwd(), dict(os.environ)
         # Relative paths and ~ in an example mean the reader's directory: the page's. What a
@@ -101,9 +102,7 @@ class PageRun:
         os.environ.clear()
         os.environ.update(self.env(None))
         try:
-            outcome = eval(compiled, self.namespace)
-            if asyncio.iscoroutine(outcome):
-                await outcome
+            await asyncio.to_thread(exec, compiled, self.namespace)
         finally:
             os.chdir(saved_cwd)
             os.environ.clear()
