@@ -20,6 +20,7 @@ from datetime import timedelta
 from .agents import BaseAgent
 from .artifacts import ArtifactService
 from .compaction import EventsCompactionConfig
+from .dispatch import LocalSteps
 from .double_texting import DoubleTexting
 from .errors import AdkRequestError
 from .events import EventCallback
@@ -80,6 +81,11 @@ class App:
             ``interrupt`` or ``rollback`` (see ``docs/guides/double-texting.md``). The run
             learns it from its first model step; Temporal only (in-process, a busy session
             refuses).
+        local_steps: Which short steps run as Temporal local activities on the worker that
+            runs the run's workflow task, a chain of them in one task
+            (:class:`~adk_temporal.dispatch.LocalSteps`, which says what that changes);
+            ``None``: every step is an activity dispatched through the server. The run
+            learns it from its first model step; Temporal only.
     """
 
     agents: Sequence[BaseAgent]
@@ -95,6 +101,7 @@ class App:
     on_event: Sequence[EventCallback] = ()
     retention: timedelta | None = None
     double_texting: DoubleTexting = "reject"
+    local_steps: LocalSteps | None = None
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ with workflow.unsafe.imports_passed_through():
         InvocationResult,
         InvocationStatus,
         ModelStepInput,
+        ModelStepReply,
         ModelStepResult,
         NotifyEvent,
         NotifyPlan,
@@ -114,17 +115,19 @@ _BASELINE_1 = FLOW_CHANGES | {
     gates.SHORT_NOTIFY_IDS,
 }
 
+_BASELINE_3 = _BASELINE_1 | {
+    gates.PUBLISH_AFTER_RESUMING,
+    gates.HAND_BACK,
+    gates.GRAPH_HAND_OVER,
+    gates.GRAPH_STATUS_MEMO,
+    gates.DOUBLE_TEXTING,
+}
+
 _BASELINE_CHANGES: dict[int, frozenset[str]] = {
     1: _BASELINE_1,
     2: _BASELINE_1 | {gates.PUBLISH_AFTER_RESUMING},
-    3: _BASELINE_1
-    | {
-        gates.PUBLISH_AFTER_RESUMING,
-        gates.HAND_BACK,
-        gates.GRAPH_HAND_OVER,
-        gates.GRAPH_STATUS_MEMO,
-        gates.DOUBLE_TEXTING,
-    },
+    3: _BASELINE_3,
+    4: _BASELINE_3 | {gates.LOCAL_STEPS},
 }
 """The behaviour changes a run of each baseline has from its start. A change made after a
 baseline stays out of it: runs of that baseline that started before the change replay
@@ -297,6 +300,12 @@ class TemporalExecutor:
         self._notifier = notifier
         self._steps_this_run = 0
         self._groups: dict[str, str | None] = {}
+        tree = inp.carry.tree if inp.carry is not None else None
+        self._local_agents: set[str] = tree.local_agents() if tree is not None else set()
+        """The agents whose model steps may run locally, as the latest tree said."""
+        self._local_off = False
+        """Set once a local step reached a worker of another app: the run's steps stay
+        activities from then on."""
         self.queues = StepQueues(
             inp.app_name,
             inp.carry.app_queue if inp.carry is not None else None,
@@ -325,23 +334,15 @@ class TemporalExecutor:
         while True:
             group = self._groups.get(agent)
             step = inp.model_copy(update={"model_group": group}) if group else inp
+            local = group is None and not inp.stream and self._local(agent in self._local_agents)
             try:
-                result = await workflow.execute_activity_method(
-                    ModelStepActivity.run,
-                    self._short(step),
-                    task_queue=model_queue(self.queues.base(), group)
-                    if group
-                    else self.queues.next_try(),
-                    start_to_close_timeout=timedelta(seconds=self._inp.model_timeout_seconds),
-                    heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
-                    retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
-                    priority=self._priority,
-                    summary=summary,
-                )
+                result = await self._schedule_model(step, group, local, summary)
             except ActivityError as err:
                 raise _step_failure(err) from err
             if not isinstance(result, RouteStep):
                 break
+            if local and result.app is not None:
+                self._local_off = True  # the worker holding the run serves another app
             if result.app is None:
                 self._groups[agent] = result.group
             elif await self._route(result, pauses):
@@ -358,6 +359,8 @@ class TemporalExecutor:
         if isinstance(result, OverBudgetStep):
             return result  # no model was called: nothing to learn or count
         self._notifier.learn(result.tree)
+        if result.tree is not None:
+            self._local_agents = result.tree.local_agents()
         if self._inbox is not None:
             self._inbox.learn(result.tree)
         if self.queues.learn(result.tree):
@@ -365,6 +368,44 @@ class TemporalExecutor:
         if not isinstance(result, DelegateStep):
             self._steps_this_run += 1
         return result
+
+    async def _schedule_model(
+        self, step: ModelStepInput, group: str | None, local: bool, summary: str
+    ) -> ModelStepReply:
+        """One try of a model step: a local activity, or an activity on its queue (the
+        limit's, when its model has one)."""
+        timeout = timedelta(seconds=self._inp.model_timeout_seconds)
+        retry = RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts)
+        if local:
+            # The input never enters history: it goes whole.
+            return await workflow.execute_local_activity_method(
+                ModelStepActivity.run,
+                step,
+                start_to_close_timeout=timeout,
+                retry_policy=retry,
+                summary=summary,
+            )
+        return await workflow.execute_activity_method(
+            ModelStepActivity.run,
+            self._short(step),
+            task_queue=model_queue(self.queues.base(), group) if group else self.queues.next_try(),
+            start_to_close_timeout=timeout,
+            heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
+            retry_policy=retry,
+            priority=self._priority,
+            summary=summary,
+        )
+
+    def _local(self, wanted: bool) -> bool:
+        """Whether a step the serving app lets run locally (``wanted``) does: only where
+        the worker that runs the run's workflow task takes its steps too (the run's own
+        queue), and only in runs that take the change."""
+        return (
+            wanted
+            and not self._local_off
+            and self.queues.local()
+            and _patched(self._inp.baseline, gates.LOCAL_STEPS)
+        )
 
     async def _route(self, route: RouteStep, pauses: int) -> bool:
         """Send the run's steps where a worker of another app said (``StepQueues.route``);
@@ -408,6 +449,12 @@ class TemporalExecutor:
             if _patched(self._inp.baseline, gates.KEEP_CANCELLED_OUTCOMES)
             else ActivityCancellationType.TRY_CANCEL
         )
+        # An answered call (its re-entry after an approval or an input) runs once, as an
+        # activity: a local one would run again if its worker died before the task ended.
+        if inp.tool_confirmation is None and not inp.resume_inputs and self._local(opts.local):
+            ran = await self._local_tool(inp, retry, cancellation, summary)
+            if ran is not None:
+                return whole_result(ran, inp.ref.invocation_id)
         result = await self._handing_back(
             lambda queue: workflow.execute_activity_method(
                 ToolCallActivity.run,
@@ -426,6 +473,33 @@ class TemporalExecutor:
             )
         )
         return whole_result(result, inp.ref.invocation_id)
+
+    async def _local_tool(
+        self,
+        inp: ToolCallInput,
+        retry: RetryPolicy,
+        cancellation: ActivityCancellationType,
+        summary: str,
+    ) -> ToolCallResult | None:
+        """Run ``adk_tool_call`` as a local activity; ``None`` when the worker holding the
+        run serves another app (the call then goes where its app's workers poll)."""
+        opts = inp.call.options
+        try:
+            return await workflow.execute_local_activity_method(
+                ToolCallActivity.run,
+                inp,
+                start_to_close_timeout=timedelta(
+                    seconds=opts.start_to_close_seconds or self._inp.tool_timeout_seconds
+                ),
+                retry_policy=retry,
+                cancellation_type=cancellation,
+                summary=summary,
+            )
+        except ActivityError as err:
+            if handed_back_route(err) is None:
+                raise _step_failure(err) from err
+        self._local_off = True
+        return None
 
     async def node_step(self, inp: NodeStepInput, *, summary: str) -> NodeStepResult:
         """Run ``adk_node_step``: a node's own errors are its result, so the activity is

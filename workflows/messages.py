@@ -126,7 +126,7 @@ def start_attributes(
     return TypedSearchAttributes(pairs)
 
 
-BASELINE = 3
+BASELINE = 4
 """The baseline the runs this release starts are on (``InvocationInput.baseline``)."""
 
 
@@ -154,7 +154,8 @@ class InvocationInput(RunConfig):
     behaviour change released until then without a patch marker, and ids drawn from the run
     id, which step inputs carry short (:mod:`adk_temporal.workflows.short_ids`); at 2, also
     an answer's status and memo published after the steps it resumes; at 3, also double
-    texting (:mod:`adk_temporal.double_texting`). 0: a run started by an earlier client,
+    texting (:mod:`adk_temporal.double_texting`); at 4, also local steps
+    (:class:`~adk_temporal.dispatch.LocalSteps`). 0: a run started by an earlier client,
     which asks ``workflow.patched`` and draws random ids."""
     queued: list[QueuedMessage] = Field(default_factory=list)
     """Messages sent while the session was busy, in the order they run: carried from run

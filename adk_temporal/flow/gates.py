@@ -27,6 +27,7 @@ __all__ = [
     "GRAPH_STATUS_MEMO",
     "HAND_BACK",
     "KEEP_CANCELLED_OUTCOMES",
+    "LOCAL_STEPS",
     "NOTIFY",
     "PARALLEL_FAILURE",
     "PUBLISH_AFTER_RESUMING",
@@ -196,5 +197,15 @@ DOUBLE_TEXTING = _gate(
     "into the next message when its invocation ends",
     date(2026, 12, 7),
     # Baseline 3 has it from the start; runs of baselines 0 to 2 ask when a message came.
+    open_before(date(2026, 12, 8)),
+)
+LOCAL_STEPS = _gate(
+    "local-steps",
+    "short model steps, and the calls of tools the app declared for it, run as local "
+    "activities on the worker that runs the workflow task, when the serving app's tree and "
+    "the planned calls say so (App.local_steps)",
+    date(2026, 12, 7),
+    # Baseline 4 has it from the start; runs of earlier baselines ask only when a step
+    # they record says it may run locally.
     open_before(date(2026, 12, 8)),
 )

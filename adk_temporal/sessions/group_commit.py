@@ -73,14 +73,15 @@ class GroupCommit:
                 raised (nothing of its batch is stored).
         """
         loop = asyncio.get_running_loop()
-        queued = _Queued(write, loop.create_future(), loop)
+        future: asyncio.Future[_T] = loop.create_future()
+        queued = _Queued(write, future, loop)
         with self._lock:
             self._queue.append(queued)
             start = not self._scheduled
             self._scheduled = True
         if start:
             self._executor.submit(self._flush)
-        return await queued.future
+        return await future
 
     def _flush(self) -> None:
         """On the store's thread: commit every write queued so far."""

@@ -58,6 +58,7 @@ CORE = [
     "adk_temporal.keys.artifacts",
     "adk_temporal.evaluation",
     "adk_temporal.double_texting",
+    "adk_temporal.dispatch",
 ]
 
 
@@ -149,6 +150,7 @@ LAYERS: list[set[str]] = [
         "extras",
         "model_limits",
         "queues",
+        "dispatch",
     },
     {"resume", "history", "confirmation", "tracing", "models", "tools", "mcp", "summarizers"},
     {"sessions", "artifacts", "memory"},
