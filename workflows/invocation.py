@@ -133,6 +133,12 @@ _BASELINE_CHANGES: dict[int, frozenset[str]] = {
 baseline stays out of it: runs of that baseline that started before the change replay
 without it."""
 
+_LOCAL_STEPS_PER_TASK = 20
+"""The most local steps one workflow task runs: an answer, a cancellation or a message sent
+while a chain of them runs is taken when the task ends, so a long chain (a fan-out of
+thousands of calls) ends its task every so many steps with a step scheduled as an activity.
+Temporal also ends such a task at 80 % of its timeout (8 s by default)."""
+
 _PUBLISH_HOLD = timedelta(seconds=1)
 """The longest an accepted answer's upserts wait when no other workflow task comes first (a
 long tool): about what Temporal's own listings may lag behind a run."""
@@ -306,6 +312,8 @@ class TemporalExecutor:
         self._local_off = False
         """Set once a local step reached a worker of another app: the run's steps stay
         activities from then on."""
+        self._task_length = 0
+        self._local_in_task = 0
         self.queues = StepQueues(
             inp.app_name,
             inp.carry.app_queue if inp.carry is not None else None,
@@ -399,13 +407,21 @@ class TemporalExecutor:
     def _local(self, wanted: bool) -> bool:
         """Whether a step the serving app lets run locally (``wanted``) does: only where
         the worker that runs the run's workflow task takes its steps too (the run's own
-        queue), and only in runs that take the change."""
-        return (
+        queue), in runs that take the change, and at most :data:`_LOCAL_STEPS_PER_TASK` in
+        one workflow task."""
+        if not (
             wanted
             and not self._local_off
             and self.queues.local()
             and _patched(self._inp.baseline, gates.LOCAL_STEPS)
-        )
+        ):
+            return False
+        # The history grows only when a task ends: the same length is the same task.
+        length = workflow.info().get_current_history_length()
+        if length != self._task_length:
+            self._task_length, self._local_in_task = length, 0
+        self._local_in_task += 1
+        return self._local_in_task <= _LOCAL_STEPS_PER_TASK
 
     async def _route(self, route: RouteStep, pauses: int) -> bool:
         """Send the run's steps where a worker of another app said (``StepQueues.route``);

@@ -8,15 +8,18 @@ import uuid
 from pathlib import Path
 
 import pytest
+from google.genai import types
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHistory
 
+from adk_temporal.agents import Agent
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.devserver import DevServer
 from adk_temporal.dispatch import LocalSteps
 from adk_temporal.events import Event
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.ids import SessionKey, app_task_queue
+from adk_temporal.models import ModelRegistry, ScriptedModel
 from adk_temporal.run_config import RunConfig
 from adk_temporal.sessions import SqliteSessionService
 
@@ -184,3 +187,36 @@ async def test_worker_killed_after_a_local_steps_append_loses_and_doubles_nothin
     ids = [e.id for e in events]
     assert len(ids) == len(set(ids))
     assert len(events) == 4  # the question, the calls, their responses, the answer
+
+
+def lookup(topic: str) -> dict[str, str]:
+    """Look a topic up."""
+    return {"topic": topic}
+
+
+async def test_a_long_chain_ends_its_workflow_task_every_twenty_local_steps(
+    run_worker: WorkerFactory,
+) -> None:
+    """Thirty parallel calls of a local tool: no workflow task holds more than twenty local
+    steps (answers sent meanwhile wait for the task's end); the calls past them are
+    activities, and every call is answered."""
+    calls = [types.FunctionCall(name="lookup", args={"topic": f"t{i}"}) for i in range(30)]
+    models = ModelRegistry()
+    models.register("scripted:fan", lambda n: ScriptedModel(name=n, script=[calls, "done"]))
+    agent = Agent("fan", "scripted:fan", tools=[lookup])
+    local = LocalSteps(tools={"lookup"})
+    async with run_worker([agent], models=models, local_steps=local) as rt:
+        handle = await rt.adk.start(APP_NAME, USER, "fan", "fan", "go")
+        result = await handle.result()
+        history = await _history(rt.client, handle)
+        events = await _stored(rt, "fan")
+    assert result.status == "completed"
+    per_task: list[int] = [0]
+    for event in history.events:
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+            per_task.append(0)
+        elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            per_task[-1] += 1
+    assert max(per_task) <= 20
+    assert _scheduled(history).count("adk_tool_call") >= 10
+    assert sum(len(e.function_responses()) for e in events) == 30
