@@ -4,6 +4,7 @@ between a local step's append and the end of its task."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 
@@ -22,10 +23,10 @@ from adk_temporal.ids import SessionKey, app_task_queue
 from adk_temporal.models import ModelRegistry, ScriptedModel
 from adk_temporal.run_config import RunConfig
 from adk_temporal.sessions import SqliteSessionService
+from adk_temporal.start_queues import StartQueues
 
 from ..local_steps_app import LOCAL
 from .conftest import Runtime, WorkerFactory
-from .queue_workers import polled
 from .workers import Deployment, died_by_sigkill, worker_process
 
 pytestmark = pytest.mark.integration
@@ -59,6 +60,15 @@ def _tasks(history: WorkflowHistory) -> int:
     return sum(
         1 for e in history.events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
     )
+
+
+async def _starts_on_own_queue(client: Client, task_queue: str) -> None:
+    """Wait until a client of ``task_queue`` starts the app's runs on its own queue (its
+    worker polls workflow tasks there; an activity poller seen first is not enough)."""
+    own = app_task_queue(task_queue, APP_NAME)
+    async with asyncio.timeout(60):
+        while await StartQueues(client, task_queue).of(APP_NAME) != own:
+            await asyncio.sleep(0.2)
 
 
 async def _stored(rt: Runtime, session_id: str) -> list[Event]:
@@ -164,7 +174,7 @@ async def test_worker_killed_after_a_local_steps_append_loses_and_doubles_nothin
     app = "tests.local_steps_app:app"
     with worker_process(deployment, "session.after_append#2", app=app) as first:
         # Started on the app's own queue, where the worker holding the run takes its steps.
-        await polled(temporal_client, app_task_queue(deployment.task_queue, APP_NAME))
+        await _starts_on_own_queue(temporal_client, deployment.task_queue)
         handle = await adk.start(
             APP_NAME, USER, "crash", "weather_agent", TWO_CITIES, config=config
         )
