@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable
+from types import TracebackType
 from typing import TypeVar
 
 from temporalio import activity
 
 from adk_temporal.activities.short_ids import StepInput, restored, short_result
+from adk_temporal.dispatch.timings import StepKind
 from adk_temporal.errors import UnknownAppError
 from adk_temporal.flow.compacting import CompactionInput, CompactionResult
 from adk_temporal.flow.graph_messages import NodeStepInput, NodeStepResult
@@ -53,13 +56,16 @@ class ModelStepActivity:
     async def run(self, inp: ModelStepInput) -> ModelStepReply:
         """The model step (``adk_temporal.steps.model_step``) as a Temporal activity."""
         whole = _whole(inp)
-        reply = await model_step(
-            self._services,
-            whole,
-            step_ref(whole.ref),
-            attempt=activity.info().attempt,
-            heartbeat=heartbeat(),
-        )
+        with _Timed(self._services, "model", whole.ref.agent_name) as timed:
+            reply = await model_step(
+                self._services,
+                whole,
+                step_ref(whole.ref),
+                attempt=activity.info().attempt,
+                heartbeat=heartbeat(),
+            )
+            if isinstance(reply, RouteStep):
+                timed.skip()  # it did nothing: its time says nothing of the agent's steps
         return await self._routed(reply)
 
     async def _routed(self, reply: ModelStepReply) -> ModelStepReply:
@@ -89,7 +95,8 @@ class ToolCallActivity:
         step = tool_call(
             self._services, whole, ref, attempt=activity.info().attempt, heartbeat=heartbeat()
         )
-        result = await _handed_back(self._router, ref, step)
+        with _Timed(self._services, "tool", whole.call.name):
+            result = await _handed_back(self._router, ref, step)
         return short_result(result, inp, whole)
 
 
@@ -163,6 +170,36 @@ async def _handed_back(router: AppRouter, ref: SessionRef, step: Awaitable[T]) -
         return await step
     except UnknownAppError:
         raise await router.refusal(ref.key.app_name) from None
+
+
+class _Timed:
+    """Times a step for ``App.local_steps`` (a failed one too: a step that timed out is
+    not short), unless told to :meth:`skip` it."""
+
+    def __init__(self, services: StepServices, kind: StepKind, name: str) -> None:
+        self._services = services
+        self._kind: StepKind = kind
+        self._name = name
+        self._started = 0.0
+        self._skipped = False
+
+    def __enter__(self) -> _Timed:
+        self._started = time.perf_counter()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if not self._skipped:
+            took = time.perf_counter() - self._started
+            self._services.timings.record(self._kind, self._name, took)
+
+    def skip(self) -> None:
+        """Leave this step untimed."""
+        self._skipped = True
 
 
 def _whole(inp: StepInput) -> StepInput:

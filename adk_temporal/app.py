@@ -21,6 +21,7 @@ from .agents import BaseAgent
 from .approvals import ApprovalPolicy
 from .artifacts import ArtifactService
 from .compaction import EventsCompactionConfig
+from .dispatch import LocalSteps
 from .double_texting import DoubleTexting
 from .errors import AdkRequestError
 from .events import EventCallback
@@ -85,6 +86,11 @@ class App:
             (``approval=`` on the tool): who approves its calls, how many, for how long,
             reminders and reassignment (see ``docs/guides/approvals.md``). A tool named
             here requires confirmation of every call.
+        local_steps: Which short steps run as Temporal local activities on the worker that
+            runs the run's workflow task, a chain of them in one task
+            (:class:`~adk_temporal.dispatch.LocalSteps`, which says what that changes);
+            ``None``: every step is an activity dispatched through the server. The run
+            learns it from its first model step; Temporal only.
     """
 
     agents: Sequence[BaseAgent]
@@ -101,6 +107,7 @@ class App:
     retention: timedelta | None = None
     double_texting: DoubleTexting = "reject"
     approval_policies: Mapping[str, ApprovalPolicy] = field(default_factory=dict)
+    local_steps: LocalSteps | None = None
 
 
 @dataclass(frozen=True)

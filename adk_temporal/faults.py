@@ -2,7 +2,8 @@
 
 A test starts a worker process with ``ADK_TEMPORAL_FAULT=<point>``; when execution reaches
 that point the process kills itself with SIGKILL, exactly as a machine dying there would.
-Unarmed (the variable unset, as in every production worker) a point does nothing.
+``<point>#<n>`` kills it the n-th time it gets there (a later step's append, say). Unarmed
+(the variable unset, as in every production worker) a point does nothing.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections import Counter
 
 __all__ = ["FAULT_ENV", "FAULT_POINTS", "fault_point"]
 
@@ -31,9 +33,12 @@ FAULT_POINTS = frozenset(
 )
 """Every point the code base can be killed at."""
 
+_reached: Counter[str] = Counter()
+
 
 def fault_point(name: str) -> None:
-    """SIGKILL this process if ``name`` is the armed fault point.
+    """SIGKILL this process if ``name`` is the armed fault point (the n-th time it is reached,
+    armed as ``<point>#<n>``).
 
     Raises:
         ValueError: ``name`` is not one of :data:`FAULT_POINTS` (a typo would silently
@@ -41,7 +46,11 @@ def fault_point(name: str) -> None:
     """
     if name not in FAULT_POINTS:
         raise ValueError(f"unknown fault point {name!r}; known: {', '.join(sorted(FAULT_POINTS))}")
-    if os.environ.get(FAULT_ENV) == name:
+    armed, _, nth = os.environ.get(FAULT_ENV, "").partition("#")
+    if armed != name:
+        return
+    _reached[name] += 1
+    if _reached[name] == int(nth or 1):
         sys.stdout.flush()
         sys.stderr.flush()
         os.kill(os.getpid(), signal.SIGKILL)

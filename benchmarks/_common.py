@@ -290,21 +290,31 @@ class WorkerProcess:
 
     ``env`` replaces the child's environment (default: this process's), so a benchmark can
     choose how it finds bytecode; ``startup_seconds`` is the time from spawning it until it
-    printed "ready" (imports, connecting, starting the worker).
+    printed "ready" (imports, connecting, starting the worker). ``script`` is another worker
+    script taking the same three options (and ``args``, more of its own).
     """
 
-    def __init__(self, address: str, data_dir: Path, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        address: str,
+        data_dir: Path,
+        env: Mapping[str, str] | None = None,
+        *,
+        script: Path | None = None,
+        args: Sequence[str] = (),
+    ) -> None:
         self.task_queue = f"bench-{uuid.uuid4().hex[:8]}"
         self.startup_seconds = float("nan")
         self._args = [
             sys.executable,
-            __file__,
+            str(script or __file__),
             "--address",
             address,
             "--task-queue",
             self.task_queue,
             "--data-dir",
             str(data_dir),
+            *args,
         ]
         self._env = None if env is None else dict(env)
         self._process: subprocess.Popen[str] | None = None

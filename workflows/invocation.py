@@ -59,6 +59,7 @@ with workflow.unsafe.imports_passed_through():
         InvocationResult,
         InvocationStatus,
         ModelStepInput,
+        ModelStepReply,
         ModelStepResult,
         NotifyEvent,
         NotifyPlan,
@@ -122,22 +123,30 @@ _BASELINE_1 = FLOW_CHANGES | {
     gates.SHORT_NOTIFY_IDS,
 }
 
+_BASELINE_3 = _BASELINE_1 | {
+    gates.PUBLISH_AFTER_RESUMING,
+    gates.HAND_BACK,
+    gates.GRAPH_HAND_OVER,
+    gates.GRAPH_STATUS_MEMO,
+    gates.DOUBLE_TEXTING,
+    gates.APPROVAL_ESCALATION,
+}
+
 _BASELINE_CHANGES: dict[int, frozenset[str]] = {
     1: _BASELINE_1,
     2: _BASELINE_1 | {gates.PUBLISH_AFTER_RESUMING},
-    3: _BASELINE_1
-    | {
-        gates.PUBLISH_AFTER_RESUMING,
-        gates.HAND_BACK,
-        gates.GRAPH_HAND_OVER,
-        gates.GRAPH_STATUS_MEMO,
-        gates.DOUBLE_TEXTING,
-        gates.APPROVAL_ESCALATION,
-    },
+    3: _BASELINE_3,
+    4: _BASELINE_3 | {gates.LOCAL_STEPS},
 }
 """The behaviour changes a run of each baseline has from its start. A change made after a
 baseline stays out of it: runs of that baseline that started before the change replay
 without it."""
+
+_LOCAL_STEPS_PER_TASK = 20
+"""The most local steps one workflow task runs: an answer, a cancellation or a message sent
+while a chain of them runs is taken when the task ends, so a long chain (a fan-out of
+thousands of calls) ends its task every so many steps with a step scheduled as an activity.
+Temporal also ends such a task at 80 % of its timeout (8 s by default)."""
 
 _PUBLISH_HOLD = timedelta(seconds=1)
 """The longest an accepted answer's upserts wait when no other workflow task comes first (a
@@ -314,6 +323,14 @@ class TemporalExecutor:
         self._notifier = notifier
         self._steps_this_run = 0
         self._groups: dict[str, str | None] = {}
+        tree = inp.carry.tree if inp.carry is not None else None
+        self._local_agents: set[str] = tree.local_agents() if tree is not None else set()
+        """The agents whose model steps may run locally, as the latest tree said."""
+        self._local_off = False
+        """Set once a local step reached a worker of another app: the run's steps stay
+        activities from then on."""
+        self._task_length = 0
+        self._local_in_task = 0
         self.queues = StepQueues(
             inp.app_name,
             inp.carry.app_queue if inp.carry is not None else None,
@@ -342,23 +359,15 @@ class TemporalExecutor:
         while True:
             group = self._groups.get(agent)
             step = inp.model_copy(update={"model_group": group}) if group else inp
+            local = group is None and not inp.stream and self._local(agent in self._local_agents)
             try:
-                result = await workflow.execute_activity_method(
-                    ModelStepActivity.run,
-                    self._short(step),
-                    task_queue=model_queue(self.queues.base(), group)
-                    if group
-                    else self.queues.next_try(),
-                    start_to_close_timeout=timedelta(seconds=self._inp.model_timeout_seconds),
-                    heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
-                    retry_policy=RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts),
-                    priority=self._priority,
-                    summary=summary,
-                )
+                result = await self._schedule_model(step, group, local, summary)
             except ActivityError as err:
                 raise _step_failure(err) from err
             if not isinstance(result, RouteStep):
                 break
+            if local and result.app is not None:
+                self._local_off = True  # the worker holding the run serves another app
             if result.app is None:
                 self._groups[agent] = result.group
             elif await self._route(result, pauses):
@@ -375,6 +384,8 @@ class TemporalExecutor:
         if isinstance(result, OverBudgetStep):
             return result  # no model was called: nothing to learn or count
         self._notifier.learn(result.tree)
+        if result.tree is not None:
+            self._local_agents = result.tree.local_agents()
         if self._inbox is not None:
             self._inbox.learn(result.tree)
         if self.queues.learn(result.tree):
@@ -382,6 +393,52 @@ class TemporalExecutor:
         if not isinstance(result, DelegateStep):
             self._steps_this_run += 1
         return result
+
+    async def _schedule_model(
+        self, step: ModelStepInput, group: str | None, local: bool, summary: str
+    ) -> ModelStepReply:
+        """One try of a model step: a local activity, or an activity on its queue (the
+        limit's, when its model has one)."""
+        timeout = timedelta(seconds=self._inp.model_timeout_seconds)
+        retry = RetryPolicy(maximum_attempts=self._inp.model_maximum_attempts)
+        if local:
+            # The input never enters history: it goes whole.
+            return await workflow.execute_local_activity_method(
+                ModelStepActivity.run,
+                step,
+                start_to_close_timeout=timeout,
+                retry_policy=retry,
+                summary=summary,
+            )
+        return await workflow.execute_activity_method(
+            ModelStepActivity.run,
+            self._short(step),
+            task_queue=model_queue(self.queues.base(), group) if group else self.queues.next_try(),
+            start_to_close_timeout=timeout,
+            heartbeat_timeout=timedelta(seconds=self._inp.heartbeat_seconds),
+            retry_policy=retry,
+            priority=self._priority,
+            summary=summary,
+        )
+
+    def _local(self, wanted: bool) -> bool:
+        """Whether a step the serving app lets run locally (``wanted``) does: only where
+        the worker that runs the run's workflow task takes its steps too (the run's own
+        queue), in runs that take the change, and at most :data:`_LOCAL_STEPS_PER_TASK` in
+        one workflow task."""
+        if not (
+            wanted
+            and not self._local_off
+            and self.queues.local()
+            and _patched(self._inp.baseline, gates.LOCAL_STEPS)
+        ):
+            return False
+        # The history grows only when a task ends: the same length is the same task.
+        length = workflow.info().get_current_history_length()
+        if length != self._task_length:
+            self._task_length, self._local_in_task = length, 0
+        self._local_in_task += 1
+        return self._local_in_task <= _LOCAL_STEPS_PER_TASK
 
     async def _route(self, route: RouteStep, pauses: int) -> bool:
         """Send the run's steps where a worker of another app said (``StepQueues.route``);
@@ -425,6 +482,12 @@ class TemporalExecutor:
             if _patched(self._inp.baseline, gates.KEEP_CANCELLED_OUTCOMES)
             else ActivityCancellationType.TRY_CANCEL
         )
+        # An answered call (its re-entry after an approval or an input) runs once, as an
+        # activity: a local one would run again if its worker died before the task ended.
+        if inp.tool_confirmation is None and not inp.resume_inputs and self._local(opts.local):
+            ran = await self._local_tool(inp, retry, cancellation, summary)
+            if ran is not None:
+                return whole_result(ran, inp.ref.invocation_id)
         result = await self._handing_back(
             lambda queue: workflow.execute_activity_method(
                 ToolCallActivity.run,
@@ -443,6 +506,33 @@ class TemporalExecutor:
             )
         )
         return whole_result(result, inp.ref.invocation_id)
+
+    async def _local_tool(
+        self,
+        inp: ToolCallInput,
+        retry: RetryPolicy,
+        cancellation: ActivityCancellationType,
+        summary: str,
+    ) -> ToolCallResult | None:
+        """Run ``adk_tool_call`` as a local activity; ``None`` when the worker holding the
+        run serves another app (the call then goes where its app's workers poll)."""
+        opts = inp.call.options
+        try:
+            return await workflow.execute_local_activity_method(
+                ToolCallActivity.run,
+                inp,
+                start_to_close_timeout=timedelta(
+                    seconds=opts.start_to_close_seconds or self._inp.tool_timeout_seconds
+                ),
+                retry_policy=retry,
+                cancellation_type=cancellation,
+                summary=summary,
+            )
+        except ActivityError as err:
+            if handed_back_route(err) is None:
+                raise _step_failure(err) from err
+        self._local_off = True
+        return None
 
     async def node_step(self, inp: NodeStepInput, *, summary: str) -> NodeStepResult:
         """Run ``adk_node_step``: a node's own errors are its result, so the activity is

@@ -132,7 +132,7 @@ def start_attributes(
     return TypedSearchAttributes(pairs)
 
 
-BASELINE = 3
+BASELINE = 4
 """The baseline the runs this release starts are on (``InvocationInput.baseline``)."""
 
 
@@ -167,8 +167,9 @@ class InvocationInput(RunConfig):
     an answer's status and memo published after the steps it resumes; at 3, also double
     texting (:mod:`adk_temporal.double_texting`), the hand-back of steps another app's
     worker took, graphs continued as new and their node statuses in the memo, and the
-    reminders and reassignments of approval policies. 0: a run started by an earlier
-    client, which asks ``workflow.patched`` and draws random ids."""
+    reminders and reassignments of approval policies; at 4, also local steps
+    (:class:`~adk_temporal.dispatch.LocalSteps`). 0: a run started by an earlier client,
+    which asks ``workflow.patched`` and draws random ids."""
     queued: list[QueuedMessage] = Field(default_factory=list)
     """Messages sent while the session was busy, in the order they run: carried from run
     to run until their turn."""

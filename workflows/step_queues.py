@@ -90,6 +90,11 @@ class StepQueues:
         once, self._once = self._once, None
         return once or self.current
 
+    def local(self) -> bool:
+        """Whether a step may run where the run's workflow task runs: the steps are on the
+        run's own queue and no handed-back step is to go elsewhere first."""
+        return self._once is None and self.current in (None, workflow.info().task_queue)
+
     def learn(self, tree: AgentSpec | None) -> bool:
         """Move the steps where the tree's serving worker says its app's workers poll;
         ``True`` when they moved."""

@@ -28,6 +28,7 @@ __all__ = [
     "GRAPH_STATUS_MEMO",
     "HAND_BACK",
     "KEEP_CANCELLED_OUTCOMES",
+    "LOCAL_STEPS",
     "NOTIFY",
     "PARALLEL_FAILURE",
     "PUBLISH_AFTER_RESUMING",
@@ -204,5 +205,15 @@ APPROVAL_ESCALATION = _gate(
     "a request whose approval policy reminds or reassigns waits on a timer until the next of "
     "them is due, takes it (a trail entry, a notification) and waits again",
     date(2026, 12, 7),
+    open_before(date(2026, 12, 8)),
+)
+LOCAL_STEPS = _gate(
+    "local-steps",
+    "short model steps, and the calls of tools the app declared for it, run as local "
+    "activities on the worker that runs the workflow task, when the serving app's tree and "
+    "the planned calls say so (App.local_steps)",
+    date(2026, 12, 7),
+    # Baseline 4 has it from the start; runs of earlier baselines ask only when a step
+    # they record says it may run locally.
     open_before(date(2026, 12, 8)),
 )

@@ -164,6 +164,9 @@ class ToolOptions(BaseModel):
     compensator: str | None = None
     """For a tool with external effects: the name of its compensating tool, if it has one
     (an operator may resolve a call in doubt by running it)."""
+    local: bool = False
+    """The call may run as a local activity (the serving app's ``LocalSteps``: the tool is
+    declared for it and was short)."""
 
     def retry(self) -> RetrySettings:
         """The retry policy the tool runs under: its own values, the defaults for the rest.
@@ -255,6 +258,16 @@ class AgentSpec(BaseModel):
     double_texting: DoubleTexting = "reject"
     """On a tree's root: what a message sent to a busy session of the serving app does when
     its sender named no policy (``App.double_texting``)."""
+    local: bool = False
+    """An LLM agent whose model steps may run as local activities (the serving app's
+    ``LocalSteps``: its steps were short on the worker that described the tree)."""
+
+    def local_agents(self) -> set[str]:
+        """The names of the agents of this tree marked :attr:`local`."""
+        found = {self.name} if self.local else set()
+        for sub in self.sub_agents:
+            found |= sub.local_agents()
+        return found
 
     def find(self, name: str) -> AgentSpec | None:
         """The agent called ``name`` in this tree, or ``None``."""

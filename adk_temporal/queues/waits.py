@@ -10,7 +10,7 @@ who polled a queue and when. ``show``, ``pending``, the console and the API read
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from math import inf
 from time import monotonic
 
@@ -84,11 +84,20 @@ class QueuePolls:
     Args:
         client: The client to describe queues with.
         trusted_seconds: How long an answer is reused; ``None``: for the object's life.
+        live_within: A worker counts as live when it polled this recently
+            (:data:`~.pollers.LIVE_WITHIN`: a live worker's long poll may last a minute).
     """
 
-    def __init__(self, client: Client, trusted_seconds: float | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        trusted_seconds: float | None = None,
+        *,
+        live_within: timedelta = LIVE_WITHIN,
+    ) -> None:
         self._client = client
         self._trusted = trusted_seconds
+        self._within = live_within
         self._asked: dict[str, tuple[asyncio.Future[list[str] | None], float]] = {}
 
     async def live(self, task_queue: str) -> list[str] | None:
@@ -102,7 +111,7 @@ class QueuePolls:
 
     async def _describe(self, task_queue: str) -> list[str] | None:
         try:
-            return await live_identities(self._client, task_queue, within=LIVE_WITHIN)
+            return await live_identities(self._client, task_queue, within=self._within)
         except RPCError:
             return None
 

@@ -5,8 +5,8 @@ An operation is a generator of ``(statement, parameters)`` that receives each st
 rows (:data:`Steps`): SQLite drives it on its thread (:func:`run_steps`), PostgreSQL on its
 event loop (:func:`run_steps_async`), so the reservation's read-judge-write is written once.
 SQLite's write transaction holds the database's one write lock; PostgreSQL serialises the
-reservations of one app with a transaction-scoped advisory lock, as an app's budget spans
-all its users.
+reservations and settlements of one app with a transaction-scoped advisory lock, as an
+app's budget spans all its users.
 """
 
 from __future__ import annotations
@@ -198,17 +198,25 @@ class SqlLedger(CheckedLedger):
         )
 
     def _add_steps(self, key: SessionKey, entry_id: str, kind: str, tokens: int) -> Steps[None]:
+        # A settlement moves tokens from reserved to used: under the reservations' lock, so
+        # a reservation's two reads (used, then reserved; each statement its own snapshot
+        # in PostgreSQL) never fall on either side of it and miss the step in both.
+        yield from self._lock_steps(key)
         yield self._sql.insert, (*key, entry_id, kind, tokens)
         if kind == "used":
             yield from self._release_steps(key, entry_id)
+
+    def _lock_steps(self, key: SessionKey) -> Steps[None]:
+        """Take the app's ledger lock for the transaction, where the backend has one."""
+        if self._sql.lock is not None:
+            yield self._sql.lock, (f"adk-token-ledger/{key.app_name}",)
 
     def _release_steps(self, key: SessionKey, entry_id: str) -> Steps[None]:
         yield self._sql.release, (*key, entry_id)
 
     def _reserve_steps(self, ask: ReservationAsk) -> Steps[TokenReservation]:
         key = ask.key
-        if self._sql.lock is not None:
-            yield self._sql.lock, (f"adk-token-ledger/{key.app_name}",)
+        yield from self._lock_steps(key)
         yield self._sql.purge, (key.app_name, ask.now, key.user_id, key.session_id, ask.entry_id)
         outcome = judge_reservation(ask.budgets, (yield from self._totals_steps(key, ask.now)))
         if outcome.reserved:

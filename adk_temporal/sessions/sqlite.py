@@ -7,7 +7,9 @@ upgrade), and a busy timeout makes a process wait for the lock instead of failin
 ``UNIQUE (session_pk, event_id)`` backs the idempotency check: even a bug that skipped the
 check could not store an event twice.
 
-All sqlite3 calls run on one dedicated thread per service, never on the event loop.
+All sqlite3 calls run on one dedicated thread per service, never on the event loop. Writes
+that arrive while another commits share the next commit (:mod:`.group_commit`), each under a
+savepoint of its own and acknowledged only once that commit is on disk.
 
 Schema (version 1, recorded in ``schema_version`` so later versions can migrate):
 
@@ -47,6 +49,7 @@ from ..events import Event
 from ..ids import SessionKey
 from .call_slots import CALL_SLOT_COLUMNS, SqlCallSlots
 from .grants import SqlGrants, grant_tables
+from .group_commit import GroupCommit
 from .ledger_sql import (
     LEDGER_COLUMNS,
     RESERVATION_COLUMNS,
@@ -164,6 +167,9 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SqlGrants, SqlEffectReceipts
             events appended without a timestamp.
         sealer: Seals each session's rows with its data key
             (:class:`~adk_temporal.keys.StoreSealer`); ``None`` stores them as JSON.
+        group_commit: Writes that arrive while another commits share the next commit
+            (:mod:`.group_commit`: one sync of the log for all of them, each acknowledged
+            only once it is on disk); ``False`` commits each write on its own.
     """
 
     _sql = ledger_sql("sqlite")
@@ -177,6 +183,7 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SqlGrants, SqlEffectReceipts
         busy_timeout: float = 30.0,
         clock: Callable[[], float] = time.time,
         sealer: RowSealer | None = None,
+        group_commit: bool = True,
     ) -> None:
         self._path = os.fspath(path)
         self._busy_timeout = busy_timeout
@@ -187,6 +194,8 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SqlGrants, SqlEffectReceipts
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="adk-sessions")
         self._connection: sqlite3.Connection | None = None
         self._closed = False
+        self.commits = GroupCommit(self._executor, self._opened, grouped=group_commit)
+        """The writes' group commit; its counters say how many commits the writes took."""
 
     @property
     def path(self) -> str:
@@ -210,28 +219,27 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SqlGrants, SqlEffectReceipts
         rows = await rows_for(self._sealer, key)
 
         def create(conn: sqlite3.Connection) -> Session:
-            with _transaction(conn, write=True):
-                if conn.execute(_SESSION_ROW, key).fetchone() is not None:
-                    raise session_exists_error(key)
-                scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
-                session_state: dict[str, Any] = {}
-                apply_state_delta(initial, app=scopes.app, user=scopes.user, session=session_state)
-                scopes.save(conn)
-                now = self._clock()
-                inserted = conn.execute(
-                    "INSERT INTO sessions "
-                    "(app_name, user_id, session_id, state, create_time, update_time) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (*key, rows.state_text(session_state), now, now),
+            if conn.execute(_SESSION_ROW, key).fetchone() is not None:
+                raise session_exists_error(key)
+            scopes = _SharedScopes.load(conn, key.app_name, key.user_id)
+            session_state: dict[str, Any] = {}
+            apply_state_delta(initial, app=scopes.app, user=scopes.user, session=session_state)
+            scopes.save(conn)
+            now = self._clock()
+            inserted = conn.execute(
+                "INSERT INTO sessions "
+                "(app_name, user_id, session_id, state, create_time, update_time) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (*key, rows.state_text(session_state), now, now),
+            )
+            if session_state:
+                conn.execute(
+                    "INSERT INTO initial_states (session_pk, state) VALUES (?, ?)",
+                    (inserted.lastrowid, rows.state_text(session_state)),
                 )
-                if session_state:
-                    conn.execute(
-                        "INSERT INTO initial_states (session_pk, state) VALUES (?, ?)",
-                        (inserted.lastrowid, rows.state_text(session_state)),
-                    )
-                return _read_session(conn, key, rows, after_sequence=0)
+            return _read_session(conn, key, rows, after_sequence=0)
 
-        return await self._run(create)
+        return await self._write(create)
 
     async def get(
         self, key: SessionKey, *, after_sequence: int = 0, limit: int | None = None
@@ -384,17 +392,16 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SqlGrants, SqlEffectReceipts
         rows = await rows_for(self._sealer, key)
 
         def stage(conn: sqlite3.Connection) -> None:
-            with _transaction(conn, write=True):
-                row = conn.execute(_SESSION_ROW, key).fetchone()
-                if row is None:
-                    raise session_not_found_error(key)
-                conn.executemany(
-                    "INSERT OR REPLACE INTO staged_events (session_pk, event_id, event_json) "
-                    "VALUES (?, ?, ?)",
-                    [(row[0], event_id, rows.seal(text)) for event_id, text in prepared],
-                )
+            row = conn.execute(_SESSION_ROW, key).fetchone()
+            if row is None:
+                raise session_not_found_error(key)
+            conn.executemany(
+                "INSERT OR REPLACE INTO staged_events (session_pk, event_id, event_json) "
+                "VALUES (?, ?, ?)",
+                [(row[0], event_id, rows.seal(text)) for event_id, text in prepared],
+            )
 
-        await self._run(stage)
+        await self._write(stage)
 
     async def staged_events(self, key: SessionKey, ids: Sequence[str]) -> dict[str, Event]:
         """Read staged events (see :meth:`StagingArea.staged_events`)."""
@@ -424,11 +431,7 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SqlGrants, SqlEffectReceipts
         prepared = prepare_events(events, now=self._clock())
         rows = await rows_for(self._sealer, key)
 
-        def append(conn: sqlite3.Connection) -> builtins.list[Event]:
-            with _transaction(conn, write=True):
-                return _append(conn, key, prepared, unstage, rows)
-
-        return await self._run(append)
+        return await self._write(lambda conn: _append(conn, key, prepared, unstage, rows))
 
     async def publish_partial(self, key: SessionKey, event: Event) -> None:
         """Keep a piece for the machine's followers (``PartialChannel.publish_partial``)."""
@@ -475,15 +478,24 @@ class SqliteSessionService(SqlLedger, SqlCallSlots, SqlGrants, SqlEffectReceipts
         return follow_log(read_after, lambda: asyncio.sleep(FOLLOW_POLL_SECONDS))
 
     async def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        self._check_open()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: operation(self._opened()))
+
+    async def _write(self, write: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run ``write`` in a write transaction, with the writes waiting beside it."""
+        self._check_open()
+        return await self.commits.write(write)
+
+    def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError(f"SqliteSessionService({self._path!r}) is closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._call, operation)
 
-    def _call(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+    def _opened(self) -> sqlite3.Connection:
+        """The connection, opened on first use (on the store's thread)."""
         if self._connection is None:
             self._connection = self._open()
-        return operation(self._connection)
+        return self._connection
 
     def _open(self) -> sqlite3.Connection:
         if self._path != ":memory:":

@@ -8,6 +8,7 @@ configuration.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from ..agents import (
@@ -22,7 +23,7 @@ from ..agents import (
 from ..flow.messages import AgentSpec, NotifyPlan
 from ..workflow import Workflow
 
-__all__ = ["describe", "describe_tree"]
+__all__ = ["describe", "describe_tree", "with_local_agents"]
 
 
 def describe(registry: AgentRegistry, agent: BaseAgent) -> AgentSpec:
@@ -68,3 +69,14 @@ def describe_tree(
     while (parent := registry.parent(root.name)) is not None:
         root = parent
     return describe(registry, root).model_copy(update={"notify": notify})
+
+
+def with_local_agents(spec: AgentSpec, local: Callable[[str], bool]) -> AgentSpec:
+    """``spec`` with each LLM agent for which ``local(name)`` holds marked ``local``: its
+    model steps may run as local activities (``App.local_steps``)."""
+    update: dict[str, object] = {
+        "sub_agents": [with_local_agents(sub, local) for sub in spec.sub_agents]
+    }
+    if spec.kind == "llm" and local(spec.name):
+        update["local"] = True
+    return spec.model_copy(update=update)

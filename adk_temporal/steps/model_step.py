@@ -60,7 +60,7 @@ from ..tools import FunctionTool
 from ..tracing import record_model_step, span
 from ..usage import TokenUsage
 from .agent_node import mark_answer, sees_current_turn_only, show_node_input
-from .agent_spec import describe_tree
+from .agent_spec import describe_tree, with_local_agents
 from .forwarding import PartialForwarder
 from .heartbeat import Heartbeat, heartbeating
 from .pacing import pace
@@ -263,6 +263,8 @@ async def _over_budget(
 
 def _tree(services: StepServices, ref: SessionRef) -> AgentSpec:
     tree = describe_tree(services.agents, ref.agent_name, services.notify)
+    if services.app.local_steps is not None:
+        tree = with_local_agents(tree, services.local_model_steps)
     compaction = services.app.events_compaction_config
     if compaction is not None:
         tree = tree.model_copy(update={"compaction": compaction})
@@ -282,7 +284,9 @@ async def _open(
     tools = await services.agents.resolve_tools(agent.name)
     recorded = loaded.stored.ids.get(inp.model_event_id)
     if recorded is not None:
-        return _result(recorded, tools, tree, services.app.approval_policies)
+        return _result(
+            recorded, tools, tree, services.app.approval_policies, _local_tools(services, tools)
+        )
     resolved, unstage = await stored_form(
         services.sessions, ref, inp.pending_events, loaded.stored.ids
     )
@@ -468,7 +472,9 @@ async def _record_reply(
     event.long_running_tool_ids = [
         c.id for c in event.function_calls() if c.id and c.name in long_running
     ]
-    result = _result(event, step.tools, step.tree, step.services.app.approval_policies)
+    local = _local_tools(step.services, step.tools)
+    policies = step.services.app.approval_policies
+    result = _result(event, step.tools, step.tree, policies, local)
     if isinstance(result, FinalStep):
         try:
             value = record_output(step.agent, event)
@@ -477,7 +483,7 @@ async def _record_reply(
         except OutputSchemaError as err:
             # The answer stays stored with the step; the invocation ends on the error.
             event.error_code, event.error_message = type(err).__name__, str(err)
-            result = _result(event, step.tools, step.tree, step.services.app.approval_policies)
+            result = _result(event, step.tools, step.tree, policies, local)
     # Unlike ADK-Go, what the step's model callbacks recorded (state, artifact versions) is
     # not lost with an empty reply: it is stored on an event without content.
     empty = content is None and not (event.error_code or event.error_message)
@@ -534,14 +540,23 @@ async def _after_agent(step: _Step) -> Event | None:
     return extra
 
 
+def _local_tools(services: StepServices, tools: list[FunctionTool]) -> frozenset[str]:
+    """The tools whose calls may run as local activities (``App.local_steps``)."""
+    if services.app.local_steps is None:
+        return frozenset()
+    return frozenset(t.name for t in tools if services.local_tool(t))
+
+
 def _result(
     event: Event,
     tools: list[FunctionTool],
     tree: AgentSpec | None,
     policies: Mapping[str, ApprovalPolicy],
+    local_tools: Container[str] = frozenset(),
 ) -> CallsStep | FinalStep | ErrorStep:
     """What the flow needs from a recorded model event (``policies``: the App's approval
-    policies by tool, which replace the tools' own)."""
+    policies by tool, which replace the tools' own); the calls of ``local_tools`` are marked
+    to run as local activities."""
     # A model that reports no usage adds nothing to the payload.
     usage = TokenUsage.of(event.usage_metadata) if event.usage_metadata else None
     common: dict[str, Any] = {"actions": event.actions, "tree": tree, "usage": usage}
@@ -565,7 +580,9 @@ def _result(
         by_name.setdefault(tool.name, tool)
     return CallsStep(
         kind="calls",
-        function_calls=[_planned(c, by_name.get(c.name or ""), policies) for c in calls],
+        function_calls=[
+            _planned(c, by_name.get(c.name or ""), policies, local_tools) for c in calls
+        ],
         **common,
     )
 
@@ -580,13 +597,19 @@ def _thought_only(event: Event) -> bool:
 
 
 def _planned(
-    call: types.FunctionCall, tool: FunctionTool | None, policies: Mapping[str, ApprovalPolicy]
+    call: types.FunctionCall,
+    tool: FunctionTool | None,
+    policies: Mapping[str, ApprovalPolicy],
+    local_tools: Container[str],
 ) -> PlannedCall:
+    options = tool_options(tool, policies)
+    if tool is not None and tool.name in local_tools:
+        options = options.model_copy(update={"local": True})
     return PlannedCall(
         id=call.id or "",
         name=call.name or "",
         args=dict(call.args or {}),
-        options=tool_options(tool, policies),
+        options=options,
         agent_tool=tool.agent.name if isinstance(tool, AgentTool) else None,
     )
 

@@ -16,6 +16,7 @@ from ..agents import Agent, AgentRegistry
 from ..app import App, Stores
 from ..artifacts import ArtifactService
 from ..context import InvocationContext
+from ..dispatch import StepTimings
 from ..errors import UnknownAppError
 from ..events import Event
 from ..flow.messages import NotifyPlan
@@ -24,6 +25,7 @@ from ..model_limits import limit_for
 from ..models import ModelRegistry
 from ..run_config import RunConfig
 from ..sessions import Session, SessionService
+from ..tools import FunctionTool
 from .ref import SessionRef
 from .session_cache import LoadedSession, SessionEventsCache
 
@@ -42,6 +44,8 @@ class StepServices:
     stores: Stores
     agents: AgentRegistry
     events_cache: SessionEventsCache = field(default_factory=SessionEventsCache)
+    timings: StepTimings = field(default_factory=StepTimings)
+    """How long this worker's steps took, by agent and tool (``App.local_steps``)."""
 
     @classmethod
     def build(cls, app: App, stores: Stores) -> StepServices:
@@ -78,6 +82,28 @@ class StepServices:
         """The limit ``model``'s steps run under, by name; ``None`` when it has none."""
         limit = limit_for(self.app.model_limits, model)
         return limit.group if limit is not None else None
+
+    def local_model_steps(self, agent: str) -> bool:
+        """Whether ``agent``'s model steps may run as local activities: the app asks for
+        it, its model has no limit (whose queue paces it) and its steps were short here."""
+        local = self.app.local_steps
+        if local is None or not local.models:
+            return False
+        if self.model_group(self.agents.model_of(agent)) is not None:
+            return False
+        return self.timings.short("model", agent, local.short.total_seconds())
+
+    def local_tool(self, tool: FunctionTool) -> bool:
+        """Whether ``tool``'s calls may run as local activities: the app names it, it
+        neither heartbeats nor runs long, and its calls were short here."""
+        local = self.app.local_steps
+        return (
+            local is not None
+            and tool.name in local.tools
+            and not tool.is_long_running
+            and tool.heartbeat_timeout is None
+            and self.timings.short("tool", tool.name, local.short.total_seconds())
+        )
 
     def serves(self, ref: SessionRef) -> bool:
         """Whether ``ref``'s app is this worker's: an unnamed app serves every app."""

@@ -2,11 +2,13 @@
 
 Every model step needs the session's whole history, and reading and parsing it from the
 store costs time linear in the conversation (~9 ms at 160 events on SQLite). Events are
-append-only and never change once stored, so a worker keeps the events it has read and asks
-the store only for those after them (``get(after_sequence=n)``). The state is always read
-fresh. Another worker's appends are picked up the same way, so the cache is never stale;
-a session deleted and re-created under the same id is detected (the last cached event is no
-longer at its position) and read in full.
+append-only and never change once stored, so a worker keeps the events it has read, and
+those it appended itself (:meth:`SessionEventsCache.appended`: a step's own events are never
+parsed back from the store), and asks the store only for those after them
+(``get(after_sequence=n)``). The state is always read fresh. Another worker's appends are
+picked up the same way, so the cache is never stale; a session deleted and re-created under
+the same id, or one another writer appended to between this worker's read and its own
+append, is detected (the last cached event is not at its position) and read in full.
 
 What a step derives from the whole history — which event ids and call ids are taken, each
 invocation's user message, each agent's model contents — is kept with the events and
@@ -117,6 +119,20 @@ class SessionEventsCache:
     def __init__(self, max_sessions: int = 128) -> None:
         self._max = max_sessions
         self._sessions: OrderedDict[SessionKey, StoredEvents] = OrderedDict()
+
+    def appended(self, key: SessionKey, events: Sequence[Event]) -> None:
+        """Take ``events``, which this worker just appended as they were stored, so the next
+        read parses none of them back (a 1 MB tool response is parsed once, not each step).
+
+        Taken only into a cached session none of them is in yet (a retry that found some
+        stored adds nothing). Had another writer appended between this worker's last read
+        and its append, the cached events would not be the stored order: the next read
+        finds the last of them elsewhere than its position and reads the session in full.
+        """
+        stored = self._sessions.get(key)
+        if stored is None or not stored.events or any(e.id in stored.ids for e in events):
+            return
+        stored.extend(events)
 
     async def get(self, sessions: ConversationStore, key: SessionKey) -> Session:
         """The session with all its events, reading from the store only what is new.

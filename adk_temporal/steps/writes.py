@@ -98,8 +98,9 @@ async def append_to_session(
         events = [await run_event_callbacks(services.app.on_event, e) for e in events]
     with span("adk.session.append", {"adk.events": len(events)}):
         try:
-            await sessions.append_events(ref.key, events, unstage=unstage)
+            stored = await sessions.append_events(ref.key, events, unstage=unstage)
         except SessionNotFoundError:
             await sessions.get_or_create(ref.key)
-            await sessions.append_events(ref.key, events, unstage=unstage)
+            stored = await sessions.append_events(ref.key, events, unstage=unstage)
+    services.events_cache.appended(ref.key, stored)
     record_requests(events)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -139,7 +139,10 @@ async def test_an_approval_answered_after_worker_and_gateway_died_pays_once(
             answering = asyncio.create_task(send(client, answer))
             await asyncio.sleep(0)
             assert not answering.done()
-            with worker_process(deployment, app=FAR):
+            with ExitStack() as worker:
+                # Started off the event loop: a loop blocked while a worker starts lets the
+                # gateway close the pooled connection the answer's request was about to use.
+                await asyncio.to_thread(worker.enter_context, worker_process(deployment, app=FAR))
                 done = last_task(await answering)
     assert done.id == paused.id
     assert done.status.state == TaskState.TASK_STATE_COMPLETED

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from temporalio.client import Client
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.devserver import DevServer
 from adk_temporal.ids import SessionKey, app_task_queue
-from adk_temporal.queues import QueueWait, unpolled_waits
+from adk_temporal.queues import QueuePolls, QueueWait, unpolled_waits
 from adk_temporal.web.gateway import Gateway
 
 from ..commands import run_cli
@@ -27,10 +28,12 @@ pytestmark = pytest.mark.integration
 USER = "u-1"
 
 
-async def _waits(client: Client, handle: InvocationHandle, timeout: float) -> list[QueueWait]:
+async def _waits(
+    client: Client, handle: InvocationHandle, timeout: float, polls: QueuePolls | None = None
+) -> list[QueueWait]:
     """The run's waits on unpolled queues, once there are any (within ``timeout``)."""
     async with asyncio.timeout(timeout):
-        while not (found := await unpolled_waits(client, await handle.describe())):
+        while not (found := await unpolled_waits(client, await handle.describe(), polls)):
             await asyncio.sleep(0.5)
     return found
 
@@ -102,8 +105,11 @@ async def test_a_step_waiting_after_its_apps_worker_stopped_is_reported(
             await handle.wait_for_status("awaiting_confirmation", timeout=60)
         [request] = await handle.pending()
         await handle.confirm(request.id, True)
-        # The stopped worker's polls count as live for up to a minute and a quarter.
-        waits = await _waits(temporal_client, handle, timeout=240)
+        # A stopped worker's polls count as live for up to a minute and a quarter
+        # (LIVE_WITHIN, as long as a live worker's long poll may last); here no worker of
+        # foo runs any more, so a bound of seconds finds the same wait without waiting it out.
+        polls = QueuePolls(temporal_client, trusted_seconds=0, live_within=timedelta(seconds=3))
+        waits = await _waits(temporal_client, handle, timeout=240, polls=polls)
         details = await _details(temporal_client, handle.workflow_id)
     assert [(w.task_queue, w.step) for w in waits] == [(own, "tool call")]
     assert f"Steps run on task queue `{own}`" in details

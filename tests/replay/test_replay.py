@@ -43,6 +43,7 @@ from adk_temporal.background_http import BackgroundServer
 from adk_temporal.client import AdkClient, InvocationHandle
 from adk_temporal.context import ToolContext
 from adk_temporal.devserver import DevServer
+from adk_temporal.dispatch import LocalSteps
 from adk_temporal.double_texting import DoubleTexting
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.examples.webhook_receiver import receiver
@@ -134,6 +135,10 @@ async def _weather(adk: AdkClient, sid: str) -> InvocationHandle:
 
 async def _approve(adk: AdkClient, sid: str) -> InvocationHandle:
     return await _answer_confirmation(await _ask(adk, sid, "Buy a weather report for Oslo"), True)
+
+
+async def _two_cities(adk: AdkClient, sid: str) -> InvocationHandle:
+    return await _ask(adk, sid, "What's the weather in Hangzhou and Oslo?")
 
 
 async def _reject(adk: AdkClient, sid: str) -> InvocationHandle:
@@ -501,8 +506,16 @@ NOTIFY_SCENARIOS: dict[str, Scenario] = {
     "notified_pause_short_ids": _approve,
     "baseline_notified_pause": _approve,
 }
+LOCAL_SCENARIOS: dict[str, Scenario] = {
+    # Baseline 4, an app with local steps: the model steps after the first and the calls of
+    # the named tools ran inside the workflow task (local activities); an approved call
+    # re-entered as an activity.
+    "local_steps_weather": _two_cities,
+    "local_steps_approve": _approve,
+}
 ALL_SCENARIOS = {
     *SCENARIOS,
+    *LOCAL_SCENARIOS,
     *MULTI_SCENARIOS,
     *EDGES_SCENARIOS,
     *MCP_SCENARIOS,
@@ -547,6 +560,12 @@ async def test_record_missing_histories(
             handle = await SCENARIOS[name](rt.adk, f"replay-{name}-{uuid.uuid4().hex[:6]}")
             with contextlib.suppress(WorkflowFailureError):  # a cancelled run "fails"
                 await handle.result()
+            await _save_runs(temporal_client, name, handle.workflow_id)
+    local = LocalSteps(tools={"get_weather", "buy_weather_report"})
+    async with run_worker([build_weather_agent("scripted:weather")], local_steps=local) as rt:
+        for name in _missing(LOCAL_SCENARIOS):
+            handle = await LOCAL_SCENARIOS[name](rt.adk, f"replay-{name}-{uuid.uuid4().hex[:6]}")
+            await handle.result()
             await _save_runs(temporal_client, name, handle.workflow_id)
     hook = BackgroundServer(HTTPServer(("127.0.0.1", 0), receiver(b"replay", print)), "hook")
     hook.start()

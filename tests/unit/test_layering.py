@@ -61,6 +61,7 @@ CORE = [
     "adk_temporal.approvals",
     "adk_temporal.flow.approving",
     "adk_temporal.flow.replies",
+    "adk_temporal.dispatch",
 ]
 
 
@@ -152,6 +153,7 @@ LAYERS: list[set[str]] = [
         "extras",
         "model_limits",
         "queues",
+        "dispatch",
     },
     {
         "resume",

@@ -163,3 +163,42 @@ async def test_a_session_deleted_while_cached_is_created_anew_on_request() -> No
         await cache.load(store, KEY)
     loaded = await cache.load(store, KEY, create=True)
     assert loaded.session.events == [] and loaded.stored.events == []
+
+
+async def test_events_this_worker_appended_are_not_read_back() -> None:
+    """After its own append the cache reads from the last appended event on: only that one
+    row, checked to be where the cache has it."""
+    store = CountingSessions()
+    await store.create(KEY)
+    await store.append_events(KEY, _events("e1"))
+    cache = SessionEventsCache()
+    await cache.get(store, KEY)
+    cache.appended(KEY, await store.append_events(KEY, _events("e2", "e3")))
+    assert [e.id for e in (await cache.get(store, KEY)).events] == ["e1", "e2", "e3"]
+    assert store.reads == [0, 2]
+
+
+async def test_another_writers_append_between_is_noticed() -> None:
+    """An append by someone else between this worker's read and its own append puts the
+    cached events out of the stored order: the next read takes the session in full."""
+    store = CountingSessions()
+    await store.create(KEY)
+    await store.append_events(KEY, _events("e1"))
+    cache = SessionEventsCache()
+    await cache.get(store, KEY)
+    await store.append_events(KEY, _events("theirs"))
+    cache.appended(KEY, await store.append_events(KEY, _events("mine")))
+    assert [e.id for e in (await cache.get(store, KEY)).events] == ["e1", "theirs", "mine"]
+    assert store.reads == [0, 1, 0]
+
+
+async def test_a_retried_append_adds_nothing_to_the_cache() -> None:
+    """Events the cache holds already (a retry's append returns them as stored) are not
+    added twice."""
+    store = CountingSessions()
+    await store.create(KEY)
+    cache = SessionEventsCache()
+    await store.append_events(KEY, _events("e1"))
+    await cache.get(store, KEY)
+    cache.appended(KEY, await store.append_events(KEY, _events("e1")))
+    assert [e.id for e in (await cache.get(store, KEY)).events] == ["e1"]
