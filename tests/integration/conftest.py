@@ -7,6 +7,7 @@ queue and worker so tests cannot see each other's work.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError
 from temporalio.worker import Worker
 
 from adk_temporal.agents import Agent
@@ -24,12 +26,14 @@ from adk_temporal.artifacts import FileArtifactService
 from adk_temporal.client import AdkClient
 from adk_temporal.devserver import DevServer
 from adk_temporal.examples.weather import build_weather_agent
+from adk_temporal.ids import workflow_id_for
 from adk_temporal.models import GeminiModel, ModelRegistry
 from adk_temporal.plugin import AdkPlugin, adk_data_converter
 from adk_temporal.sessions import SqliteSessionService
 from adk_temporal.testing.fake_gemini import FakeGeminiServer
 
 from .. import texting_app
+from ..graphs.ours import KEY as GRAPH_KEY
 
 # Without this the dev server polls its transfer queue at 20/s and every step waits on a
 # 50 ms tick; tests run several hundred steps.
@@ -142,3 +146,14 @@ async def texting_rt(run_worker: WorkerFactory, gates: Path) -> AsyncIterator[Ru
     agents = [texting_app.agent(), build_weather_agent("scripted:weather")]
     async with run_worker(agents, models=texting_app.models()) as runtime:
         yield runtime
+
+
+@pytest.fixture
+async def graph_session_closed(temporal_client: Client) -> AsyncIterator[None]:
+    """The graph tests all run session ``KEY``: a test that fails with its run open leaves
+    none for the next one's start to be queued behind (it would wait for ever)."""
+    yield
+    handle = temporal_client.get_workflow_handle(workflow_id_for(GRAPH_KEY))
+    with contextlib.suppress(RPCError):
+        if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+            await handle.terminate("the test is over")

@@ -14,6 +14,8 @@ from tests.graphs.scenarios import Answer
 
 from .conftest import WorkerFactory
 
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("graph_session_closed")]
+
 
 @pytest.mark.parametrize("scenario", IN_BOTH + PAUSING)
 async def test_graph_runs_on_temporal_as_on_adk(run_worker: WorkerFactory, scenario: str) -> None:

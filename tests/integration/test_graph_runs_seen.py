@@ -9,6 +9,7 @@ import subprocess
 import uuid
 
 import httpx2 as httpx
+import pytest
 from temporalio.client import Client
 
 from adk_temporal.agents import Agent
@@ -29,6 +30,8 @@ from tests.graphs.compare import assert_same_run
 from tests.graphs.ours import KEY, MODELS, build, recorded
 
 from .conftest import Runtime, WorkerFactory
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("graph_session_closed")]
 
 TOKEN = "t" * 24
 
