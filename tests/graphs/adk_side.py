@@ -1,8 +1,10 @@
-"""Run one scenario on google-adk 2.13 and print what it stored, as JSON.
+"""Run scenarios on google-adk 2.13 and print what each stored, as JSON.
 
 Runs in google-adk's own environment (it pins google-genai below 3, so it never joins
-ours): ``python adk_side.py <scenario>``. Prints ``{"events": [...], "state": {...},
-"error": ...}`` on its last line.
+ours): ``python adk_side.py <scenario>...``, all in one process, as starting google-adk
+costs more than most scenarios. Prints ``{<scenario>: {"events": [...], "state": {...},
+"error": ...}}`` on its last line; a scenario the harness itself failed on has
+``{"harness_error": <traceback>}`` instead, and the others are still run.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import traceback
 import types as pytypes
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -97,5 +100,16 @@ async def main(name: str) -> dict[str, Any]:
     }
 
 
+def run_all(scenarios: list[str]) -> dict[str, Any]:
+    """Each scenario's record, or how the harness failed on it."""
+    done: dict[str, Any] = {}
+    for name in scenarios:
+        try:
+            done[name] = asyncio.run(main(name))
+        except Exception:
+            done[name] = {"harness_error": traceback.format_exc()}
+    return done
+
+
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main(sys.argv[1]))))
+    print(json.dumps(run_all(sys.argv[1:])))
