@@ -18,6 +18,7 @@ from a2a.server.jsonrpc_models import JSONParseError
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict, build_error_response
 from a2a.server.routes import DefaultServerCallContextBuilder
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -32,7 +33,7 @@ from ..web.sse import StreamSlots
 from .card import agent_card
 from .handler import Caller, DurableRequestHandler
 
-__all__ = ["A2A_PATH", "A2aSurface", "a2a_routes"]
+__all__ = ["A2A_PATH", "A2aRoutes", "A2aSurface"]
 
 A2A_PATH = "/a2a"
 """Where the agents' endpoints and cards are served."""
@@ -166,9 +167,21 @@ async def rpc(request: Request) -> Response:
     return _Releasing(response, release) if release is not None else response
 
 
-def a2a_routes() -> list[BaseRoute]:
-    """The A2A routes: each served agent's card and endpoint."""
-    return [
-        Route(f"{A2A_PATH}/{{agent}}/.well-known/agent-card.json", card, methods=["GET"]),
-        Route(f"{A2A_PATH}/{{agent}}", rpc, methods=["POST"]),
-    ]
+class A2aRoutes:
+    """A2A on the gateway, as a :class:`~adk_temporal.web.server.Surface`: each agent of the
+    served app under ``/a2a/{agent}``, for the gateway's tokens."""
+
+    def routes(self) -> list[BaseRoute]:
+        """Each served agent's card and endpoint."""
+        return [
+            Route(f"{A2A_PATH}/{{agent}}/.well-known/agent-card.json", card, methods=["GET"]),
+            Route(f"{A2A_PATH}/{{agent}}", rpc, methods=["POST"]),
+        ]
+
+    def attach(self, app: Starlette) -> None:
+        """Serve ``app``'s gateway to its tokens (:meth:`A2aSurface.build`).
+
+        Raises:
+            ValueError: The gateway serves no app.
+        """
+        app.state.a2a = A2aSurface.build(app.state.gateway, app.state.tokens)

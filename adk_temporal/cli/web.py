@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib
 import logging
 import os
 from collections.abc import Callable
@@ -38,6 +37,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
     from ..web.auth import TokenBook
+    from ..web.server import Surface
 
 TOKENS_ENV = "ADK_WEB_TOKENS"
 """Tokens given in the environment, in the tokens file's format."""
@@ -245,7 +245,7 @@ def web(
             from ..web.sse import StreamLimits
     except MissingExtraError as err:
         raise click.UsageError(str(err)) from None
-    served = _served(app_spec, examples, a2a)
+    served, surfaces = _served(app_spec, examples, a2a)
     _check_adk_dev(adk_dev, adk_dev_ui, host)
     tokens = _tokens(tokens_file, required=not adk_dev)
     secret = _link_secret(served, link_secret_env)
@@ -266,7 +266,7 @@ def web(
         )
         app = create_app(
             gateway, tokens, console=with_console, cors_origins=cors_origins, adk_local=adk_dev,
-            adk_dev_ui=adk_dev_ui, a2a=a2a, stream_limits=StreamLimits(*stream_limits),
+            adk_dev_ui=adk_dev_ui, surfaces=surfaces, stream_limits=StreamLimits(*stream_limits),
         )  # fmt: skip
         console.print(_banner(f"http://{host}:{port}", task_queue, with_console, adk_dev_ui, a2a))
         try:
@@ -323,24 +323,24 @@ def _server_config(app: ASGIApp, host: str, port: int, proxies: str) -> uvicorn.
     return config
 
 
-def _served(app_spec: str | None, examples: bool, a2a: bool) -> App | None:
-    """The served app (``None``: none); ``--a2a`` refused without one, or without the
-    ``a2a`` extra.
+def _served(app_spec: str | None, examples: bool, a2a: bool) -> tuple[App | None, list[Surface]]:
+    """The served app (``None``: none), and what is served beside the gateway's own routes:
+    with ``--a2a`` the app's agents over A2A, refused without an app or the ``a2a`` extra.
 
     Raises:
         click.UsageError: What is missing.
     """
     served = resolve_app(app_spec, examples) if app_spec or examples else None
     if not a2a:
-        return served
+        return served, []
     if served is None:
         raise click.UsageError("--a2a serves the app's agents: give --app (or --examples)")
     try:
         with needs_extra("a2a", "serving agents over A2A"):
-            importlib.import_module("a2a.server.routes")
+            from ..a2a.routes import A2aRoutes
     except MissingExtraError as err:
         raise click.UsageError(str(err)) from None
-    return served
+    return served, [A2aRoutes()]
 
 
 def _check_adk_dev(adk_dev: bool, adk_dev_ui: Path | None, host: str) -> None:

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Protocol
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -18,7 +19,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from temporalio.service import RPCError
 
 from ..errors import AdkError
-from ..extras import needs_extra
 from .adk import DEV_UI_PATH, DEV_UI_POLICY, AdkAccess, AdkSurface, adk_routes, dev_ui_routes
 from .api import OPERATIONS
 from .auth import TokenBook
@@ -33,7 +33,7 @@ from .pages import error_page
 from .schedules import SCHEDULE_OPERATIONS
 from .sse import StreamLimits, StreamSlots
 
-__all__ = ["create_app"]
+__all__ = ["Surface", "create_app"]
 
 log = logging.getLogger(__name__)
 # The path of a failed request may hold an answer link's token, a credential.
@@ -106,6 +106,20 @@ def _version() -> str:
         return "0"
 
 
+class Surface(Protocol):
+    """Routes a package above the gateway serves beside its own (A2A's), so the gateway
+    never imports what serves on it."""
+
+    def routes(self) -> list[BaseRoute]:
+        """The routes."""
+        ...
+
+    def attach(self, app: Starlette) -> None:
+        """Leave on ``app`` what the routes read when they serve (``app.state`` holds the
+        gateway and its tokens)."""
+        ...
+
+
 def create_app(
     gateway: Gateway,
     tokens: TokenBook,
@@ -115,7 +129,7 @@ def create_app(
     stream_limits: StreamLimits | None = None,
     adk_local: bool = False,
     adk_dev_ui: Path | None = None,
-    a2a: bool = False,
+    surfaces: Sequence[Surface] = (),
 ) -> Starlette:
     """The ASGI app serving ``gateway`` to holders of ``tokens``; the console only when
     ``console`` is true; cross-origin calls from ``cors_origins`` only; event streams within
@@ -123,13 +137,12 @@ def create_app(
 
     ADK's API-server routes (:mod:`adk_temporal.web.adk`) take the same tokens, or with
     ``adk_local`` none, from this machine only; ``adk_dev_ui`` (a directory holding ADK's
-    built dev UI) serves that UI under ``/dev-ui/``. With ``a2a`` each agent of the served
-    app is an A2A agent under ``/a2a/{agent}`` (:mod:`adk_temporal.a2a`), for the same tokens.
+    built dev UI) serves that UI under ``/dev-ui/``. ``surfaces`` are served beside (A2A's,
+    :class:`adk_temporal.a2a.routes.A2aRoutes`: each agent of the served app under
+    ``/a2a/{agent}``, for the same tokens), attached once the app holds the gateway and tokens.
 
     Raises:
         DevUiError: ``adk_dev_ui`` holds no built dev UI.
-        MissingExtraError: ``a2a`` without the ``a2a`` extra installed.
-        ValueError: ``a2a`` for a gateway without a served app or session store.
     """
     operations = [*OPERATIONS, *SCHEDULE_OPERATIONS]
     document = openapi_document(operations, "adk-temporal gateway", _version())
@@ -147,12 +160,8 @@ def create_app(
     served += adk_routes()
     if adk_dev_ui is not None:
         served += dev_ui_routes(adk_dev_ui)
-    surface = None
-    if a2a:
-        with needs_extra("a2a", "serving agents over A2A"):
-            from ..a2a.routes import A2aSurface, a2a_routes
-        surface = A2aSurface.build(gateway, tokens)
-        served += a2a_routes()
+    for surface in surfaces:
+        served += surface.routes()
     handlers = {kind: _refusal for kind in (ApiError, AdkError, RPCError, HTTPException, Exception)}
     app = Starlette(routes=served, exception_handlers=handlers)
     app.add_middleware(_SecurityHeaders)
@@ -164,5 +173,6 @@ def create_app(
     app.state.console_sessions = ConsoleSessions()
     app.state.streams = StreamSlots(stream_limits or StreamLimits())
     app.state.adk = AdkSurface(gateway, AdkAccess(tokens, local_only=adk_local))
-    app.state.a2a = surface
+    for surface in surfaces:
+        surface.attach(app)
     return app
