@@ -10,6 +10,7 @@ UI's current details.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, Literal, TypeVar, cast
@@ -44,7 +45,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from adk_temporal.budgets import json_size
     from adk_temporal.double_texting import MessageAck, QueuedSummary
-    from adk_temporal.errors import AdkRequestError, StepFailedError
+    from adk_temporal.errors import AdkRequestError, StepFailedError, UnknownRequestIdError
     from adk_temporal.flow import InvocationFlow, RequestBook, gates
     from adk_temporal.flow.compacting import CompactionInput, CompactionResult
     from adk_temporal.flow.graph_messages import NodeStepInput, NodeStepResult
@@ -109,6 +110,7 @@ with workflow.unsafe.imports_passed_through():
     from adk_temporal.workflows.short_ids import RunIds, whole_result
     from adk_temporal.workflows.step_queues import StepQueues, handed_back_route
     from adk_temporal.workflows.texting import Inbox, StopRequest
+    from adk_temporal.workflows.under_way import StepsUnderWay, under_way
 
 __all__ = ["InvocationWorkflow", "TemporalExecutor"]
 
@@ -148,6 +150,14 @@ while a chain of them runs is taken when the task ends, so a long chain (a fan-o
 thousands of calls) ends its task every so many steps with a step scheduled as an activity.
 Temporal also ends such a task at 80 % of its timeout (8 s by default)."""
 
+_EARLY_ANSWERS = 16
+"""How many answers a run lets through as maybe early: each is two events in history even
+when it is then refused, so a sender of unknown ids cannot grow the history without end."""
+
+_EARLY_WAIT = timedelta(milliseconds=200)
+"""How long an answer let through as maybe early waits for a step to end and open its
+request: under the half second the answer desk waits for a worker's reply."""
+
 _PUBLISH_HOLD = timedelta(seconds=1)
 """The longest an accepted answer's upserts wait when no other workflow task comes first (a
 long tool): about what Temporal's own listings may lag behind a run."""
@@ -176,6 +186,11 @@ def _step_failure(err: ActivityError) -> BaseException:
     if isinstance(cause, ApplicationError):
         return StepFailedError(cause.type or "ActivityError", cause.message)
     return StepFailedError("ActivityError", str(cause or err))
+
+
+def _refusal(err: AdkRequestError) -> ApplicationError:
+    """The error a checked update reports for the book's refusal ``err``."""
+    return ApplicationError(str(err), type=type(err).__name__, non_retryable=True)
 
 
 class _Notifier:
@@ -331,6 +346,8 @@ class TemporalExecutor:
         activities from then on."""
         self._task_length = 0
         self._local_in_task = 0
+        self.steps = StepsUnderWay()
+        """The steps that may open a request, while they run (an answer may come early)."""
         self.queues = StepQueues(
             inp.app_name,
             inp.carry.app_queue if inp.carry is not None else None,
@@ -344,6 +361,7 @@ class TemporalExecutor:
             else Priority.default
         )
 
+    @under_way
     async def model_step(self, inp: ModelStepInput, *, summary: str) -> ModelStepResult:
         """Run ``adk_model_step``, on the task queue of the agent's model limit if it has one.
 
@@ -464,6 +482,7 @@ class TemporalExecutor:
             self.queues.settled()
             return result
 
+    @under_way
     async def tool_call(self, inp: ToolCallInput, *, summary: str) -> ToolCallResult:
         """Run ``adk_tool_call`` with the options the tool declared."""
         opts = inp.call.options
@@ -534,6 +553,7 @@ class TemporalExecutor:
         self._local_off = True
         return None
 
+    @under_way
     async def node_step(self, inp: NodeStepInput, *, summary: str) -> NodeStepResult:
         """Run ``adk_node_step``: a node's own errors are its result, so the activity is
         retried only when its worker is lost (a missed heartbeat) or the store fails; a
@@ -555,6 +575,7 @@ class TemporalExecutor:
         self._steps_this_run += 1  # a graph's progress: it may hand over from here
         return result
 
+    @under_way
     async def remote_step(self, inp: RemoteStepInput, *, summary: str) -> RemoteStepResult:
         """Run ``adk_remote_step``: a worker lost while it follows the remote task is noticed
         by the heartbeat, and the next attempt asks the task where it stands; the step hands
@@ -733,6 +754,9 @@ class InvocationWorkflow:
         self._graph_memo: dict[str, Any] = {}
         self._holding: asyncio.Task[None] | None = None
         self._queues: StepQueues | None = None
+        self._steps: StepsUnderWay | None = None
+        self._early_answers = 0
+        """Answers let through as maybe early (:meth:`_may_be_early`) in this run."""
         self._held_at = 0
         """The history length of the task that holds the upserts (:meth:`_hold_publishing`)."""
         self._inbox = Inbox(inp, lambda: _patched(inp.baseline, gates.DOUBLE_TEXTING))
@@ -786,6 +810,7 @@ class InvocationWorkflow:
             inp, self._publish, notifier, ids, self._show_details, self._inbox
         )
         self._queues = executor.queues
+        self._steps = executor.steps
         self._flow = InvocationFlow(
             executor,
             ref,
@@ -883,8 +908,9 @@ class InvocationWorkflow:
         self._accept("input", answer, "signal")
 
     @workflow.update(name=CONFIRM_CHECKED_UPDATE)
-    def confirm_checked(self, answer: Any) -> None:
+    async def confirm_checked(self, answer: Any) -> None:
         """Answer a confirmation request, rejecting unknown or already-answered ids."""
+        await self._early_checked("confirmation", answer)
         self._accept("confirmation", answer, "update")
 
     @confirm_checked.validator
@@ -892,8 +918,9 @@ class InvocationWorkflow:
         self._check("confirmation", answer)
 
     @workflow.update(name=RESUME_CHECKED_UPDATE)
-    def resume_checked(self, answer: Any) -> None:
+    async def resume_checked(self, answer: Any) -> None:
         """Answer an input request, rejecting unknown ids and schema violations."""
+        await self._early_checked("input", answer)
         self._accept("input", answer, "update")
 
     @resume_checked.validator
@@ -943,9 +970,7 @@ class InvocationWorkflow:
             else self._book.inbox_problem(action, workflow.now().timestamp())
         )
         if problem is not None:
-            raise ApplicationError(
-                str(problem), type=type(problem).__name__, non_retryable=True
-            ) from None
+            raise _refusal(problem) from None
 
     def _inbox_action(self, raw: Any) -> None:
         action = self._book.parse_inbox(raw)
@@ -957,11 +982,52 @@ class InvocationWorkflow:
         self._publish()
 
     def _check(self, kind: AnswerKind, raw: Any) -> None:
-        """Raise the error a checked update reports; never changes state."""
+        """Raise the error a checked update reports; never changes state. An answer that
+        may be early (:meth:`_may_be_early`) passes, for its handler to check."""
+        try:
+            self._book.check(kind, raw, now=workflow.now().timestamp())
+        except UnknownRequestIdError as err:
+            if not self._may_be_early(kind, raw):
+                raise _refusal(err) from None
+        except AdkRequestError as err:
+            raise _refusal(err) from None
+
+    def _may_be_early(self, kind: AnswerKind, raw: Any) -> bool:
+        """Whether ``raw`` names a request never opened while a step that may open it runs
+        (:mod:`~adk_temporal.workflows.under_way`): the step's result may be in this very
+        task. At most :data:`_EARLY_ANSWERS` a run are let through so."""
+        answer = self._book.parse(kind, raw)
+        return (
+            self._steps is not None
+            and self._steps.running > 0
+            and self._early_answers < _EARLY_ANSWERS
+            and not isinstance(answer, Refusal)
+            and self._book.unheard_of(answer_id(answer))
+        )
+
+    async def _early_checked(self, kind: AnswerKind, raw: Any) -> None:
+        """Check again, once a step ended (or :data:`_EARLY_WAIT` passed), an answer the
+        validator let through as maybe early; raises its refusal."""
+        answer = self._book.parse(kind, raw)
+        steps = self._steps
+        if steps is None or isinstance(answer, Refusal):
+            return  # the validator checked it
+        request_id = answer_id(answer)
+        if not self._book.unheard_of(request_id):
+            return
+        self._early_answers += 1
+        ended = steps.ended
+        # A step result that came in this task with the answer is applied after it, in
+        # the same task: no timer fires then. Otherwise the answer is refused soon after.
+        with contextlib.suppress(TimeoutError):
+            await workflow.wait_condition(
+                lambda: steps.ended > ended or not self._book.unheard_of(request_id),
+                timeout=_EARLY_WAIT,
+            )
         try:
             self._book.check(kind, raw, now=workflow.now().timestamp())
         except AdkRequestError as err:
-            raise ApplicationError(str(err), type=type(err).__name__, non_retryable=True) from None
+            raise _refusal(err) from None
 
     def _accept(self, kind: AnswerKind, raw: Any, channel: str) -> None:
         answer = self._book.parse(kind, raw)

@@ -578,6 +578,14 @@ class RequestBook:
             del self._open[request_id]
             self._remember_answered(request_id)
 
+    def unheard_of(self, request_id: str) -> bool:
+        """Whether no request ``request_id`` was opened in this run or carried into it:
+        not open, answered, expired nor re-opened under another id."""
+        return not any(
+            request_id in known
+            for known in (self._open, self._answered, self._expired, self._reopened)
+        )
+
     def answered(self, ids: Iterable[str]) -> bool:
         """True when every request in ``ids`` has an answer."""
         return all(self._open[i].answer is not None for i in ids)
