@@ -9,6 +9,7 @@ machines share a PostgreSQL session store and a GCS bucket instead.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import socket
 import sys
@@ -34,6 +35,7 @@ __all__ = [
     "AdkWorker",
     "artifact_store",
     "build_worker",
+    "freeze_heap",
     "serve",
     "served_apps",
     "session_store",
@@ -182,6 +184,20 @@ class AdkWorker:
         stack, self._stack = self._stack, None
         if stack is not None:
             await stack.aclose()
+
+
+def freeze_heap() -> None:
+    """Move every object the process holds now into the collector's permanent generation.
+
+    ``adk-temporal worker`` calls it once it built its app and workers, before they poll
+    (the collection it starts with holds the process a moment): a full collection holds the
+    interpreter while it walks every tracked object, and start-up leaves most of them
+    (modules, classes, the app, the SDKs), which never die. Frozen, they are walked no
+    more, so the pauses that delay every step of the process shrink to what the running
+    invocations hold (docs/performance.md, "Pauses of the worker's collector").
+    """
+    gc.collect()
+    gc.freeze()
 
 
 async def serve(worker: AdkWorker, stop: asyncio.Event) -> None:

@@ -14,7 +14,8 @@ one worker process with a bounded sticky cache (``--cache``). Printed:
   resume latency p50/p99 under that load (bare approvals interleaved for the same-run
   ratio), and that each approved tool ran exactly once (lost, duplicates).
 
-Run: ``python benchmarks/waiting_at_scale.py --runs 1000`` (writes
+Run: ``python benchmarks/waiting_at_scale.py --runs 1000`` (``--local-steps``: the approved
+tool's model steps local; ``--no-freeze-heap``: the worker without ``worker.freeze_heap``; writes
 results/waiting_at_scale_1000.json; at the default 10,000, results/waiting_at_scale.json);
 ``--rest-only`` measures only the round trip at rest (results/approval_round_trip.json).
 The worker is this script run with ``--serve``.
@@ -57,6 +58,7 @@ from adk_temporal.agents import Agent
 from adk_temporal.app import App, Stores
 from adk_temporal.client import AdkClient
 from adk_temporal.context import ToolContext
+from adk_temporal.dispatch import LocalSteps
 from adk_temporal.models import ModelRegistry
 from adk_temporal.ports import free_port
 from adk_temporal.sessions import PostgresSessionService
@@ -65,7 +67,7 @@ from adk_temporal.web.auth import ALL_APPS, TokenBook
 from adk_temporal.web.cookies import COOKIE
 from adk_temporal.web.gateway import Gateway
 from adk_temporal.web.server import create_app
-from adk_temporal.worker import build_worker
+from adk_temporal.worker import build_worker, freeze_heap
 
 APP = "waiting"
 AGENT = "buyer"
@@ -95,7 +97,7 @@ async def purchase(topic: str, ctx: ToolContext) -> dict[str, Any]:
     return {"topic": topic, "status": "bought"}
 
 
-def _app(named: bool = True) -> App:
+def _app(named: bool = True, local: bool = False) -> App:
     models = ModelRegistry()
     models.register(
         "instant:buyer",
@@ -109,15 +111,18 @@ def _app(named: bool = True) -> App:
         name=APP if named else None,
         agents=[Agent(AGENT, "instant:buyer", tools=[purchase])],
         models=models,
+        local_steps=LocalSteps(tools={"purchase"}) if local else None,
     )
 
 
-async def _serve(address: str, task_queue: str, dsn: str, cache: int, named: bool) -> None:
+async def _serve(
+    address: str, task_queue: str, dsn: str, cache: int, named: bool, local: bool, frozen: bool
+) -> None:
     client = await connect(address)
     sessions = PostgresSessionService(dsn, max_connections=20)
     adk_worker = build_worker(
         client,
-        _app(named),
+        _app(named, local),
         task_queue=task_queue,
         stores=Stores(sessions),
         max_cached_workflows=cache,
@@ -129,6 +134,8 @@ async def _serve(address: str, task_queue: str, dsn: str, cache: int, named: boo
         activities=[bare_approved],
         max_cached_workflows=cache,
     )
+    if frozen:
+        freeze_heap()  # as ``adk-temporal worker`` does before its workers start
     async with adk_worker, bare:
         print("ready", flush=True)
         await asyncio.to_thread(sys.stdin.read)  # until the parent closes our stdin
@@ -413,7 +420,9 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
         worker = subprocess.Popen(
             [sys.executable, __file__, "--serve", "--address", server.address, "--task-queue",
              task_queue, "--dsn", dsn, "--cache", str(options.cache),
-             *(["--unnamed-app"] if options.unnamed_app else [])],
+             *(["--unnamed-app"] if options.unnamed_app else []),
+             *(["--local-steps"] if options.local_steps else []),
+             *(["--no-freeze-heap"] if options.no_freeze_heap else [])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
         assert worker.stdout is not None and worker.stdin is not None
@@ -439,6 +448,12 @@ async def run(options: argparse.Namespace) -> dict[str, Any]:
 
 async def _measure(bench: Bench, options: argparse.Namespace) -> None:
     figures = bench.figures
+    if not options.unnamed_app:
+        # As in a deployment whose workers are up: runs start on the app's own queue, where
+        # their steps run (a run started on the shared queue moves its steps there).
+        async with asyncio.timeout(60):
+            while await bench.adk.start_queue(APP) == bench.task_queue:
+                await asyncio.sleep(1)
     figures["rss_idle_mib"] = _rss_mib(bench.pid)
     figures["load_before"] = os.getloadavg()
     figures["samples"] = options.samples
@@ -543,6 +558,16 @@ def main() -> None:
         action="store_true",
         help="serve the agents as an unnamed app: steps on the run's own task queue",
     )
+    parser.add_argument(
+        "--local-steps",
+        action="store_true",
+        help="App.local_steps: model steps and the approved tool as local activities",
+    )
+    parser.add_argument(
+        "--no-freeze-heap",
+        action="store_true",
+        help="leave the worker's start-up objects to the collector (worker.freeze_heap off)",
+    )
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--task-queue", help=argparse.SUPPRESS)
@@ -556,6 +581,8 @@ def main() -> None:
                 options.dsn,
                 options.cache,
                 not options.unnamed_app,
+                options.local_steps,
+                not options.no_freeze_heap,
             )
         )
         finish()
@@ -566,6 +593,10 @@ def main() -> None:
         name += f"_{options.runs}"  # the 10,000-run figures stay beside it
     if options.unnamed_app:
         name += "_unnamed_app"
+    if options.local_steps:
+        name += "_local_steps"
+    if options.no_freeze_heap:
+        name += "_no_freeze_heap"
     write_results(name, {"runs": options.runs, "cache": options.cache, **figures})
     finish()
 

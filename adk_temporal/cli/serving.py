@@ -15,7 +15,7 @@ from ..client import DEFAULT_TASK_QUEUE
 from ..demo import DemoError, run_demo
 from ..devserver import DevServer
 from ..model_limits import ModelLimitError, model_queue, parse_model_limit
-from ..worker import artifact_store, build_worker, serve, session_store
+from ..worker import artifact_store, build_worker, freeze_heap, serve, session_store
 from .common import (
     CliError,
     connect,
@@ -113,6 +113,7 @@ def worker(
             max_cached_workflows=max_cached_workflows,
             sticky_timeout=timedelta(seconds=sticky_timeout),
         )
+        freeze_heap()
         stop = stop_on_signals()
         names = ", ".join(a.name for a in app.agents)
         console.print(f"worker ready · agents {names} · task queue {task_queue} · {address}")
@@ -213,6 +214,7 @@ def dev(
                 task_queue=task_queue,
                 stores=Stores(sessions, artifact_store(data_dir, gcs_bucket, keys=store_keys())),
             )
+            freeze_heap()
             names = ", ".join(a.name for a in app.agents)
             console.print(f"Temporal dev server on {dev_server.address}")
             console.print(f"Temporal UI {dev_server.ui_url}")
