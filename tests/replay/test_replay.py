@@ -47,12 +47,12 @@ from adk_temporal.dispatch import LocalSteps
 from adk_temporal.double_texting import DoubleTexting
 from adk_temporal.examples.weather import APP_NAME, build_weather_agent
 from adk_temporal.examples.webhook_receiver import receiver
-from adk_temporal.ids import any_app_task_queue, app_task_queue
+from adk_temporal.ids import SessionKey, any_app_task_queue, app_task_queue
 from adk_temporal.mcp import close_connections
 from adk_temporal.models import ModelRegistry, ScriptedModel, ScriptedReply
 from adk_temporal.notifications import Notifications
 from adk_temporal.plugin import AdkPlugin
-from adk_temporal.sessions import InMemorySessionService
+from adk_temporal.sessions import InMemorySessionService, SqliteSessionService
 from adk_temporal.tools import tool
 from adk_temporal.usage import TokenBudgets
 from adk_temporal.worker import build_worker, worker_identity
@@ -64,6 +64,7 @@ from ..a2a_sample import booking_server
 from ..adk_scenarios import failing_fan, long_running_agent
 from ..compaction_app import COMPACTION_APP, compaction_app
 from ..compaction_app import CONFIG as COMPACTION_CONFIG
+from ..early_answers_app import answered_early
 from ..graphs.ours import build as build_graph
 from ..integration.conftest import WorkerFactory
 from ..integration.queue_workers import (
@@ -532,6 +533,7 @@ ALL_SCENARIOS = {
     "unnamed_any_app_queue",
     "a2a_remote_input",
     "a2a_remote_confirmation",
+    "early_answer",
     *TEXTING_SCENARIOS,
 }
 
@@ -627,10 +629,22 @@ async def test_record_missing_histories(
         await _record_crash(temporal_client, dev_server, tmp_path)
     if _missing(["a2a_remote_input", "a2a_remote_confirmation"]):
         await _record_a2a_remote(run_worker, temporal_client)
+    if _missing(["early_answer"]):
+        await _record_early_answer(temporal_client, tmp_path)
     for path in _committed():
         data = json.loads(path.read_text())
         history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
         await _replayer().replay_workflow(history)
+
+
+async def _record_early_answer(client: Client, tmp_path: Path) -> None:
+    """A checked answer that came in the workflow task with the node result that opened its
+    request: let through by the validator, checked again by the handler, applied."""
+    sessions = SqliteSessionService(tmp_path / "early.db")
+    key = SessionKey("app", USER, f"replay-early-{uuid.uuid4().hex[:6]}")
+    handle = await answered_early(client, sessions, f"early-{uuid.uuid4().hex[:6]}", key)
+    await sessions.close()
+    await _save_runs(client, "early_answer", handle.workflow_id)
 
 
 async def _record_a2a_remote(run_worker: WorkerFactory, client: Client) -> None:
