@@ -194,7 +194,7 @@ def freeze_heap() -> None:
     interpreter while it walks every tracked object, and start-up leaves most of them
     (modules, classes, the app, the SDKs), which never die. Frozen, they are walked no
     more, so the pauses that delay every step of the process shrink to what the running
-    invocations hold (docs/performance.md, "Pauses of the worker's collector").
+    invocations hold (docs/performance.md, "Approvals under load: the worker's collector").
     """
     gc.collect()
     gc.freeze()

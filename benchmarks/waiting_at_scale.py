@@ -14,8 +14,9 @@ one worker process with a bounded sticky cache (``--cache``). Printed:
   resume latency p50/p99 under that load (bare approvals interleaved for the same-run
   ratio), and that each approved tool ran exactly once (lost, duplicates).
 
-Run: ``python benchmarks/waiting_at_scale.py --runs 1000`` (``--local-steps``: the approved
-tool's model steps local; ``--no-freeze-heap``: the worker without ``worker.freeze_heap``; writes
+Run: ``python benchmarks/waiting_at_scale.py --runs 1000`` (``--local-steps``: model steps
+local, and ``purchase`` until it is approved; ``--no-freeze-heap``: the worker without
+``worker.freeze_heap``; writes
 results/waiting_at_scale_1000.json; at the default 10,000, results/waiting_at_scale.json);
 ``--rest-only`` measures only the round trip at rest (results/approval_round_trip.json).
 The worker is this script run with ``--serve``.
@@ -561,7 +562,7 @@ def main() -> None:
     parser.add_argument(
         "--local-steps",
         action="store_true",
-        help="App.local_steps: model steps and the approved tool as local activities",
+        help="App.local_steps: model steps local (an approved call stays an activity)",
     )
     parser.add_argument(
         "--no-freeze-heap",

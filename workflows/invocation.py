@@ -73,6 +73,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from adk_temporal.flow.remote import RemoteStepInput, RemoteStepResult
     from adk_temporal.flow.requests import (
+        Answer,
         AnswerKind,
         answer_id,
         refused,
@@ -910,8 +911,7 @@ class InvocationWorkflow:
     @workflow.update(name=CONFIRM_CHECKED_UPDATE)
     async def confirm_checked(self, answer: Any) -> None:
         """Answer a confirmation request, rejecting unknown or already-answered ids."""
-        await self._early_checked("confirmation", answer)
-        self._accept("confirmation", answer, "update")
+        await self._take_checked("confirmation", answer)
 
     @confirm_checked.validator
     def _validate_confirm(self, answer: Any) -> None:
@@ -920,8 +920,7 @@ class InvocationWorkflow:
     @workflow.update(name=RESUME_CHECKED_UPDATE)
     async def resume_checked(self, answer: Any) -> None:
         """Answer an input request, rejecting unknown ids and schema violations."""
-        await self._early_checked("input", answer)
-        self._accept("input", answer, "update")
+        await self._take_checked("input", answer)
 
     @resume_checked.validator
     def _validate_resume(self, answer: Any) -> None:
@@ -1005,16 +1004,25 @@ class InvocationWorkflow:
             and self._book.unheard_of(answer_id(answer))
         )
 
-    async def _early_checked(self, kind: AnswerKind, raw: Any) -> None:
-        """Check again, once a step ended (or :data:`_EARLY_WAIT` passed), an answer the
-        validator let through as maybe early; raises its refusal."""
+    async def _take_checked(self, kind: AnswerKind, raw: Any) -> None:
+        """A checked update's answer, parsed once: one the validator let through as maybe
+        early is checked again first (:meth:`_early_checked`)."""
         answer = self._book.parse(kind, raw)
         steps = self._steps
-        if steps is None or isinstance(answer, Refusal):
-            return  # the validator checked it
-        request_id = answer_id(answer)
-        if not self._book.unheard_of(request_id):
-            return
+        if (
+            steps is not None
+            and not isinstance(answer, Refusal)
+            and self._book.unheard_of(answer_id(answer))
+        ):
+            await self._early_checked(kind, raw, answer_id(answer), steps)
+        self._accept(kind, raw, "update", answer)
+
+    async def _early_checked(
+        self, kind: AnswerKind, raw: Any, request_id: str, steps: StepsUnderWay
+    ) -> None:
+        """Check again, once one of ``steps`` ended (or :data:`_EARLY_WAIT` passed), an
+        answer to ``request_id`` the validator let through as maybe early; raises its
+        refusal."""
         self._early_answers += 1
         ended = steps.ended
         # A step result that came in this task with the answer is applied after it, in
@@ -1029,8 +1037,10 @@ class InvocationWorkflow:
         except AdkRequestError as err:
             raise _refusal(err) from None
 
-    def _accept(self, kind: AnswerKind, raw: Any, channel: str) -> None:
-        answer = self._book.parse(kind, raw)
+    def _accept(
+        self, kind: AnswerKind, raw: Any, channel: str, parsed: Answer | Refusal | None = None
+    ) -> None:
+        answer = parsed if parsed is not None else self._book.parse(kind, raw)
         if not isinstance(answer, Refusal):
             # The record's time is the run's, never the sender's clock.
             answer = stamped(answer, now=workflow.now().timestamp(), channel=channel)
