@@ -14,12 +14,13 @@ one worker process with a bounded sticky cache (``--cache``). Printed:
   resume latency p50/p99 under that load (bare approvals interleaved for the same-run
   ratio), and that each approved tool ran exactly once (lost, duplicates).
 
-Run: ``python benchmarks/waiting_at_scale.py --runs 1000`` (``--local-steps``: model steps
-local, and ``purchase`` until it is approved; ``--no-freeze-heap``: the worker without
-``worker.freeze_heap``; writes
-results/waiting_at_scale_1000.json; at the default 10,000, results/waiting_at_scale.json);
-``--rest-only`` measures only the round trip at rest (results/approval_round_trip.json).
-The worker is this script run with ``--serve``.
+Run: ``python benchmarks/waiting_at_scale.py --runs 1000`` (``--cache``: the worker's
+``max_cached_workflows``, by default the worker's own default, 1,000; ``--local-steps``: model
+steps local, and ``purchase`` until it is approved; ``--no-freeze-heap``: the worker without
+``worker.freeze_heap``; writes results/waiting_at_scale_1000.json, at the default 10,000
+results/waiting_at_scale.json, a suffix naming each option that differs, e.g.
+``_cache100``); ``--rest-only`` measures only the round trip at rest
+(results/approval_round_trip.json). The worker is this script run with ``--serve``.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ RECORD_ENV = "WAITING_RECORD"
 STARTS_IN_FLIGHT = 50
 REST_SAMPLES = 30
 DEFAULT_RUNS = 10_000
+DEFAULT_CACHE = 1000
+"""``build_worker``'s ``max_cached_workflows``: what a worker caches unless told."""
 PAGE = 50
 _SETTLE_SECONDS = 0.2
 """The pause after a run at rest finished, before the next answer."""
@@ -546,7 +549,9 @@ def main() -> None:
     """Parse the flags; run the benchmark, or serve as its worker with ``--serve``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS)
-    parser.add_argument("--cache", type=int, default=200, help="max_cached_workflows")
+    parser.add_argument(
+        "--cache", type=int, default=DEFAULT_CACHE, help="the worker's max_cached_workflows"
+    )
     parser.add_argument("--rate", type=float, default=5.0, help="answers per second")
     parser.add_argument(
         "--rest-only", action="store_true", help="only the approval round trip at rest"
@@ -592,6 +597,8 @@ def main() -> None:
     name = "approval_round_trip" if options.rest_only else "waiting_at_scale"
     if not options.rest_only and options.runs != DEFAULT_RUNS:
         name += f"_{options.runs}"  # the 10,000-run figures stay beside it
+    if options.cache != DEFAULT_CACHE:
+        name += f"_cache{options.cache}"
     if options.unnamed_app:
         name += "_unnamed_app"
     if options.local_steps:
