@@ -17,24 +17,22 @@ from adk_temporal.converter import AdkPayloadConverter
 from adk_temporal.events import Event
 
 
-class _Counted(TypeAdapter[Any]):
-    built = 0
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        type(self).built += 1
-        super().__init__(*args, **kwargs)
-
-
 def test_converters_built_per_context_build_one_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
     """Decoding the same type with fresh converters builds its adapter once."""
-    monkeypatch.setattr(converter, "TypeAdapter", _Counted)
+    built: list[Any] = []
+
+    def counted(hint: Any) -> TypeAdapter[Any]:
+        built.append(hint)
+        return TypeAdapter(hint)
+
+    monkeypatch.setattr(converter, "TypeAdapter", counted)
     converter._adapter.cache_clear()
     event = Event(author="model", invocation_id="i-1")
     payload = AdkPayloadConverter().to_payloads([event])[0]
     decoded = [AdkPayloadConverter().from_payloads([payload], [Event])[0] for _ in range(3)]
     converter._adapter.cache_clear()
     assert decoded == [event] * 3
-    assert _Counted.built == 1
+    assert built == [Event]
 
 
 def test_unhashable_hint_still_decodes() -> None:
