@@ -55,7 +55,8 @@ class _CompactJSONPayloadConverter(PydanticJSONPlainPayloadConverter):
 
         Temporal builds a new converter for each serialization context (every activity
         result a workflow task applies), and the base class caches adapters per converter:
-        each payload paid for building its type's adapter anew, a third of a replay's time.
+        each payload paid for building its type's adapter anew (a third of the workflow
+        thread's time in a replay; ``benchmarks/replay_cost.py``).
         """
         hint: Any = Any if type_hint is None else type_hint
         try:
