@@ -32,6 +32,7 @@ from .sessions import SessionService, SqliteSessionService
 
 __all__ = [
     "APPS_MARK",
+    "MAX_CACHED_WORKFLOWS",
     "AdkWorker",
     "artifact_store",
     "build_worker",
@@ -81,13 +82,18 @@ def artifact_store(
     return SealedArtifactService(store, keys) if keys is not None else store
 
 
+MAX_CACHED_WORKFLOWS = 1000
+"""How many runs a workflow worker keeps in its cache unless told: a waiting run answered in
+the cache skips replaying its history (docs/guides/scale.md, "Sizing the worker's cache")."""
+
+
 def build_worker(
     client: Client,
     app: App,
     *,
     task_queue: str,
     stores: Stores,
-    max_cached_workflows: int = 1000,
+    max_cached_workflows: int = MAX_CACHED_WORKFLOWS,
     sticky_timeout: timedelta = timedelta(seconds=10),
 ) -> AdkWorker:
     """The Temporal workers serving ``app`` with the given stores: one on ``task_queue``,

@@ -69,7 +69,7 @@ from adk_temporal.web.auth import ALL_APPS, TokenBook
 from adk_temporal.web.cookies import COOKIE
 from adk_temporal.web.gateway import Gateway
 from adk_temporal.web.server import create_app
-from adk_temporal.worker import build_worker, freeze_heap
+from adk_temporal.worker import MAX_CACHED_WORKFLOWS, build_worker, freeze_heap
 
 APP = "waiting"
 AGENT = "buyer"
@@ -79,8 +79,6 @@ RECORD_ENV = "WAITING_RECORD"
 STARTS_IN_FLIGHT = 50
 REST_SAMPLES = 30
 DEFAULT_RUNS = 10_000
-DEFAULT_CACHE = 1000
-"""``build_worker``'s ``max_cached_workflows``: what a worker caches unless told."""
 PAGE = 50
 _SETTLE_SECONDS = 0.2
 """The pause after a run at rest finished, before the next answer."""
@@ -550,7 +548,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=DEFAULT_RUNS)
     parser.add_argument(
-        "--cache", type=int, default=DEFAULT_CACHE, help="the worker's max_cached_workflows"
+        "--cache", type=int, default=MAX_CACHED_WORKFLOWS, help="the worker's max_cached_workflows"
     )
     parser.add_argument("--rate", type=float, default=5.0, help="answers per second")
     parser.add_argument(
@@ -597,7 +595,7 @@ def main() -> None:
     name = "approval_round_trip" if options.rest_only else "waiting_at_scale"
     if not options.rest_only and options.runs != DEFAULT_RUNS:
         name += f"_{options.runs}"  # the 10,000-run figures stay beside it
-    if options.cache != DEFAULT_CACHE:
+    if options.cache != MAX_CACHED_WORKFLOWS:
         name += f"_cache{options.cache}"
     if options.unnamed_app:
         name += "_unnamed_app"

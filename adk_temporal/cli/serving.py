@@ -15,7 +15,14 @@ from ..client import DEFAULT_TASK_QUEUE
 from ..demo import DemoError, run_demo
 from ..devserver import DevServer
 from ..model_limits import ModelLimitError, model_queue, parse_model_limit
-from ..worker import artifact_store, build_worker, freeze_heap, serve, session_store
+from ..worker import (
+    MAX_CACHED_WORKFLOWS,
+    artifact_store,
+    build_worker,
+    freeze_heap,
+    serve,
+    session_store,
+)
 from .common import (
     CliError,
     connect,
@@ -58,7 +65,7 @@ def _dev_server(
 @click.option(
     "--max-cached-workflows",
     type=int,
-    default=1000,
+    default=MAX_CACHED_WORKFLOWS,
     show_default=True,
     help="Workflow cache size (0 replays every task from history).",
 )
