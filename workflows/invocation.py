@@ -1009,12 +1009,10 @@ class InvocationWorkflow:
         early is checked again first (:meth:`_early_checked`)."""
         answer = self._book.parse(kind, raw)
         steps = self._steps
-        if (
-            steps is not None
-            and not isinstance(answer, Refusal)
-            and self._book.unheard_of(answer_id(answer))
-        ):
-            await self._early_checked(kind, raw, answer_id(answer), steps)
+        if steps is not None and not isinstance(answer, Refusal):
+            request_id = answer_id(answer)
+            if self._book.unheard_of(request_id):
+                await self._early_checked(kind, raw, request_id, steps)
         self._accept(kind, raw, "update", answer)
 
     async def _early_checked(
